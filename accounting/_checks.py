@@ -1,0 +1,88 @@
+"""Parameter validation shared by every public function.
+
+Each check raises ``ValueError`` naming the parameter and its valid range, so that a
+wrong call fails loudly instead of returning a silently wrong privacy bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+
+def finite(name: str, value: float) -> float:
+    """Return ``value`` as float if it is a finite real number."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a finite real number, got {value!r}") from err
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    return x
+
+
+def positive(name: str, value: float) -> float:
+    """A finite number in (0, inf)."""
+    x = finite(name, value)
+    if x <= 0:
+        raise ValueError(f"{name} must be in (0, inf), got {value!r}")
+    return x
+
+
+def nonnegative(name: str, value: float) -> float:
+    """A finite number in [0, inf)."""
+    x = finite(name, value)
+    if x < 0:
+        raise ValueError(f"{name} must be in [0, inf), got {value!r}")
+    return x
+
+
+def delta(name: str, value: float) -> float:
+    """A failure probability in [0, 1)."""
+    x = finite(name, value)
+    if not 0.0 <= x < 1.0:
+        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
+    return x
+
+
+def open_unit(name: str, value: float) -> float:
+    """A probability in (0, 1)."""
+    x = finite(name, value)
+    if not 0.0 < x < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+    return x
+
+
+def order(name: str, value: float) -> float:
+    """A Rényi order in (1, inf)."""
+    x = finite(name, value)
+    if x <= 1.0:
+        raise ValueError(f"{name} must be in (1, inf), got {value!r}")
+    return x
+
+
+def integer(name: str, value: int, minimum: int = 1) -> int:
+    """An integer >= ``minimum``."""
+    if isinstance(value, bool) or not float(value).is_integer():
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    n = int(value)
+    if n < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return n
+
+
+def finite_array(name: str, values: Iterable[float] | np.ndarray) -> np.ndarray:
+    """A float64 array with only finite entries."""
+    arr = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite real numbers")
+    return arr
+
+
+def result(name: str, value: float) -> float:
+    """Guard a computed result: never hand back NaN silently."""
+    if math.isnan(value):
+        raise ValueError(f"{name} evaluated to NaN; the inputs are outside the numerically valid range")
+    return value

@@ -1,0 +1,1 @@
+"""Privacy representations (PLD, RDP, zCDP, GDP) and conversions between them."""

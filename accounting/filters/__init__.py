@@ -1,0 +1,1 @@
+"""Privacy filters behind one protocol (see :mod:`accounting.filters.base`)."""

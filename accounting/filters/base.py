@@ -1,0 +1,157 @@
+"""The one Filter protocol that every privacy filter implements, and an interaction driver.
+
+A filter is built with a budget. Before each query the caller asks ``request(cost)``: the
+filter checks the cost's type (a wrong type is a ``ValueError``, never a conversion) and
+answers CONTINUE (True, and the cost is recorded) or HALT (False). HALT is permanent: the
+filter's guarantee covers the transcript up to the first halt (Rogers et al. 2016, Def. 3).
+Filters whose spend depends on the released output (realisation-level, ex-post, FSRC) are
+told what was released through ``observe``; they refuse a new request until then.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Record:
+    """One entry of a filter's history: the requested cost, the answer, what was observed."""
+
+    cost: Any
+    accepted: bool
+    observed: Any = None
+
+
+class Filter(ABC):
+    """Base class of all filters. Subclasses set ``cost_types`` and implement ``_admits``.
+
+    Subclasses that spend on the realised output set ``needs_observation = True`` and
+    implement ``_observe``; ``request`` then refuses to run ahead of ``observe``.
+    """
+
+    cost_types: ClassVar[tuple[type, ...]]
+    needs_observation: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        self._history: list[Record] = []
+        self._halted = False
+        self._awaiting = False
+
+    @property
+    def history(self) -> tuple[Record, ...]:
+        """Every request so far, in order; the last one is the halt if ``halted``."""
+        return tuple(self._history)
+
+    @property
+    def halted(self) -> bool:
+        return self._halted
+
+    @property
+    def accepted_costs(self) -> list[Any]:
+        """Costs of the queries that ran."""
+        return [r.cost for r in self._history if r.accepted]
+
+    def check_cost(self, cost: Any) -> None:
+        """Raise ``ValueError`` unless ``cost`` has one of this filter's cost types."""
+        if not isinstance(cost, self.cost_types):
+            names = ", ".join(t.__name__ for t in self.cost_types)
+            raise ValueError(
+                f"{type(self).__name__} accepts costs of type {names}, got {type(cost).__name__}"
+            )
+
+    def request(self, cost: Any) -> bool:
+        """CONTINUE (True: the query may run, its cost is recorded) or HALT (False)."""
+        self.check_cost(cost)
+        if self._awaiting:
+            raise ValueError("observe() the previous query's output before the next request")
+        if self._halted:
+            return False
+        ok = bool(self._admits(cost))
+        self._history.append(Record(cost, ok))
+        if ok:
+            self._commit(cost)
+            self._awaiting = self.needs_observation
+        else:
+            self._halted = True
+        return ok
+
+    def observe(self, observed: Any) -> None:
+        """Tell the filter what the last accepted query released (or its realised loss)."""
+        if not self._history or not self._history[-1].accepted:
+            raise ValueError("observe() must follow an accepted request")
+        last = self._history[-1]
+        self._history[-1] = Record(last.cost, True, observed)
+        self._awaiting = False
+        self._observe(observed)
+
+    @abstractmethod
+    def _admits(self, cost: Any) -> bool:
+        """Would running a query of this cost keep the filter's guarantee? Pure function."""
+
+    def _commit(self, cost: Any) -> None:  # noqa: B027 - optional hook
+        """Record an accepted cost in the filter's state (default: history only)."""
+
+    def _observe(self, observed: Any) -> None:  # noqa: B027 - optional hook
+        """Update the state with the released output (output-dependent filters)."""
+
+
+@dataclass(frozen=True)
+class Query:
+    """An analyst's query: its privacy cost, how to run it, and what the filter is told.
+
+    ``release(data, rng)`` draws the output; ``report(output, data)`` gives what an
+    output-dependent filter observes (e.g. the realised privacy loss); None means nothing.
+    """
+
+    cost: Any
+    release: Callable[[Any, np.random.Generator], Any]
+    report: Callable[[Any, Any], Any] | None = None
+
+
+class Analyst(Protocol):
+    """Chooses the next query from the outputs so far, or None to stop."""
+
+    def __call__(self, outputs: list[Any]) -> Query | None: ...
+
+
+@dataclass
+class Transcript:
+    """What an interaction released, and whether the filter halted it."""
+
+    outputs: list[Any] = field(default_factory=list)
+    halted: bool = False
+
+    @property
+    def stopping_time(self) -> int:
+        """Number of queries that ran."""
+        return len(self.outputs)
+
+
+def run_interaction(
+    filt: Filter,
+    analyst: Analyst,
+    data: Any,
+    rng: np.random.Generator,
+    max_rounds: int = 10**6,
+) -> Transcript:
+    """Drive an adaptive analyst against a filter until the analyst stops or the filter halts."""
+    transcript = Transcript()
+    for _ in range(max_rounds):
+        query = analyst(transcript.outputs)
+        if query is None:
+            break
+        if not filt.request(query.cost):
+            transcript.halted = True
+            break
+        output = query.release(data, rng)
+        if filt.needs_observation:
+            if query.report is None:
+                raise ValueError(f"{type(filt).__name__} needs each query to define report()")
+            filt.observe(query.report(output, data))
+        transcript.outputs.append(output)
+    return transcript

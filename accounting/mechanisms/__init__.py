@@ -1,0 +1,1 @@
+"""Mechanisms and their exact privacy guarantees."""
