@@ -122,7 +122,9 @@ class RenyiCurve:
             return NotImplemented
         if self.orders != other.orders:
             raise ValueError("RDP curves compose only on equal order grids")
-        return RenyiCurve(self.orders, tuple(a + b for a, b in zip(self.eps, other.eps, strict=True)))
+        return RenyiCurve(
+            self.orders, tuple(a + b for a, b in zip(self.eps, other.eps, strict=True))
+        )
 
     def scaled(self, k: float) -> RenyiCurve:
         """k-fold composition (k >= 0, real for fractional accounting)."""

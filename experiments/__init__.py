@@ -1,0 +1,1 @@
+"""Experiment scripts, one folder each, and their shared helpers (common/, data/)."""

@@ -1,0 +1,257 @@
+"""Gaussian differential privacy: hockey-stick and trade-off curves, and GDP domination.
+
+G_mu is the pair (P, Q) = (N(mu, 1), N(0, 1)) (Dong, Roth and Su 2022, Def. 2.6). Its
+privacy loss L = mu y - mu^2 / 2 is N(mu^2/2, mu^2) under P and N(-mu^2/2, mu^2) under Q, so
+
+    delta_mu(eps) = H_{e^eps}(P || Q) = Phi(a) - e^eps Phi(b),
+    a = -eps / mu + mu / 2,  b = -eps / mu - mu / 2          (DRS 2022, Cor. 2.13)
+
+for every real eps, and the trade-off curve is G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu)
+(DRS 2022, Def. 2.6). G_mu is symmetric: delta_mu(-eps) = 1 - e^-eps + e^-eps delta_mu(eps).
+
+Domination by G_mu (residue paper, Prop. 10): a pair is dominated by G_mu iff its trade-off
+curve T satisfies T(alpha) >= G_mu(alpha) for all alpha, iff its hockey-stick curve is
+pointwise below delta_mu. In probit coordinates G_mu(alpha) <= beta reads
+mu >= Phi^-1(1 - alpha) - Phi^-1(beta) = z(alpha) + z(beta) with z = -Phi^-1, so
+"G_mu is below the point (alpha, beta)" is the closed-form condition mu >= z(alpha) + z(beta).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import erfcx, log_expit, log_ndtr, logsumexp, ndtr, ndtri, ndtri_exp
+
+from accounting import _checks
+from accounting.costs import EpsDelta, Gdp, PureDP
+from accounting.curves.pld import Pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff, pure_dp_pld
+
+_LOG_HALF_SQRT_2PI = 0.5 * math.log(math.pi / 2.0)  # log(Phi(x) / phi(x)) = this + log erfcx
+_MU_MARGIN = 1e-12  # relative safety margin on float-computed dominating mu
+_FLAT_TOL = 1e-12  # Q-mass deficit below this is float noise, not an atom of loss -inf
+
+
+def _eps_array(eps: float | np.ndarray) -> np.ndarray:
+    e = np.asarray(eps, dtype=np.float64)
+    if np.any(np.isnan(e)):
+        raise ValueError("eps must not be NaN")
+    return e
+
+
+def gdp_log_delta(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
+    """log delta_mu(eps) for real eps and mu > 0, accurate down to deltas far below 1e-300.
+
+    For a <= 0 the difference Phi(a) - e^eps Phi(b) cancels catastrophically when delta is
+    tiny. Since e^eps phi(b) = phi(a) (expand b^2 - a^2 = 2 eps), factor out phi(a):
+    delta = phi(a) sqrt(pi/2) [erfcx(-a/sqrt2) - erfcx(-b/sqrt2)], a difference of two
+    scaled complementary error functions with relative gap about mu^2 / eps: no cancellation.
+    For a > 0, delta >= delta_mu(mu^2 / 2) is not small and the direct form is used.
+    """
+    mu = _checks.positive("mu", mu)
+    e = _eps_array(eps)
+    a = -e / mu + mu / 2.0
+    b = a - mu
+    out = np.empty(np.broadcast(a).shape)
+    low = a <= 0
+    al, bl = a[low], b[low]
+    diff = erfcx(-al / math.sqrt(2.0)) - erfcx(-bl / math.sqrt(2.0))
+    out[low] = -0.5 * al**2 - 0.5 * math.log(2 * math.pi) + _LOG_HALF_SQRT_2PI + np.log(diff)
+    ah, bh, eh = a[~low], b[~low], e[~low]
+    la = log_ndtr(ah)
+    out[~low] = la + np.log1p(-np.exp(np.minimum(eh + log_ndtr(bh) - la, 0.0)))
+    if np.any(np.isnan(out)):
+        raise ValueError("gdp_log_delta evaluated to NaN")
+    return float(out) if e.ndim == 0 else out
+
+
+def gdp_delta(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
+    """delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (DRS 2022, Cor. 2.13).
+
+    mu = 0 is the identity pair: delta(eps) = max(0, 1 - e^eps).
+    """
+    mu = _checks.nonnegative("mu", mu)
+    e = _eps_array(eps)
+    out = np.maximum(0.0, -np.expm1(e)) if mu == 0 else np.exp(gdp_log_delta(e, mu))
+    return float(out) if e.ndim == 0 else out
+
+
+def gdp_eps(delta: float, mu: float) -> float:
+    """Smallest eps >= 0 with delta_mu(eps) <= delta (exact inversion, nudged to be safe)."""
+    delta = _checks.open_unit("delta", delta)
+    mu = _checks.nonnegative("mu", mu)
+    if gdp_delta(0.0, mu) <= delta:
+        return 0.0
+    target = math.log(delta)
+
+    def gap(e: float) -> float:
+        return gdp_log_delta(e, mu) - target
+
+    hi = mu * mu / 2.0 + mu
+    while gap(hi) > 0:
+        hi *= 2.0
+    eps = brentq(gap, 0.0, hi, xtol=1e-14, rtol=1e-15)
+    while gap(eps) > 0:
+        eps = math.nextafter(eps, math.inf)
+    return _checks.result("eps", float(eps))
+
+
+def gdp_tradeoff(alpha: float | np.ndarray, mu: float) -> float | np.ndarray:
+    """G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu) (DRS 2022, Def. 2.6), alpha in [0, 1]."""
+    mu = _checks.nonnegative("mu", mu)
+    a = np.asarray(alpha, dtype=np.float64)
+    if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
+        raise ValueError("alpha must be in [0, 1]")
+    out = ndtr(-ndtri(a) - mu)
+    return float(out) if a.ndim == 0 else out
+
+
+def gdp_log_abs_slope(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
+    """log |d delta_mu / dt| at t = e^eps, mu > 0: the slope is -Phi(-eps/mu - mu/2).
+
+    H(t) = E_Q[(X - t)_+] with X = dP/dQ, so dH/dt = -Q(X > t) = -Q(L > eps), and
+    L ~ N(-mu^2/2, mu^2) under Q.
+    """
+    mu = _checks.positive("mu", mu)
+    e = _eps_array(eps)
+    out = log_ndtr(-e / mu - mu / 2.0)
+    return float(out) if e.ndim == 0 else out
+
+
+def pure_dp_mu(eps: float) -> float:
+    """Smallest mu such that G_mu dominates every eps-DP pair: 2 Phi^-1(e^eps / (1 + e^eps)).
+
+    Every eps-DP pair is dominated by randomized response RR_eps (Kairouz et al. 2015;
+    DRS 2022, Prop. 2.5), whose trade-off f = f_{eps,0} is linear on [0, a*] and on [a*, 1]
+    with the kink a* = 1 / (1 + e^eps), f(a*) = a*. G_mu is convex with G_mu(0) = 1 = f(0)
+    and G_mu(1) = 0 = f(1), so on each linear piece G_mu <= f iff it holds at the piece's
+    ends: G_mu <= f everywhere iff G_mu(a*) <= a*. G_mu(a) - a is decreasing and vanishes at
+    the symmetric point a = Phi(-mu/2), so the condition is a* >= Phi(-mu/2), i.e.
+    mu >= -2 Phi^-1(a*) = 2 Phi^-1(e^eps / (1 + e^eps)). Computed as -2 ndtri_exp(log a*)
+    so that large eps keeps full precision.
+    """
+    eps = _checks.nonnegative("eps", eps)
+    return _checks.result("mu", float(-2.0 * ndtri_exp(log_expit(-eps))))
+
+
+def gdp_composed_log_delta(eps: float | np.ndarray, mu: float, pld: Pld) -> float | np.ndarray:
+    """log hockey-stick of G_mu composed with a finite PLD (losses L_i, P-masses p_i).
+
+    The losses of independent mechanisms add, so with L = L_G + L_pld,
+    delta(eps) = E[(1 - e^{eps - L})_+] = sum_i p_i delta_mu(eps - L_i) + P(L_pld = +inf),
+    exactly (conditioning on the finite part). Evaluated as a log-sum-exp.
+    """
+    mu = _checks.positive("mu", mu)
+    if not isinstance(pld, Pld):
+        raise ValueError(f"pld must be a Pld, got {type(pld).__name__}")
+    e = _eps_array(eps)
+    terms = gdp_log_delta(e[..., None] - pld.losses, mu) + np.log(pld.probs)
+    if pld.inf_mass > 0:
+        terms = np.concatenate([terms, np.full(e.shape + (1,), math.log(pld.inf_mass))], -1)
+    out = logsumexp(terms, axis=-1)
+    return float(out) if e.ndim == 0 else out
+
+
+def gdp_pure_dp_delta(eps: float | np.ndarray, mu: float, eps0: float) -> float | np.ndarray:
+    """Hockey-stick of G_mu composed with an eps0-DP query (its worst case RR_eps0), exact.
+
+    The PLD of RR_eps0 is +eps0 with probability p = e^eps0 / (1 + e^eps0) and -eps0 with
+    probability 1 - p (under P), so by :func:`gdp_composed_log_delta`
+    delta(eps) = p delta_mu(eps - eps0) + (1 - p) delta_mu(eps + eps0).
+    """
+    eps0 = _checks.nonnegative("eps0", eps0)
+    return np.exp(gdp_composed_log_delta(eps, mu, pure_dp_pld(eps0)))
+
+
+@dataclass(frozen=True)
+class GdpProfile:
+    """(mu, reveal)-approximate GDP: G_mu composed with full disclosure w.p. ``reveal``.
+
+    reveal = 0 is mu-GDP. The hockey-stick curve is reveal + (1 - reveal) delta_mu(eps) and
+    the trade-off (1 - reveal) G_mu(alpha / (1 - reveal)) (0 beyond 1 - reveal), the same
+    way (eps, delta)-DP is randomized response with probability 1 - delta (DRS 2022,
+    Prop. 2.5). This is our reading of the "approximate GDP" budgets of the residue paper
+    (Sec. 6.1, Cor. 4), whose definition was lost in extraction.
+    """
+
+    mu: float
+    reveal: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mu", _checks.nonnegative("mu", self.mu))
+        object.__setattr__(self, "reveal", _checks.delta("reveal", self.reveal))
+
+    def delta(self, eps: float | np.ndarray) -> float | np.ndarray:
+        return self.reveal + (1.0 - self.reveal) * gdp_delta(eps, self.mu)
+
+    def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray:
+        a = np.asarray(alpha, dtype=np.float64)
+        if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
+            raise ValueError("alpha must be in [0, 1]")
+        keep = 1.0 - self.reveal
+        out = keep * gdp_tradeoff(np.minimum(a / keep, 1.0), self.mu)
+        return float(out) if a.ndim == 0 else out
+
+
+def _probit_tail(x: np.ndarray, x_complement: np.ndarray) -> np.ndarray:
+    """z(x) = -Phi^-1(x), using 1 - x given separately where x > 1/2 (no cancellation)."""
+    return np.where(x <= 0.5, -ndtri(np.minimum(x, 0.5)), ndtri(np.minimum(x_complement, 0.5)))
+
+
+def tradeoff_dominating_mu(curve: PiecewiseLinearTradeoff) -> float:
+    """Smallest mu with G_mu below a piecewise-linear trade-off curve (exact, closed form).
+
+    G_mu is convex and the curve is linear between its vertices, so G_mu <= curve
+    everywhere iff at every vertex (DRS 2022, Prop. 2.2 convexity). At an interior vertex
+    (alpha, beta) that is mu >= z(alpha) + z(beta) (module doc); at the ends it requires
+    start = 1 (no mass at +inf loss, since G_mu(0) = 1) and no flat segment before alpha = 1
+    (no mass at -inf loss, since G_mu > 0 on [0, 1)). Otherwise no finite mu dominates
+    and the infimum, +inf, is returned. Vertex coordinates and their complements are
+    summed from their small ends; a relative margin of 1e-12 covers the rounding.
+    """
+    if curve.start < 1.0 - _FLAT_TOL:
+        return math.inf
+    w, d = curve.widths, curve.drops
+    if w.size and d[-1] == 0.0:
+        if w[-1] > _FLAT_TOL:
+            return math.inf
+        w, d = w[:-1], d[:-1]
+    if w.size < 2:
+        return 0.0
+    alpha = np.cumsum(w)[:-1]
+    alpha_c = np.cumsum(w[::-1])[::-1][1:]
+    beta = np.cumsum(d[::-1])[::-1][1:]
+    beta_c = (1.0 - curve.start) + np.cumsum(d)[:-1]
+    mu = float(np.max(_probit_tail(alpha, alpha_c) + _probit_tail(beta, beta_c)))
+    return _checks.result("mu", max(0.0, mu) * (1.0 + _MU_MARGIN))
+
+
+def smallest_dominating_mu(cost: object) -> float:
+    """Smallest mu such that G_mu dominates ``cost``; +inf if no finite mu does.
+
+    Gdp(mu): mu. PureDP(eps): :func:`pure_dp_mu` (closed form). EpsDelta(eps, delta): pure
+    DP when delta = 0; +inf when delta > 0, since an (eps, delta)-DP pair may put mass
+    delta at loss +inf (f(0) = 1 - delta < 1 = G_mu(0)). Pld and PiecewiseLinearTradeoff:
+    :func:`tradeoff_dominating_mu`, exact. GdpProfile: mu, or +inf with reveal > 0.
+    Results are pessimistic by construction (never below the true infimum beyond 1e-12
+    relative); +inf is the true infimum of an empty set, never a numerical failure.
+    """
+    if isinstance(cost, Gdp):
+        return cost.mu
+    if isinstance(cost, GdpProfile):
+        return cost.mu if cost.reveal == 0 else math.inf
+    if isinstance(cost, EpsDelta):
+        return math.inf if cost.delta > 0 else smallest_dominating_mu(PureDP(cost.eps))
+    if isinstance(cost, PureDP):
+        return pure_dp_mu(cost.eps) * (1.0 + _MU_MARGIN)
+    if isinstance(cost, Pld):
+        return tradeoff_dominating_mu(PiecewiseLinearTradeoff.from_pld(cost))
+    if isinstance(cost, PiecewiseLinearTradeoff):
+        return tradeoff_dominating_mu(cost)
+    raise ValueError(
+        "cost must be Gdp, PureDP, EpsDelta, Pld, PiecewiseLinearTradeoff or GdpProfile, "
+        f"got {type(cost).__name__}"
+    )

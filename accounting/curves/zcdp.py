@@ -1,0 +1,199 @@
+"""Zero-concentrated DP (Bun and Steinke 2016): conversions to and from (eps, delta)-DP.
+
+rho-zCDP means (alpha, alpha * rho)-RDP for every alpha > 1 (Bun and Steinke 2016, Def. 1.1).
+Two zCDP -> DP conversions are offered, valid for every rho-zCDP mechanism:
+
+* ``zcdp_to_eps``: eps = rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke 2016, Prop. 1.3);
+* ``zcdp_to_eps_optimal`` / ``zcdp_to_delta``: the conversion of Canonne, Kamath and Steinke
+  2020 (Prop. 12 applied at every order, Cor. 13), which is never worse.
+
+The Gaussian mechanism is the one rho-zCDP mechanism whose exact (eps, delta) curve is
+known in closed form; ``gaussian_zcdp_delta`` / ``gaussian_zcdp_eps`` give it (mu = sqrt(2 rho),
+Balle and Wang 2018, Thm. 8, via ``accounting.mechanisms.gaussian``), a lower bound on what any
+conversion can certify.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Literal
+
+import numpy as np
+from scipy import optimize
+
+from accounting import _checks
+from accounting.mechanisms.gaussian import gaussian_delta, gaussian_eps
+
+Conversion = Literal["bun_steinke", "optimal"]
+
+# Orders are searched on u = log(alpha - 1), around a first guess, on a grid then refined.
+_HALF_WIDTH = 20.0
+_GRID = 401
+
+
+def pure_to_zcdp(eps: float) -> float:
+    """eps-DP implies (eps^2 / 2)-zCDP (Bun and Steinke 2016, Prop. 1.4)."""
+    eps = _checks.nonnegative("eps", eps)
+    return 0.5 * eps * eps
+
+
+def zcdp_to_eps(rho: float, delta: float) -> float:
+    """eps such that rho-zCDP implies (eps, delta)-DP: rho + 2 sqrt(rho log(1/delta)).
+
+    Bun and Steinke 2016, Prop. 1.3; it is min over alpha of the Mironov (2017, Prop. 3)
+    conversion alpha rho + log(1/delta) / (alpha - 1), attained at 1 + sqrt(log(1/delta)/rho).
+    """
+    rho = _checks.nonnegative("rho", rho)
+    delta = _checks.open_unit("delta", delta)
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def _cks_eps_at(u: np.ndarray, rho: float, log_inv_delta: float) -> np.ndarray:
+    """eps of Canonne, Kamath and Steinke 2020, Prop. 12 at u = log(alpha - 1), tau = alpha rho.
+
+    Prop. 12: D_alpha(P||Q) <= tau gives (eps, delta)-DP with
+    delta = exp((alpha - 1)(tau - eps)) / (alpha - 1) * (1 - 1/alpha)^alpha. Solving for eps:
+    eps = tau + log(1 - 1/alpha) + (log(1/delta) - log(alpha)) / (alpha - 1), tau = alpha rho
+    (the formula of Balle et al. 2020, Thm. 21 and of dp_accounting's compute_epsilon).
+    Written in x = alpha - 1 = e^u, with log(1 - 1/alpha) = u - log1p(x), so that orders
+    within 1e-16 of 1 (large rho) keep full precision.
+    """
+    x = np.exp(u)
+    log_alpha = np.log1p(x)
+    return (1.0 + x) * rho + (u - log_alpha) + (log_inv_delta - log_alpha) / x
+
+
+def _cks_log_delta_at(u: np.ndarray, rho: float, eps: float) -> np.ndarray:
+    """log delta of Canonne, Kamath and Steinke 2020, Prop. 12 with tau = alpha rho, in u.
+
+    log delta = (alpha - 1)(alpha rho - eps) - log(alpha) + (alpha - 1) log(1 - 1/alpha).
+    """
+    x = np.exp(u)
+    log_alpha = np.log1p(x)
+    return x * ((1.0 + x) * rho - eps) - log_alpha + x * (u - log_alpha)
+
+
+def _minimise_over_orders(fn: Callable[[np.ndarray], np.ndarray], u0: float) -> float:
+    """min over u = log(alpha - 1) of fn(u): a grid around the guess u0, then bounded Brent.
+
+    Every order gives a valid bound, so an imprecise minimiser can only be loose, never
+    invalid. The guess itself is always among the candidates.
+    """
+    grid = np.append(np.linspace(u0 - _HALF_WIDTH, u0 + _HALF_WIDTH, _GRID), u0)
+
+    def safe(u: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            v = np.asarray(fn(u), dtype=np.float64)
+        return np.where(np.isnan(v), np.inf, v)
+
+    values = safe(grid)
+    k = int(np.argmin(values[:-1]))
+    best = float(min(values[k], values[-1]))
+    lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, _GRID - 1)]
+    res = optimize.minimize_scalar(
+        lambda u: float(safe(np.array(u))), bounds=(lo, hi), method="bounded"
+    )
+    if res.success:
+        best = min(best, float(res.fun))
+    return best
+
+
+def zcdp_to_eps_optimal(rho: float, delta: float) -> float:
+    """eps such that rho-zCDP implies (eps, delta)-DP, by Canonne, Kamath and Steinke 2020.
+
+    Cor. 13 (Prop. 12 at every order): eps = inf_{alpha > 1} alpha rho + log(1 - 1/alpha)
+    + (log(1/delta) - log alpha) / (alpha - 1). Each order's term is below the Mironov term
+    alpha rho + log(1/delta)/(alpha - 1) (both extra terms are negative for alpha > 1), and the
+    Bun-Steinke order 1 + sqrt(log(1/delta)/rho) is always tried, so the result never exceeds
+    ``zcdp_to_eps``. A negative infimum is clipped to 0 ((eps', delta)-DP with eps' < 0
+    implies (0, delta)-DP).
+    """
+    rho = _checks.nonnegative("rho", rho)
+    delta = _checks.open_unit("delta", delta)
+    if rho == 0.0:
+        return 0.0
+    log_inv_delta = -math.log(delta)
+    u0 = 0.5 * (math.log(log_inv_delta) - math.log(rho))
+    eps = _minimise_over_orders(lambda u: _cks_eps_at(u, rho, log_inv_delta), u0)
+    return max(0.0, _finite("eps", eps))
+
+
+def zcdp_to_delta(rho: float, eps: float) -> float:
+    """delta such that rho-zCDP implies (eps, delta)-DP (Canonne, Kamath and Steinke 2020).
+
+    Cor. 13: delta = inf_{alpha > 1} exp((alpha - 1)(alpha rho - eps)) / (alpha - 1)
+    * (1 - 1/alpha)^alpha, minimised in log space; capped at 1 (a trivial bound).
+    """
+    rho = _checks.nonnegative("rho", rho)
+    eps = _checks.nonnegative("eps", eps)
+    if rho == 0.0:
+        return 0.0
+    # Stationary point of (alpha - 1)(alpha rho - eps) - log(alpha), the dominant terms:
+    # alpha - 1 = (s + sqrt(s^2 + 8 rho) - 4 rho) / (4 rho), s = rho + eps; near alpha = 1 the
+    # x log x term takes over and gives alpha - 1 ~ exp(eps - rho - 1).
+    s = rho + eps
+    num = s + math.hypot(s, math.sqrt(8.0 * rho)) - 4.0 * rho
+    u0 = math.log(num) - math.log(4.0 * rho) if num > 0 else eps - rho - 1.0
+    log_delta = _minimise_over_orders(lambda u: _cks_log_delta_at(u, rho, eps), u0)
+    if log_delta == -math.inf:  # delta below the smallest double
+        return 0.0
+    return min(1.0, math.exp(min(0.0, _finite("log delta", log_delta))))
+
+
+def _finite(name: str, value: float) -> float:
+    """A computed bound must be finite: raise instead of returning inf or NaN."""
+    if not math.isfinite(value):
+        raise ValueError(f"{name} is not finite ({value!r}): inputs outside the numerical range")
+    return value
+
+
+def zcdp_budget(eps: float, delta: float, conversion: Conversion = "bun_steinke") -> float:
+    """The largest rho whose rho-zCDP guarantee converts to (eps, delta)-DP.
+
+    ``bun_steinke``: B* = (sqrt(log(1/delta) + eps) - sqrt(log(1/delta)))^2, the inverse of
+    Prop. 1.3 and the value stated in Feldman and Zrnic 2021, Thm. 4.8.
+    ``optimal``: the inverse of ``zcdp_to_eps_optimal`` (increasing in rho), found by bisection
+    and returned from the feasible side, so that zcdp_to_eps_optimal(B*, delta) <= eps.
+    """
+    eps = _checks.nonnegative("eps", eps)
+    delta = _checks.open_unit("delta", delta)
+    log_inv_delta = -math.log(delta)
+    closed_form = (math.sqrt(log_inv_delta + eps) - math.sqrt(log_inv_delta)) ** 2
+    if conversion == "bun_steinke":
+        return closed_form
+    if conversion != "optimal":
+        raise ValueError(f"conversion must be 'bun_steinke' or 'optimal', got {conversion!r}")
+    if eps == 0.0:
+        return 0.0
+    lo, hi = closed_form, max(2.0 * closed_form, 1e-300)
+    while zcdp_to_eps_optimal(hi, delta) <= eps:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if zcdp_to_eps_optimal(mid, delta) <= eps:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def gaussian_zcdp_delta(rho: float, eps: float) -> float:
+    """Exact delta(eps) of the Gaussian mechanism that is exactly rho-zCDP.
+
+    rho = Delta^2 / (2 sigma^2) (Bun and Steinke 2016, Prop. 1.6), so mu = Delta / sigma =
+    sqrt(2 rho) and delta is Balle and Wang 2018, Thm. 8 (``gaussian_delta``). No conversion
+    of rho-zCDP can certify a smaller delta, since this mechanism is rho-zCDP.
+    """
+    rho = _checks.nonnegative("rho", rho)
+    eps = _checks.nonnegative("eps", eps)
+    return 0.0 if rho == 0.0 else gaussian_delta(eps, math.sqrt(2.0 * rho), 1.0)
+
+
+def gaussian_zcdp_eps(rho: float, delta: float) -> float:
+    """Exact eps(delta) of the Gaussian mechanism that is exactly rho-zCDP (mu = sqrt(2 rho))."""
+    rho = _checks.nonnegative("rho", rho)
+    delta = _checks.open_unit("delta", delta)
+    return 0.0 if rho == 0.0 else gaussian_eps(delta, math.sqrt(2.0 * rho), 1.0)

@@ -1,0 +1,156 @@
+"""Approximate-DP filters priced in (eps, delta): additive, advanced (Rogers et al.), Whitehouse.
+
+Each filter accepts ``EpsDelta`` costs only. A pure-DP query is priced as
+``PureDP(eps).as_eps_delta()`` by the caller: no filter converts a cost silently. A request is
+admitted when the budget condition holds for the accepted costs *and* the requested one
+(Rogers et al. 2016, Def. 3: COMP(eps_1, delta_1, ..., eps_t, delta_t) = HALT stops round t).
+Sums are taken with ``math.fsum`` and compared without tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+
+from accounting import _checks
+from accounting.costs import EpsDelta
+from accounting.filters.base import Filter
+
+#: The constant in Rogers et al. (2016), Thm. 5.1: H = eps_g^2 / (28.04 log(1/delta_g)).
+ROGERS_H_CONSTANT = 28.04
+
+
+class _EpsDeltaFilter(Filter):
+    """Shared state of the (eps, delta) filters: running sums of eps, eps^2, delta."""
+
+    cost_types = (EpsDelta,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._eps: list[float] = []
+        self._deltas: list[float] = []
+
+    def _commit(self, cost: EpsDelta) -> None:
+        self._eps.append(cost.eps)
+        self._deltas.append(cost.delta)
+
+    def _sums(self, cost: EpsDelta) -> tuple[list[float], float]:
+        """eps values including ``cost`` and the delta sum including ``cost``."""
+        return [*self._eps, cost.eps], math.fsum([*self._deltas, cost.delta])
+
+
+class AdditiveFilter(_EpsDeltaFilter):
+    """Basic composition filter: CONTINUE while sum eps_i <= eps and sum delta_i <= delta.
+
+    The filter from basic composition in Rogers, Roth, Ullman and Vadhan (2016), "Privacy
+    Odometers and Filters"; Taylor et al., Sec. II-A. The whole interaction is (eps, delta)-DP.
+    """
+
+    def __init__(self, eps: float, delta: float) -> None:
+        super().__init__()
+        self.eps = _checks.nonnegative("eps", eps)
+        self.delta = _checks.delta("delta", delta)
+
+    def _admits(self, cost: EpsDelta) -> bool:
+        eps, delta_sum = self._sums(cost)
+        return math.fsum(eps) <= self.eps and delta_sum <= self.delta
+
+
+def rogers_k(
+    eps: list[float] | tuple[float, ...], eps_g: float, delta_g: float, delta_pp: float
+) -> float:
+    """The quantity K of Rogers et al. (2016), Thm. 5.1, for per-round eps_1..eps_k.
+
+    K = sum_j eps_j (e^{eps_j} - 1) / 2
+        + sqrt(2 (sum_j eps_j^2 + H) (1 + log(sum_j eps_j^2 / H + 1) / 2) log(1/delta''))
+    with H = eps_g^2 / (28.04 log(1/delta_g)). In the theorem delta'' = delta_g / 2 (its last
+    factor reads log(2/delta_g)); see :class:`AdvancedFilter` for the split.
+    """
+    eps_g = _checks.positive("eps_g", eps_g)
+    delta_g = _checks.open_unit("delta_g", delta_g)
+    delta_pp = _checks.open_unit("delta_pp", delta_pp)
+    e = [_checks.nonnegative("eps", x) for x in eps]
+    h = eps_g**2 / (ROGERS_H_CONSTANT * math.log(1.0 / delta_g))
+    square_sum = math.fsum(x * x for x in e)
+    drift = math.fsum(x * math.expm1(x) / 2.0 for x in e)
+    spread = 2.0 * (square_sum + h) * (1.0 + 0.5 * math.log1p(square_sum / h))
+    return _checks.result("K", drift + math.sqrt(spread * math.log(1.0 / delta_pp)))
+
+
+class AdvancedFilter(_EpsDeltaFilter):
+    """Advanced-composition filter of Rogers, Roth, Ullman and Vadhan (2016), Thm. 5.1.
+
+    Version: NeurIPS 2016 / arXiv:1605.08294v2. The theorem's filter COMP_{eps_g, delta_g}
+    HALTs when sum_i delta_i > delta_g / 2 or K > eps_g, with K as in :func:`rogers_k` and
+    last factor log(2/delta_g); it is valid for eps_g > 0 and delta_g in (0, 1/e). We checked
+    this statement against independent public implementations of Thm. 5.1; the seed texts
+    quote it lossily (Taylor et al. eq. (2); Feldman and Zrnic, Sec. 4.3, who print the last
+    factor as log(1/delta_g)).
+
+    The theorem spends delta_g in two halves: delta'' = delta_g / 2 bounds the probability
+    that the privacy-loss martingale of the pure parts exceeds K (the log(2/delta_g) =
+    log(1/delta'') factor), and sum_i delta_i <= delta_g - delta'' = delta_g / 2 covers the
+    approximate parts. ``delta_pp`` exposes that split (default delta_g / 2, the theorem as
+    published): HALT iff sum_i delta_i > delta_g - delta_pp or K(delta_pp) > eps_g. H keeps
+    the theorem's value eps_g^2 / (28.04 log(1/delta_g)) for every split; H is a fixed mixture
+    parameter chosen before the interaction and only affects tightness, not validity.
+
+    Taylor et al. (Sec. II-A, App. B) quote a later arXiv form with the condition
+    delta'' + 2 sum_i delta_i <= delta; that form is more conservative than this one.
+    """
+
+    def __init__(self, eps_g: float, delta_g: float, delta_pp: float | None = None) -> None:
+        super().__init__()
+        self.eps_g = _checks.positive("eps_g", eps_g)
+        self.delta_g = _checks.open_unit("delta_g", delta_g)
+        if self.delta_g >= math.exp(-1.0):
+            raise ValueError(
+                f"delta_g must be in (0, 1/e) (Rogers et al. Thm. 5.1), got {delta_g!r}"
+            )
+        self.delta_pp = (
+            self.delta_g / 2.0 if delta_pp is None else _checks.finite("delta_pp", delta_pp)
+        )
+        if not 0.0 < self.delta_pp < self.delta_g:
+            raise ValueError(f"delta_pp must be in (0, delta_g={self.delta_g!r}), got {delta_pp!r}")
+
+    def _admits(self, cost: EpsDelta) -> bool:
+        eps, delta_sum = self._sums(cost)
+        if delta_sum > self.delta_g - self.delta_pp:
+            return False
+        return rogers_k(eps, self.eps_g, self.delta_g, self.delta_pp) <= self.eps_g
+
+
+def whitehouse_eps(eps: list[float] | tuple[float, ...], delta_prime: float) -> float:
+    """sqrt(2 log(1/delta') sum eps_m^2) + sum eps_m^2 / 2 (Whitehouse et al. 2023).
+
+    This is rho + 2 sqrt(rho log(1/delta')) at rho = sum eps_m^2 / 2, the zCDP of the pure
+    parts (eps-DP implies eps^2/2-zCDP, Bun and Steinke 2016, Prop. 3.3).
+    """
+    delta_prime = _checks.open_unit("delta_prime", delta_prime)
+    square_sum = math.fsum(_checks.nonnegative("eps", x) ** 2 for x in eps)
+    return math.sqrt(2.0 * math.log(1.0 / delta_prime) * square_sum) + 0.5 * square_sum
+
+
+class WhitehouseFilter(_EpsDeltaFilter):
+    """Approximate-DP filter of Whitehouse, Ramdas, Rogers and Wu (ICML 2023).
+
+    As quoted by Lebensold et al., Thm. 20: with delta = delta' + delta'', delta' > 0,
+    delta'' >= 0, the interaction stops at N = inf{n : eps < sqrt(2 log(1/delta')
+    sum_{m<=n+1} eps_m^2) + sum_{m<=n+1} eps_m^2 / 2 or delta'' < sum_{m<=n+1} delta_m}, i.e.
+    query n+1 runs iff both conditions hold with it included; the result is (eps, delta)-DP.
+    ``delta_pp`` is delta'' (default delta / 2); delta' = delta - delta_pp.
+    """
+
+    def __init__(self, eps: float, delta: float, delta_pp: float | None = None) -> None:
+        super().__init__()
+        self.eps = _checks.nonnegative("eps", eps)
+        self.delta = _checks.open_unit("delta", delta)
+        self.delta_pp = (
+            self.delta / 2.0 if delta_pp is None else _checks.finite("delta_pp", delta_pp)
+        )
+        if not 0.0 <= self.delta_pp < self.delta:
+            raise ValueError(f"delta_pp must be in [0, delta={self.delta!r}), got {delta_pp!r}")
+        self.delta_prime = self.delta - self.delta_pp
+
+    def _admits(self, cost: EpsDelta) -> bool:
+        eps, delta_sum = self._sums(cost)
+        return delta_sum <= self.delta_pp and whitehouse_eps(eps, self.delta_prime) <= self.eps

@@ -1,0 +1,185 @@
+"""Filters whose spend depends on the released outputs: FSRC and ex-post RDP composition.
+
+* ``FilteredSelfReportingComposition``: Lebensold et al., Algorithm 2/4 and Thm. 11/19,
+  with the delta accounting corrected (see the class docstring).
+* ``ExPostRdpComposition``: Räisä, Koskela and Honkela, Algorithm 1 and its theorem in Sec. 4
+  (ex-post RDP composition with a data-dependent stopping rule on a separate validation set).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from accounting import _checks
+from accounting.costs import EpsDelta, RenyiCurve
+from accounting.filters.base import Filter
+
+
+@dataclass(frozen=True)
+class ProbabilisticDP:
+    """(eps, delta)-probabilistic DP (Meiser 2018, Def. 4; Lebensold et al. "pDP").
+
+    For every ordered neighbouring pair (D, D'), P_{o ~ M(D)}[L_{D,D'}(o) > eps] <= delta.
+    It implies (eps, delta)-DP but not conversely, so an (eps, delta)-DP cost (``EpsDelta``) is
+    not accepted where a pDP cost is required.
+    """
+
+    eps: float
+    delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eps", _checks.nonnegative("eps", self.eps))
+        object.__setattr__(self, "delta", _checks.delta("delta", self.delta))
+
+
+class FilteredSelfReportingComposition(Filter):
+    """Filtered self-reporting composition, FSRC (Lebensold et al., Algorithm 2/4, Thm. 11/19).
+
+    Each mechanism M_t declares, before it runs, a pDP guarantee (eps_max,t, delta_t) and has a
+    pure ex-post DP bound eps_post,t(o) (Def. 9: L(o) <= eps_post,t(o) for every output o and
+    neighbouring pair). Before M_t: HALT if sum_{i<t} eps_post,i(o_i) + eps_max,t >= eps
+    (Algorithm 2 halts on equality, ">="; the proof only needs "<= eps", so ">=" is the
+    conservative reading and is what is implemented). After M_t: ``observe(eps_post,t(o_t))``.
+
+    Correction of the delta in Thm. 11/19. The theorem claims (eps, delta)-DP when every M_t is
+    (eps_max,t, delta)-pDP. Its proof bounds P[L > eps] by the failure probability of the LAST
+    mechanism, but which mechanism is last is random, so only a union bound over the mechanisms
+    that ran is justified: P[L > eps] <= E[sum_{t <= T} delta_t]. The claim is false as stated:
+    let each M_t output 1 w.p. delta on D and delta e^-c on D' (else 0), with eps = 1,
+    delta = 1e-3, c = 10. Then eps_post(0) ~ 1.0005e-3 = eps_max, eps_post(1) = 10, each M_t
+    is (eps_max, delta)-pDP, FSRC runs up to 999 rounds, and P_D[some 1] ~ 0.63 while
+    e P_D'[some 1] + delta ~ 1.1e-3 (tests/test_filters_expost.py computes this exactly).
+    This class therefore also holds a delta budget: HALT as well if sum_{i <= t} delta_i > delta.
+    Guarantee: (eps, delta)-DP. With delta_t = 0 (pure DP mechanisms) this is exactly the paper.
+    Why it holds: L > eps forces L_t > eps_max,t for some t <= T (else
+    L <= sum_{i<T} eps_post,i + eps_max,T < eps), and P[t <= T, L_t > eps_max,t] <= E[1{t <= T}
+    delta_t] because running M_t is decided before o_t.
+    """
+
+    cost_types = (ProbabilisticDP,)
+    needs_observation = True
+
+    def __init__(self, eps: float, delta: float) -> None:
+        super().__init__()
+        self.guarantee = EpsDelta(eps, delta)
+        self._posts: list[float] = []
+        self._deltas: list[float] = []
+
+    @property
+    def spent_post(self) -> float:
+        """sum_i eps_post,i(o_i) over the observed releases (exactly rounded, math.fsum)."""
+        return math.fsum(self._posts)
+
+    @property
+    def spent_delta(self) -> float:
+        """sum_i delta_i of the mechanisms that ran (exactly rounded, math.fsum)."""
+        return math.fsum(self._deltas)
+
+    def _admits(self, cost: ProbabilisticDP) -> bool:
+        return (
+            math.fsum([*self._posts, cost.eps]) < self.guarantee.eps
+            and math.fsum([*self._deltas, cost.delta]) <= self.guarantee.delta
+        )
+
+    def _commit(self, cost: ProbabilisticDP) -> None:
+        self._deltas.append(cost.delta)
+
+    def _observe(self, observed: float) -> None:
+        """Record eps_post,t(o_t) >= 0 (may be +inf: nothing more can run)."""
+        try:
+            eps_post = float(observed)
+        except (TypeError, ValueError) as err:
+            raise ValueError(
+                f"observe() takes the ex-post loss eps_post(o), got {observed!r}"
+            ) from err
+        if math.isnan(eps_post) or eps_post < 0:
+            raise ValueError(f"eps_post must be in [0, inf], got {observed!r}")
+        self._posts.append(eps_post)
+
+
+class ExPostRdpComposition(Filter):
+    """Ex-post RDP composition with a data-dependent stopping rule (Räisä et al., Algorithm 1).
+
+    Setting (theorem after Algorithm 1, Sec. 4): the dataset X is randomly split into disjoint
+    X_y (training) and X_eps (validation). Mechanism i runs on X_y only and is (alpha, eps_i)-RDP
+    for an eps_i chosen from earlier outputs (``request(RenyiCurve)``; only the order alpha is
+    read). After each release a stopping rule T on X_eps only answers halt or continue
+    (``observe(halt: bool)``); T, over ALL its checks together, is (alpha, eps_T)-RDP, fixed
+    before the run (e.g. ``gaussian_check_noise``). The order alpha is fixed before the run.
+    Reported privacy bound (Algorithm 1): eps = max(sum_{j <= t} eps_j, eps_T), ``total_eps``;
+    the output (t, y_1:t, eps_1:t, eps) is alpha-ex-post RDP. Why the max and not the sum: a
+    neighbour differs in X_y or in X_eps, never both, so only one of the two sources leaks.
+
+    Optional ``budget`` (eps_c): a request is refused (HALT) if it would make the reported
+    bound exceed eps_c; the reported bound is then <= eps_c surely, so the run is also
+    ex-ante (alpha, eps_c)-RDP (Sec. 4, bounded ex-post RDP implies RDP). ``max_rounds`` is the
+    K of Algorithm 1 (the number of checks eps_T was calibrated for).
+    """
+
+    cost_types = (RenyiCurve,)
+    needs_observation = True
+
+    def __init__(
+        self,
+        alpha: float,
+        stopping_eps: float,
+        max_rounds: int | None = None,
+        budget: float | None = None,
+    ) -> None:
+        super().__init__()
+        self.alpha = _checks.order("alpha", alpha)
+        self.stopping_eps = _checks.nonnegative("stopping_eps", stopping_eps)
+        self.max_rounds = None if max_rounds is None else _checks.integer("max_rounds", max_rounds)
+        self.budget = None if budget is None else _checks.nonnegative("budget", budget)
+        if self.budget is not None and self.stopping_eps > self.budget:
+            raise ValueError("stopping_eps exceeds the budget: no run can respect it")
+        self._eps: list[float] = []
+        self.stopped = False
+
+    @property
+    def epsilons(self) -> tuple[float, ...]:
+        """eps_1, ..., eps_t of the mechanisms that ran."""
+        return tuple(self._eps)
+
+    @property
+    def total_eps(self) -> float:
+        """Reported ex-post RDP bound at ``alpha``: max(sum_j eps_j, eps_T) (Algorithm 1)."""
+        return max(math.fsum(self._eps), self.stopping_eps)
+
+    def _admits(self, cost: RenyiCurve) -> bool:
+        if self.stopped:
+            return False
+        if self.max_rounds is not None and len(self._eps) >= self.max_rounds:
+            return False
+        if self.budget is None:
+            return True
+        return max(math.fsum([*self._eps, cost.at(self.alpha)]), self.stopping_eps) <= self.budget
+
+    def _commit(self, cost: RenyiCurve) -> None:
+        self._eps.append(cost.at(self.alpha))
+
+    def _observe(self, observed: bool) -> None:
+        """The stopping rule's answer after the last release: True = halt."""
+        if not isinstance(observed, bool):
+            raise ValueError(
+                f"observe() takes the stopping rule's halt decision (bool), got {observed!r}"
+            )
+        self.stopped = observed
+
+
+def gaussian_check_noise(
+    alpha: float, sensitivity: float, stopping_eps: float, max_checks: int
+) -> float:
+    """Noise std of a Gaussian accuracy check so that ``max_checks`` checks are (alpha, eps_T)-RDP.
+
+    Each check releases a statistic of sensitivity Delta plus N(0, sigma^2), which is
+    (alpha, alpha Delta^2 / (2 sigma^2))-RDP (Mironov 2017, Cor. 3); m checks compose to
+    (alpha, m alpha Delta^2 / (2 sigma^2)), so sigma^2 = m alpha Delta^2 / (2 eps_T)
+    (Räisä et al., App. D, with m the maximum number of checks).
+    """
+    alpha = _checks.order("alpha", alpha)
+    sensitivity = _checks.positive("sensitivity", sensitivity)
+    stopping_eps = _checks.positive("stopping_eps", stopping_eps)
+    m = _checks.integer("max_checks", max_checks)
+    return math.sqrt(m * alpha * sensitivity**2 / (2.0 * stopping_eps))

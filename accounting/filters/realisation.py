@@ -1,0 +1,463 @@
+"""Realisation-level privacy filtering (Taylor, Vippathalla and Coon 2026, arXiv:2604.08630).
+
+A realisation-level filter tracks the realised privacy loss of the transcript,
+l^(i)(x, x') = sum_{j<=i} log P_x(y_j | r^j, y^{j-1}) / P_x'(y_j | r^j, y^{j-1}), for every
+ordered neighbouring pair, instead of summing worst-case per-round parameters.
+
+Cost type. A query is priced by :class:`RoundLoss`: for each ordered pair k = (x_k, x'_k),
+the law under P_{x_k} of its privacy loss L(x_k, x'_k) given the transcript so far. A law is
+anything with ``sf(c) = P(L > c)`` and ``isf(p) = inf{c : sf(c) <= p}`` (:class:`LossLaw`);
+:class:`GaussianLoss` and :class:`DiscreteLoss` (finite support plus mass at +inf) are given.
+After each accepted query the filter is told the realised per-round losses, one per pair
+(``observe``); for two datasets the pairs are (0, 1) and (1, 0) and the losses are l, -l.
+
+:class:`RealisationFilter` is Algorithm 1 with the look-ahead check (4) and is (eps, delta)-DP
+(Theorem 1). :class:`InvalidNaiveRealisationFilter` is the naive rule of Sec. II-B, which is
+NOT DP: it is a negative control for the audits, broken by the binary erasure channel
+(:func:`binary_erasure_laws`, :func:`repeated_query_analyst`). For i.i.d. Gaussian mechanisms
+Proposition 1 gives the check in closed form (:func:`gaussian_kappa`,
+:func:`gaussian_stopping_times`, :func:`gaussian_parameters`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from scipy import optimize, special
+
+from accounting import _checks
+from accounting.curves.pld import Pld
+from accounting.filters.base import Analyst, Filter, Query
+
+# --------------------------------------------------------------------------- loss laws
+
+
+@runtime_checkable
+class LossLaw(Protocol):
+    """The law of a one-round privacy loss L under P_x (values in [-inf, +inf])."""
+
+    def sf(self, c: float) -> float:
+        """P(L > c) for any c in [-inf, +inf]."""
+        ...
+
+    def isf(self, p: float) -> float:
+        """inf{c : sf(c) <= p} for p in [0, 1): the smallest c with P(L > c) <= p (+inf if none)."""
+        ...
+
+
+@dataclass(frozen=True)
+class GaussianLoss:
+    """Loss of the Gaussian mechanism, L ~ N(mu^2 / 2, mu^2) with mu = sensitivity / sigma.
+
+    Y = r(x) + N(0, sigma^2) and |r(x) - r(x')| = sensitivity give
+    L = log p_x(Y) / p_x'(Y) = mu^2 / 2 + mu Z, Z ~ N(0, 1) (Taylor et al., App. A).
+    """
+
+    mu: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mu", _checks.positive("mu", self.mu))
+
+    def sf(self, c: float) -> float:
+        c = _not_nan("c", c)
+        return float(special.ndtr(self.mu / 2.0 - c / self.mu))
+
+    def isf(self, p: float) -> float:
+        p = _probability_below_one("p", p)
+        if p == 0.0:
+            return math.inf
+        return self.mu**2 / 2.0 - self.mu * float(special.ndtri(p))
+
+
+@dataclass(frozen=True)
+class DiscreteLoss:
+    """A loss law with finite support (sorted, distinct losses) and mass ``inf_mass`` at +inf.
+
+    Mass at -inf (outputs impossible under x) has probability 0 under P_x and is dropped.
+    """
+
+    losses: tuple[float, ...]
+    probs: tuple[float, ...]
+    inf_mass: float = 0.0
+
+    def __post_init__(self) -> None:
+        pld = Pld(np.asarray(self.losses, float), np.asarray(self.probs, float), self.inf_mass)
+        object.__setattr__(self, "losses", tuple(float(x) for x in pld.losses))
+        object.__setattr__(self, "probs", tuple(float(x) for x in pld.probs))
+        object.__setattr__(self, "inf_mass", float(pld.inf_mass))
+
+    @classmethod
+    def from_pld(cls, pld: Pld) -> DiscreteLoss:
+        return cls(tuple(pld.losses), tuple(pld.probs), pld.inf_mass)
+
+    @classmethod
+    def from_distributions(cls, p: np.ndarray, q: np.ndarray) -> DiscreteLoss:
+        """Law of log p(Y)/q(Y) for Y ~ p on a finite output space."""
+        return cls.from_pld(Pld.from_distributions(p, q))
+
+    def sf(self, c: float) -> float:
+        c = _not_nan("c", c)
+        if c == math.inf:
+            return 0.0
+        above = math.fsum(p for x, p in zip(self.losses, self.probs, strict=True) if x > c)
+        return min(1.0, above + self.inf_mass)
+
+    def isf(self, p: float) -> float:
+        p = _probability_below_one("p", p)
+        if self.inf_mass > p:
+            return math.inf
+        for x in self.losses:
+            if self.sf(x) <= p:
+                return x
+        raise AssertionError("unreachable: sf at the largest loss is inf_mass <= p")
+
+
+def _not_nan(name: str, value: float) -> float:
+    x = float(value)
+    if math.isnan(x):
+        raise ValueError(f"{name} must not be NaN")
+    return x
+
+
+def _probability_below_one(name: str, value: float) -> float:
+    x = _checks.finite(name, value)
+    if not 0.0 <= x < 1.0:
+        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
+    return x
+
+
+@dataclass(frozen=True)
+class RoundLoss:
+    """Cost of one query: the law of its privacy loss for each ordered neighbouring pair.
+
+    ``laws[k]`` is the law under P_{x_k} of L(x_k, x'_k) given the transcript so far (Taylor
+    et al., Sec. II-B). Every query of one interaction lists the pairs in the same order.
+    """
+
+    laws: tuple[Any, ...]
+
+    def __post_init__(self) -> None:
+        laws = tuple(self.laws)
+        if not laws or not all(isinstance(law, LossLaw) for law in laws):
+            raise ValueError("laws must be a non-empty sequence of loss laws (sf and isf)")
+        object.__setattr__(self, "laws", laws)
+
+    @classmethod
+    def from_distributions(cls, p: np.ndarray, q: np.ndarray) -> RoundLoss:
+        """Two datasets 0, 1 with finite output laws p, q: pairs (0, 1) and (1, 0)."""
+        return cls((DiscreteLoss.from_distributions(p, q), DiscreteLoss.from_distributions(q, p)))
+
+    @classmethod
+    def gaussian(cls, sigma: float, sensitivity: float = 1.0) -> RoundLoss:
+        """Gaussian counting query on two datasets: both orderings have the same law."""
+        law = GaussianLoss(
+            _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)
+        )
+        return cls((law, law))
+
+
+# --------------------------------------------------------------------------- filters
+
+AllowedSets = Sequence[RoundLoss] | Callable[[int], Sequence[RoundLoss]]
+
+
+def realisation_delta(n_max: int, delta_tilde: float, theta: float) -> float:
+    """delta~ + theta (1 - delta~) N: the delta that Algorithm 1 guarantees (Theorem 1)."""
+    n_max = _checks.integer("n_max", n_max)
+    delta_tilde = _checks.delta("delta_tilde", delta_tilde)
+    theta = _checks.finite("theta", theta)
+    if not 0.0 <= theta <= 1.0:
+        raise ValueError(f"theta must be in [0, 1], got {theta!r}")
+    return delta_tilde + theta * (1.0 - delta_tilde) * n_max
+
+
+class _RealisedLossFilter(Filter):
+    """Shared state: the cumulative realised loss l^(i) of every ordered pair."""
+
+    cost_types = (RoundLoss,)
+    needs_observation = True
+
+    def __init__(self, eps: float) -> None:
+        super().__init__()
+        self.eps = _checks.nonnegative("eps", eps)
+        self._cumulative: np.ndarray | None = None
+
+    @property
+    def cumulative_loss(self) -> np.ndarray:
+        """l^(i) for every pair after the last observation (zeros before the first)."""
+        if self._cumulative is None:
+            return np.zeros(0)
+        return self._cumulative.copy()
+
+    def _pairs(self, cost: RoundLoss) -> np.ndarray:
+        if self._cumulative is None:
+            self._cumulative = np.zeros(len(cost.laws))
+        if len(cost.laws) != self._cumulative.size:
+            raise ValueError(
+                f"every query must list {self._cumulative.size} pairs, got {len(cost.laws)}"
+            )
+        return self._cumulative
+
+    def _observe(self, observed: Any) -> None:
+        losses = np.asarray(observed, dtype=np.float64).ravel()
+        if self._cumulative is None or losses.shape != self._cumulative.shape:
+            raise ValueError("observe() needs one realised loss per pair of the query")
+        if np.any(np.isnan(losses)):
+            raise ValueError("realised losses must not be NaN")
+        with np.errstate(invalid="ignore"):
+            total = self._cumulative + losses
+        if np.any(np.isnan(total)):
+            raise ValueError("a pair's realised loss went from +inf to -inf: inconsistent report")
+        self._cumulative = total
+
+
+class RealisationFilter(_RealisedLossFilter):
+    """Realisation-level privacy filter, Taylor et al., Algorithm 1; (eps, delta)-DP (Thm. 1).
+
+    Parameters (eps, delta, N, delta~, theta) with delta~ + theta (1 - delta~) N <= delta
+    (Algorithm 1, line 2; ValueError otherwise). ``allowed`` is the allowable set R_i of
+    step i (1-based) fixed before the interaction (Sec. II): one sequence of ``RoundLoss``
+    for every step, or a function of i. A request outside R_i is a ValueError.
+
+    Look-ahead (Sec. III). Query i is admitted iff i <= N and delta_i <= delta~, where the
+    check for delta_{i+1} is made when query i is admitted, before y_i is seen, and is
+    condition (4): for every pair k and every r_{i+1} in R_{i+1},
+        P_x(l^(i-1) + L_i <= c*) >= 1 - theta,  c* = eps - isf_{r_{i+1},k}(delta~),
+    i.e. sf_{i,k}(c* - l^(i-1)_k) <= theta. Here {y_i : P_x(L_{i+1} > eps - l^(i)) <= delta~}
+    = {l^(i) <= c*} because P(L > eps - l) is non-decreasing and left-continuous in l. At
+    i = 0 the output y_0 is fixed, so the check for query 1 is sf_{r_1,k}(eps) <= delta~.
+    The halt decision never depends on y_i (Sec. III), and T <= N.
+    """
+
+    def __init__(
+        self,
+        eps: float,
+        delta: float,
+        n_max: int,
+        delta_tilde: float,
+        theta: float,
+        allowed: AllowedSets,
+    ) -> None:
+        super().__init__(eps)
+        self.delta = _checks.delta("delta", delta)
+        self.n_max = _checks.integer("n_max", n_max)
+        self.delta_tilde = _checks.delta("delta_tilde", delta_tilde)
+        self.theta = _checks.finite("theta", theta)
+        spent = realisation_delta(self.n_max, self.delta_tilde, self.theta)
+        if spent > self.delta:
+            raise ValueError(
+                f"need delta_tilde + theta (1 - delta_tilde) N <= delta (Taylor et al., Alg. 1), "
+                f"got {spent!r} > delta={self.delta!r}"
+            )
+        if callable(allowed):
+            self._allowed = allowed
+        else:
+            fixed = tuple(allowed)
+            self._allowed = lambda _i: fixed
+        self._step = 0
+        first = self._allowed_at(1)
+        self._pairs(first[0])
+        self._next_ok = all(law.sf(self.eps) <= self.delta_tilde for r in first for law in r.laws)
+
+    def _allowed_at(self, i: int) -> tuple[RoundLoss, ...]:
+        sets = tuple(self._allowed(i))
+        if not sets or not all(isinstance(r, RoundLoss) for r in sets):
+            raise ValueError(f"the allowable set R_{i} must be a non-empty sequence of RoundLoss")
+        return sets
+
+    def _admits(self, cost: RoundLoss) -> bool:
+        i = self._step + 1
+        if cost not in self._allowed_at(i):
+            raise ValueError(f"query {i} is not in the allowable set R_{i} fixed in advance")
+        self._pairs(cost)
+        return i <= self.n_max and self._next_ok
+
+    def _commit(self, cost: RoundLoss) -> None:
+        self._step += 1
+        self._next_ok = self._step < self.n_max and self._lookahead(cost)
+
+    def _lookahead(self, current: RoundLoss) -> bool:
+        """Condition (4) for query step+1, from l^(step-1) and the law of query ``step``."""
+        cumulative = self._pairs(current)
+        for r in self._allowed_at(self._step + 1):
+            for k, law in enumerate(current.laws):
+                q = r.laws[k].isf(self.delta_tilde)
+                if q == math.inf or law.sf(self.eps - q - cumulative[k]) > self.theta:
+                    return False
+        return True
+
+
+class InvalidNaiveRealisationFilter(_RealisedLossFilter):
+    """INVALID: the naive realisation-level filter of Taylor et al., Sec. II-B. NOT (eps, delta)-DP.
+
+    Negative control for the audits only. Query i runs iff, for every pair k,
+    P_x(L_i > eps - l^(i-1)_k) <= delta. On repeated binary erasure (Y = X with probability
+    p <= delta, else erased) it continues while only erasures are seen, so the transcript
+    reveals X with probability -> 1 (Sec. II-B): no better than (eps, 1)-DP.
+    """
+
+    def __init__(self, eps: float, delta: float) -> None:
+        super().__init__(eps)
+        self.delta = _checks.delta("delta", delta)
+
+    def _admits(self, cost: RoundLoss) -> bool:
+        cumulative = self._pairs(cost)
+        return all(
+            law.sf(self.eps - cumulative[k]) <= self.delta for k, law in enumerate(cost.laws)
+        )
+
+
+# --------------------------------------------------------------------------- Proposition 1
+
+
+def gaussian_kappa(
+    eps: float, sigma: float, delta_tilde: float, theta: float, sensitivity: float = 1.0
+) -> float:
+    """Threshold kappa of Taylor et al., Prop. 1, for i.i.d. Gaussian mechanisms.
+
+    kappa = eps - mu^2 - (Phi^{-1}(1 - delta~) + Phi^{-1}(1 - theta)) mu, mu = sensitivity/sigma;
+    with sensitivity 1 this is eps - 1/sigma^2 - (...)/sigma as printed. Check (4) for
+    releasing y_{i+1} holds iff l^(i-1)(x, x') <= kappa for every ordered pair (App. A, with
+    L ~ N(mu^2/2, mu^2) in place of N(1/(2 sigma^2), 1/sigma^2)). Needs delta~, theta > 0.
+    """
+    eps = _checks.nonnegative("eps", eps)
+    mu = _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)
+    delta_tilde = _checks.open_unit("delta_tilde", delta_tilde)
+    theta = _checks.open_unit("theta", theta)
+    z = -float(special.ndtri(delta_tilde)) - float(special.ndtri(theta))
+    return eps - mu**2 - mu * z
+
+
+def gaussian_first_step_ok(
+    eps: float, sigma: float, delta_tilde: float, sensitivity: float = 1.0
+) -> bool:
+    """Check at i = 0 (y_0 fixed): P(L_1 > eps) <= delta~, i.e. query 1 may run."""
+    mu = _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)
+    return GaussianLoss(mu).sf(_checks.nonnegative("eps", eps)) <= _checks.delta(
+        "delta_tilde", delta_tilde
+    )
+
+
+def gaussian_stopping_times(
+    cumulative: np.ndarray, kappa: float, n_max: int, first_step_ok: bool = True
+) -> np.ndarray:
+    """Stopping times T of Algorithm 1 for i.i.d. Gaussian mechanisms on two datasets.
+
+    ``cumulative[..., j-1]`` is l^(j)(x, x') along each path (j = 1, 2, ...; at least
+    N - 2 columns). By Prop. 1, T >= t iff t <= N, the first-step check holds and
+    |l^(j)| <= kappa for j = 0..t-2 (both orderings: l(x', x) = -l(x, x'); l^(0) = 0).
+    So T = min(N, 1 + first j >= 0 with |l^(j)| > kappa), and T = 0 if query 1 is refused.
+    """
+    n_max = _checks.integer("n_max", n_max)
+    kappa = _not_nan("kappa", kappa)
+    paths = np.asarray(cumulative, dtype=np.float64)
+    if paths.ndim == 0 or paths.shape[-1] < n_max - 2 or np.any(np.isnan(paths)):
+        raise ValueError(f"cumulative must have at least n_max - 2 = {n_max - 2} columns, no NaN")
+    if not first_step_ok:
+        return np.zeros(paths.shape[:-1], dtype=np.int64)
+    walk = np.concatenate([np.zeros(paths.shape[:-1] + (1,)), paths[..., : n_max - 2]], axis=-1)
+    over = np.abs(walk) > kappa
+    first = np.argmax(over, axis=-1)
+    return np.where(over.any(axis=-1), 1 + first, n_max).astype(np.int64)
+
+
+def gaussian_parameters(n_max: int, delta: float) -> tuple[float, float]:
+    """(delta~, theta) maximising Prop. 1's kappa for a given N and delta (Taylor et al., V-B).
+
+    kappa depends on (delta~, theta) only through Phi^{-1}(1 - delta~) + Phi^{-1}(1 - theta),
+    which falls in theta, so theta = (delta - delta~) / (N (1 - delta~)) (the constraint with
+    equality) and delta~ minimises the sum. The optimum does not depend on eps, sigma or
+    the sensitivity. Solved in log(delta~ / delta) with Brent's bounded method.
+    """
+    n_max = _checks.integer("n_max", n_max)
+    delta = _checks.open_unit("delta", delta)
+
+    def theta_of(dt: float) -> float:
+        return (delta - dt) / (n_max * (1.0 - dt))
+
+    def objective(log_share: float) -> float:
+        dt = delta * math.exp(log_share)
+        return -float(special.ndtri(dt)) - float(special.ndtri(theta_of(dt)))
+
+    lower, upper = -60.0, math.log1p(-1e-12)
+    res = optimize.minimize_scalar(
+        objective, bounds=(lower, upper), method="bounded", options={"xatol": 1e-10}
+    )
+    if not res.success or not lower + 1e-6 < res.x < upper - 1e-9:
+        raise ValueError(f"no interior optimum for n_max={n_max}, delta={delta}")
+    dt = delta * math.exp(res.x)
+    return dt, theta_of(dt)
+
+
+# --------------------------------------------------------------------------- test mechanisms
+
+#: Output index of an erasure in :func:`binary_erasure_laws`.
+ERASED = 2
+
+
+def binary_erasure_laws(reveal: float) -> tuple[np.ndarray, np.ndarray]:
+    """Binary erasure channel of Taylor et al., Sec. II-B, on datasets 0 (X = 0) and 1 (X = 1).
+
+    Outputs (0, 1, ERASED): Y = X with probability ``reveal``, else erased. The realised
+    loss is +-inf on a reveal and 0 on an erasure; one use is (0, reveal)-DP.
+    """
+    r = _checks.open_unit("reveal", reveal)
+    return np.array([r, 0.0, 1.0 - r]), np.array([0.0, r, 1.0 - r])
+
+
+def realised_losses(p: np.ndarray, q: np.ndarray, output: int) -> tuple[float, float]:
+    """Realised losses (log p(o)/q(o), log q(o)/p(o)) of pairs (0, 1), (1, 0); +-inf off support."""
+    o = _checks.integer("output", output, minimum=0)
+    with np.errstate(divide="ignore"):
+        loss = float(np.log(p[o]) - np.log(q[o]))
+    if math.isnan(loss):
+        raise ValueError(f"output {o} is impossible under both datasets")
+    return loss, -loss
+
+
+def repeated_query_analyst(p: np.ndarray, q: np.ndarray) -> Analyst:
+    """An analyst that asks the same finite-output query every round (datasets 0 and 1).
+
+    ``run_interaction(filt, analyst, data, rng)`` with ``data`` in {0, 1}: the output is
+    drawn from p (data 0) or q (data 1); the filter observes the realised losses of both
+    orderings. With :func:`binary_erasure_laws` this is the counterexample of Sec. II-B;
+    its allowable set is ``[RoundLoss.from_distributions(p, q)]``.
+    """
+    p = _checks.finite_array("p", p).ravel()
+    q = _checks.finite_array("q", q).ravel()
+    cost = RoundLoss.from_distributions(p, q)
+
+    def release(data: int, rng: np.random.Generator) -> int:
+        return int(rng.choice(p.size, p=p if _dataset(data) == 0 else q))
+
+    query = Query(cost, release, lambda output, _data: realised_losses(p, q, output))
+    return lambda _outputs: query
+
+
+def gaussian_counting_analyst(sigma: float, sensitivity: float = 1.0) -> Analyst:
+    """An analyst that asks a Gaussian counting query every round (Taylor et al., Sec. V-B).
+
+    Dataset 0 has count 0, dataset 1 count ``sensitivity``; Y = count + N(0, sigma^2). The
+    realised loss of pair (0, 1) is (sensitivity^2 - 2 y sensitivity) / (2 sigma^2).
+    """
+    cost = RoundLoss.gaussian(sigma, sensitivity)
+
+    def release(data: int, rng: np.random.Generator) -> float:
+        return _dataset(data) * sensitivity + sigma * float(rng.standard_normal())
+
+    def report(y: float, _data: int) -> tuple[float, float]:
+        loss = (sensitivity**2 - 2.0 * y * sensitivity) / (2.0 * sigma**2)
+        return loss, -loss
+
+    query = Query(cost, release, report)
+    return lambda _outputs: query
+
+
+def _dataset(data: int) -> int:
+    if data not in (0, 1):
+        raise ValueError(f"data must be dataset 0 or 1, got {data!r}")
+    return int(data)

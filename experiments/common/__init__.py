@@ -1,0 +1,1 @@
+"""Helpers shared by every experiment: atomic files, provenance, scale parameters, plot style."""

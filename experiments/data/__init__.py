@@ -1,0 +1,1 @@
+"""The data layer: manifest, verified fetching and preprocessing of the raw datasets."""

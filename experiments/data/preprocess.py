@@ -1,0 +1,312 @@
+"""Turn raw files into tidy processed datasets (schemas in data/README.md).
+
+Hydra app, one dataset per call (Snakemake rules in experiments/data/rules.smk):
+``python -m experiments.data.preprocess dataset=adult`` (config: config/data.yaml).
+Every output is written atomically and has a provenance sidecar ``<file>.json``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import time
+import zipfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import hydra
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig
+
+from experiments.common.atomic import atomic_path
+from experiments.common.provenance import write_provenance, write_table
+
+#: Raw inputs (relative to data/raw) and processed outputs (relative to data/processed).
+RAW = {
+    "adult": ("adult/adult.data", "adult/adult.test"),
+    "bikes": ("bike_sharing/day.csv",),
+    "mnist": (
+        "mnist/train-images-idx3-ubyte.gz",
+        "mnist/train-labels-idx1-ubyte.gz",
+        "mnist/t10k-images-idx3-ubyte.gz",
+        "mnist/t10k-labels-idx1-ubyte.gz",
+    ),
+    "lcl": ("lcl/daily_dataset_LCLid_day_energy_sum_count.csv.xz",),
+    "near": ("near/Solar-home-half-hour-data---1-July-2012-to-30-June-2013.zip",),
+}
+OUTPUTS = {
+    "adult": ("adult.csv", "adult_domain.json"),
+    "bikes": ("bikes.csv",),
+    "mnist": ("mnist.npz",),
+    "lcl": ("lcl_daily_kwh.parquet", "lcl_daily.csv"),
+    "near": ("near_daily_kwh.parquet", "near_daily.csv"),
+}
+
+ADULT_COLUMNS = (
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
+)
+
+
+def _read_adult(path: Path, skiprows: int) -> pd.DataFrame:
+    return pd.read_csv(
+        path,
+        header=None,
+        names=list(ADULT_COLUMNS),
+        skiprows=skiprows,
+        skipinitialspace=True,
+        na_values="?",
+        keep_default_na=False,
+    )
+
+
+def _bin_labels(edges: Sequence[int], open_top: bool) -> list[str]:
+    labels = [f"[{lo},{hi})" for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+    if open_top:
+        return [*labels, f">={edges[-1]}"]
+    return [*labels[:-1], f"[{edges[-2]},{edges[-1]}]"]
+
+
+def adult(
+    data_path: Path,
+    test_path: Path,
+    age_edges: Sequence[int],
+    hours_edges: Sequence[int],
+) -> tuple[pd.DataFrame, dict]:
+    """UCI Adult as in Raisa et al. (App. D): 45,222 rows x 13 integer-coded columns.
+
+    Drops ``fnlwgt`` and ``education-num`` and every row with a missing (``?``) value; bins
+    age into ``len(age_edges) - 1`` bins (last bin closed), hours-per-week into
+    ``len(hours_edges) - 1`` bins plus one for ``>= hours_edges[-1]``, capital gain/loss to
+    ``> 0``; strips the trailing period of test labels. Rows: adult.data, then adult.test.
+    Returns the coded frame and the domain (labels of each code, in code order).
+    """
+    train = _read_adult(data_path, skiprows=0).dropna()
+    test = _read_adult(test_path, skiprows=1).dropna()
+    test["income"] = test["income"].str.rstrip(".")
+    raw = pd.concat([train, test], ignore_index=True).drop(columns=["fnlwgt", "education-num"])
+    age = raw["age"].to_numpy()
+    if age.min() < age_edges[0] or age.max() > age_edges[-1]:
+        raise ValueError(f"age outside [{age_edges[0]}, {age_edges[-1]}]")
+    hours = raw["hours-per-week"].to_numpy()
+    if hours.min() < hours_edges[0]:
+        raise ValueError(f"hours-per-week below {hours_edges[0]}")
+    coded = pd.DataFrame(index=raw.index)
+    domain: dict[str, list[str]] = {}
+    for column in raw.columns:
+        if column == "age":
+            coded[column] = np.digitize(age, age_edges[1:-1])
+            domain[column] = _bin_labels(age_edges, open_top=False)
+        elif column == "hours-per-week":
+            coded[column] = np.digitize(hours, hours_edges[1:])
+            domain[column] = _bin_labels(hours_edges, open_top=True)
+        elif column in ("capital-gain", "capital-loss"):
+            coded[column] = (raw[column].to_numpy() > 0).astype(np.int64)
+            domain[column] = ["0", ">0"]
+        else:
+            labels = sorted(raw[column].unique())
+            coded[column] = pd.Categorical(raw[column], categories=labels).codes.astype(np.int64)
+            domain[column] = labels
+    meta = {"columns": domain, "n_train_rows": len(train), "n_test_rows": len(test)}
+    return coded.astype(np.int64), meta
+
+
+def bikes(day_path: Path, max_registered: int) -> pd.DataFrame:
+    """Daily registered users / the public maximum (Lebensold et al., Sec. 6): 731 rows."""
+    day = pd.read_csv(day_path)
+    if day["registered"].max() > max_registered:
+        raise ValueError(f"registered exceeds the public maximum {max_registered}")
+    return pd.DataFrame(
+        {
+            "date": day["dteday"],
+            "weekday": day["weekday"],
+            "workingday": day["workingday"],
+            "registered": day["registered"],
+            "registered_norm": day["registered"] / max_registered,
+        }
+    )
+
+
+def read_idx(path: Path) -> np.ndarray:
+    """An IDX array (the MNIST format), gzip-compressed, as a numpy array."""
+    with gzip.open(path, "rb") as fh:
+        data = fh.read()
+    if data[0:2] != b"\x00\x00" or data[2] != 0x08:
+        raise ValueError(f"{path} is not an unsigned-byte IDX file")
+    ndim = data[3]
+    shape = tuple(int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+    array = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
+    if array.size != int(np.prod(shape)):
+        raise ValueError(f"{path}: header shape {shape} does not match {array.size} values")
+    return array.reshape(shape)
+
+
+def mnist(paths: Sequence[Path]) -> dict[str, np.ndarray]:
+    """x_train (60000, 28, 28), y_train, x_test (10000, 28, 28), y_test; all uint8."""
+    x_train, y_train, x_test, y_test = (read_idx(p) for p in paths)
+    if len(x_train) != len(y_train) or len(x_test) != len(y_test):
+        raise ValueError("MNIST image and label counts differ")
+    return {"x_train": x_train, "y_train": y_train, "x_test": x_test, "y_test": y_test}
+
+
+def energy_matrix(long: pd.DataFrame) -> pd.DataFrame:
+    """Households x days matrix of kWh from columns ``household, day, kwh`` (NaN = missing).
+
+    Households with no non-missing value are dropped; days span every day present.
+    """
+    long = long.dropna(subset=["kwh"])
+    if long.duplicated(["household", "day"]).any():
+        raise ValueError("duplicate (household, day) rows")
+    wide = long.pivot(index="household", columns="day", values="kwh")
+    days = pd.date_range(min(wide.columns), max(wide.columns), freq="D").strftime("%Y-%m-%d")
+    wide = wide.reindex(columns=days).sort_index()
+    wide.columns.name = None
+    return wide
+
+
+def energy_daily(matrix: pd.DataFrame, clip_kwh: float) -> pd.DataFrame:
+    """Per day: reporting households, mean kWh and the normalised mean in [0, 1].
+
+    ``normalised_mean`` = (1/N) sum_i min(x_it, C) / C over all N households of the matrix,
+    a missing value counting as 0, so one household changes it by at most 1/N (the
+    sensitivity Lebensold et al. use, Sec. 6 and App. B.3). C = ``clip_kwh``.
+    """
+    if not clip_kwh > 0:
+        raise ValueError(f"clip_kwh must be in (0, inf), got {clip_kwh!r}")
+    values = matrix.to_numpy(dtype=np.float64)
+    if np.any(values[~np.isnan(values)] < 0):
+        raise ValueError("negative energy values")
+    scaled = np.nan_to_num(np.minimum(values, clip_kwh) / clip_kwh, nan=0.0)
+    reporting = np.sum(~np.isnan(values), axis=0)
+    return pd.DataFrame(
+        {
+            "day": matrix.columns,
+            "n_reporting": reporting,
+            "mean_kwh": np.nansum(values, axis=0) / np.maximum(reporting, 1),
+            "normalised_mean": scaled.mean(axis=0),
+        }
+    )
+
+
+def lcl(path: Path) -> pd.DataFrame:
+    """LCL daily kWh (``energy_sum``) as a households x days matrix (5,561 x 829)."""
+    raw = pd.read_csv(path, dtype={"LCLid": "string", "day": "string"})
+    long = raw.rename(columns={"LCLid": "household", "energy_sum": "kwh"})
+    return energy_matrix(long[["household", "day", "kwh"]])
+
+
+def near(path: Path) -> pd.DataFrame:
+    """Ausgrid solar home data: daily consumption (GC + CL half-hours, kWh) per customer.
+
+    Reads the single CSV in the zip; its first line is a title above the header
+    ``Customer, Generator Capacity, Postcode, Consumption Category, date, 0:30, ..., 0:00``.
+    GG (generation) rows are excluded.
+    """
+    with zipfile.ZipFile(path) as archive:
+        members = [n for n in archive.namelist() if n.lower().endswith(".csv")]
+        if len(members) != 1:
+            raise ValueError(f"{path}: expected one CSV member, found {members}")
+        text = archive.read(members[0]).decode("utf-8-sig")
+    skip = 0 if text.lstrip().lower().startswith("customer") else 1
+    raw = pd.read_csv(io.StringIO(text), skiprows=skip)
+    raw.columns = [str(c).strip() for c in raw.columns]
+    halfhours = [c for c in raw.columns if ":" in c]
+    if len(halfhours) != 48:
+        raise ValueError(f"{path}: expected 48 half-hour columns, found {len(halfhours)}")
+    use = raw[raw["Consumption Category"].isin(["GC", "CL"])]
+    long = pd.DataFrame(
+        {
+            "household": use["Customer"].astype(int),
+            "day": pd.to_datetime(use["date"], dayfirst=True).dt.strftime("%Y-%m-%d"),
+            "kwh": use[halfhours].sum(axis=1, min_count=48),
+        }
+    )
+    long = long.groupby(["household", "day"], as_index=False)["kwh"].sum(min_count=1)
+    return energy_matrix(long)
+
+
+def _write_json(obj: dict, path: Path) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2) + "\n")
+
+
+def _write_energy(matrix: pd.DataFrame, stem: str, cfg: DictConfig, started: float) -> None:
+    out = Path(cfg.out_dir)
+    matrix_path = out / f"{stem}_daily_kwh.parquet"
+    frame = matrix.reset_index(names="household")
+    frame["household"] = frame["household"].astype(str)
+    with atomic_path(matrix_path) as tmp:
+        frame.to_parquet(tmp, index=False)
+    write_provenance(matrix_path, cfg, None, started)
+    daily = energy_daily(matrix, float(cfg.energy.clip_kwh))
+    write_table(daily, out / f"{stem}_daily.csv", cfg, None, started)
+
+
+def _run_adult(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
+    frame, meta = adult(
+        raw / RAW["adult"][0],
+        raw / RAW["adult"][1],
+        list(cfg.adult.age_edges),
+        list(cfg.adult.hours_edges),
+    )
+    _write_json(meta, out / "adult_domain.json")
+    write_table(frame, out / "adult.csv", cfg, None, started)
+
+
+def _run_bikes(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
+    frame = bikes(raw / RAW["bikes"][0], int(cfg.bikes.max_registered))
+    write_table(frame, out / "bikes.csv", cfg, None, started)
+
+
+def _run_mnist(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
+    arrays = mnist([raw / p for p in RAW["mnist"]])
+    target = out / "mnist.npz"
+    with atomic_path(target) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, **arrays)
+    write_provenance(target, cfg, None, started)
+
+
+def _run_lcl(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
+    _write_energy(lcl(raw / RAW["lcl"][0]), "lcl", cfg, started)
+
+
+def _run_near(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
+    _write_energy(near(raw / RAW["near"][0]), "near", cfg, started)
+
+
+PROCESSORS: dict[str, Callable[[DictConfig, Path, Path, float], None]] = {
+    "adult": _run_adult,
+    "bikes": _run_bikes,
+    "mnist": _run_mnist,
+    "lcl": _run_lcl,
+    "near": _run_near,
+}
+
+
+@hydra.main(version_base=None, config_path="../../config", config_name="data")
+def main(cfg: DictConfig) -> None:
+    """Preprocess ``cfg.dataset`` from ``cfg.raw_dir`` into ``cfg.out_dir``."""
+    started = time.perf_counter()
+    if cfg.dataset not in PROCESSORS:
+        raise ValueError(f"dataset must be one of {sorted(PROCESSORS)}, got {cfg.dataset!r}")
+    PROCESSORS[cfg.dataset](cfg, Path(cfg.raw_dir), Path(cfg.out_dir), started)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+# Data layer: data/raw (fetched, verified) -> data/processed (tidy). Included first by the
+# Snakefile. Exposes to experiment rules:
+#   PROCESSED       {"adult": ..., "adult_domain": ..., "bikes": ..., "mnist": ...,
+#                    "lcl_matrix": ..., "lcl_daily": ..., "near_matrix": ..., "near_daily": ...}
+#   DATA_AVAILABLE  {"adult": True, ..., "near": False}: required datasets are always True (they
+#                   are fetched, or the run stops with a clear message); an optional dataset
+#                   (NEAR) is True only if a local copy of its raw files exists (data/raw or
+#                   the mirror). Experiments needing an optional dataset check it.
+#   PROCESSED_DEFAULT  processed files of the available datasets (rule all depends on them).
+import re
+
+from experiments.data.fetch import is_available, load_manifest
+from experiments.data.preprocess import OUTPUTS, RAW
+
+MANIFEST_ENTRIES = load_manifest("data/manifest.yaml")
+DATA_CODE = ["experiments/data/preprocess.py", "config/data.yaml"]
+
+
+def _processed(name):
+    return [f"data/processed/{out}" for out in OUTPUTS[name]]
+
+
+PROCESSED = {
+    "adult": "data/processed/adult.csv",
+    "adult_domain": "data/processed/adult_domain.json",
+    "bikes": "data/processed/bikes.csv",
+    "mnist": "data/processed/mnist.npz",
+    "lcl_matrix": "data/processed/lcl_daily_kwh.parquet",
+    "lcl_daily": "data/processed/lcl_daily.csv",
+    "near_matrix": "data/processed/near_daily_kwh.parquet",
+    "near_daily": "data/processed/near_daily.csv",
+}
+DATA_AVAILABLE = {
+    name: all(
+        not MANIFEST_ENTRIES[path].optional or is_available(MANIFEST_ENTRIES[path], "data/raw")
+        for path in paths
+    )
+    for name, paths in RAW.items()
+}
+PROCESSED_DEFAULT = [
+    out for name in sorted(RAW) if DATA_AVAILABLE[name] for out in _processed(name)
+]
+
+
+localrules:
+    fetch_raw,
+
+
+rule fetch_raw:
+    """Copy from the local mirror or download, verify sha256, rename atomically."""
+    output:
+        "data/raw/{path}",
+    wildcard_constraints:
+        path="|".join(re.escape(p) for p in sorted(MANIFEST_ENTRIES)),
+    shell:
+        "python -m experiments.data.fetch --raw-dir data/raw {wildcards.path:q}"
+
+
+for _name in sorted(RAW):
+
+    rule:
+        name:
+            f"preprocess_{_name}"
+        input:
+            raw=[f"data/raw/{p}" for p in RAW[_name]],
+            code=DATA_CODE,
+        output:
+            _processed(_name),
+        params:
+            dataset=_name,
+        resources:
+            mem_mb=4000,
+        shell:
+            "python -m experiments.data.preprocess dataset={params.dataset}"
+            " raw_dir=data/raw out_dir=data/processed"

@@ -1,0 +1,139 @@
+"""Individual Rényi filter (Feldman and Zrnic 2021, Algorithm 2) and the Gaussian helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from accounting.costs import RenyiCurve
+from accounting.filters.individual import (
+    IndividualRenyiFilter,
+    clip_rows,
+    filtered_gaussian_sum,
+    gaussian_individual_costs,
+)
+
+
+def reference_algorithm_2(costs: np.ndarray, budget: float, readmit: bool) -> np.ndarray:
+    """Per-individual, per-step loops over Algorithm 2 (a second, independent implementation)."""
+    steps, n = costs.shape
+    masks = np.zeros((steps, n), dtype=bool)
+    for i in range(n):
+        spent, out = 0.0, False
+        for t in range(steps):
+            ok = spent + costs[t, i] <= budget and not out
+            if ok:
+                spent += costs[t, i]
+            elif not readmit:
+                out = True
+            masks[t, i] = ok
+    return masks
+
+
+def test_hand_checked_steps_with_readmission() -> None:
+    filt = IndividualRenyiFilter(3, budget=1.0, alpha=2.0)
+    assert filt.request(np.array([0.5, 0.9, 1.2])).tolist() == [True, True, False]
+    # Individual 2 was left out of step 1 (charged 0) and re-enters at step 2 (Algorithm 2).
+    assert filt.request(np.array([0.5, 0.2, 0.3])).tolist() == [True, False, True]
+    assert filt.spent.tolist() == [1.0, 0.9, 0.3]
+    assert filt.request(np.array([0.0, 0.1, 0.7])).tolist() == [True, True, True]
+    assert filt.spent.tolist() == pytest.approx([1.0, 1.0, 1.0])
+    assert [s.n_active for s in filt.history] == [2, 2, 3]
+    assert filt.history[1].charged == pytest.approx(0.8)
+
+
+def test_hand_checked_steps_without_readmission() -> None:
+    filt = IndividualRenyiFilter(3, budget=1.0, alpha=2.0, readmit=False)
+    assert filt.request([0.5, 0.9, 1.2]).tolist() == [True, True, False]
+    assert filt.request([0.5, 0.2, 0.3]).tolist() == [True, False, False]
+    assert filt.request([0.0, 0.0, 0.0]).tolist() == [True, False, False]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    costs=hnp.arrays(np.float64, (6, 7), elements=st.floats(0.0, 1.0)),
+    budget=st.floats(0.0, 3.0),
+    readmit=st.booleans(),
+)
+def test_matches_reference_and_never_exceeds(costs, budget, readmit) -> None:
+    filt = IndividualRenyiFilter(7, budget, alpha=4.0, readmit=readmit)
+    masks = np.array([filt.request(c) for c in costs])
+    np.testing.assert_array_equal(masks, reference_algorithm_2(costs, budget, readmit))
+    charged = (costs * masks).sum(axis=0)
+    np.testing.assert_allclose(filt.spent, charged, rtol=1e-12, atol=1e-15)
+    assert np.all(filt.spent <= budget)
+    assert np.all(filt.remaining >= 0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    costs=hnp.arrays(np.float64, (5, 4), elements=st.floats(0.0, 1.0)),
+    budget=st.floats(0.0, 2.0),
+    extra=st.floats(0.0, 2.0),
+)
+def test_monotone_in_budget_first_step(costs, budget, extra) -> None:
+    small, large = IndividualRenyiFilter(4, budget), IndividualRenyiFilter(4, budget + extra)
+    assert np.all(small.request(costs[0]) <= large.request(costs[0]))
+
+
+def test_spent_is_read_only_and_validation() -> None:
+    filt = IndividualRenyiFilter(3, 1.0)
+    with pytest.raises(ValueError):
+        filt.spent[0] = 5.0
+    for bad in (
+        np.array([0.1, 0.2]),
+        np.array([0.1, -0.2, 0.0]),
+        np.array([0.1, np.nan, 0.0]),
+        np.array([0.1, np.inf, 0.0]),
+        np.ones((3, 1)),
+        RenyiCurve.single(2.0, 0.1),
+        0.1,
+    ):
+        with pytest.raises(ValueError):
+            filt.request(bad)
+    assert filt.history == ()
+    with pytest.raises(ValueError):
+        IndividualRenyiFilter(0, 1.0)
+    with pytest.raises(ValueError):
+        IndividualRenyiFilter(3, 1.0, alpha=1.0)
+
+
+def test_gaussian_costs_and_clipping() -> None:
+    v = np.array([[3.0, 4.0], [0.0, 0.0], [0.6, 0.8]])
+    # alpha ||v||^2 / (2 sigma^2) with alpha = 2, sigma = 5: 2*25/50 = 1, 0, 2*1/50 = 0.04.
+    np.testing.assert_allclose(gaussian_individual_costs(v, 5.0, alpha=2.0), [1.0, 0.0, 0.04])
+    np.testing.assert_allclose(gaussian_individual_costs(v, 5.0), [0.5, 0.0, 0.02])
+    clipped = clip_rows(v, 1.0)
+    np.testing.assert_allclose(clipped, [[0.6, 0.8], [0.0, 0.0], [0.6, 0.8]])
+    assert np.all(
+        np.linalg.norm(clip_rows(np.random.default_rng(0).normal(size=(50, 3)), 0.3), axis=1)
+        <= 0.3 + 1e-15
+    )
+    with pytest.raises(ValueError):
+        clip_rows(v, 0.0)
+    with pytest.raises(ValueError):
+        gaussian_individual_costs(v[0], 1.0)
+
+
+def test_corollary_4_7_gaussian_sum() -> None:
+    """sigma^2 = B_norm / (2 kappa) and a kappa-zCDP individual filter: a point runs while its
+    summed squared norms stay <= B_norm; the release is the active sum plus N(0, sigma^2 I)."""
+    rng = np.random.default_rng(7)
+    n, d, b_norm, kappa = 200, 3, 4.0, 0.5
+    sigma = np.sqrt(b_norm / (2 * kappa))
+    filt = IndividualRenyiFilter(n, kappa, readmit=False)
+    cumulative = np.zeros(n)
+    for _ in range(12):
+        q = clip_rows(rng.normal(size=(n, d)) * rng.uniform(0, 1, size=(n, 1)), 1.0)
+        cumulative += np.einsum("ij,ij->i", q, q)
+        seed = int(rng.integers(2**32))
+        release, active = filtered_gaussian_sum(filt, q, sigma, np.random.default_rng(seed))
+        np.testing.assert_array_equal(active, cumulative <= b_norm * (1 + 1e-12))
+        noise = np.random.default_rng(seed).normal(0.0, sigma, size=d)
+        np.testing.assert_allclose(release, q[active].sum(axis=0) + noise, rtol=1e-12)
+    assert np.all(filt.spent <= kappa)
+    # All points ran at least k0 = floor(B_norm / C^2) = 4 steps (all norms <= C = 1).
+    assert all(step.n_active == n for step in filt.history[:4])

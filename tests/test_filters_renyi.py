@@ -1,0 +1,169 @@
+"""Rényi, zCDP and their (eps, delta) filters: hand-checked halts, dp_accounting, properties."""
+
+from __future__ import annotations
+
+import math
+
+import dp_accounting
+import pytest
+from dp_accounting.rdp import rdp_privacy_accountant
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accounting.costs import EpsDelta, PureDP, RenyiCurve, Zcdp
+from accounting.curves.zcdp import zcdp_to_eps, zcdp_to_eps_optimal
+from accounting.filters.renyi import (
+    PureDpFilterViaZcdp,
+    RdpDpFilter,
+    RenyiFilter,
+    ZcdpFilter,
+    rdp_budget_for_dp,
+)
+from accounting.mechanisms.gaussian import gaussian_rdp
+
+ORDERS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+
+
+def gaussian_curve(sigma: float, orders=ORDERS, sensitivity: float = 1.0) -> RenyiCurve:
+    """RDP of the Gaussian mechanism, alpha Delta^2 / (2 sigma^2) (Mironov 2017)."""
+    return RenyiCurve.from_function(lambda a: gaussian_rdp(a, sensitivity, sigma), orders)
+
+
+def accepted(filt, costs) -> int:
+    return sum(filt.request(c) for c in costs)
+
+
+def test_single_order_gaussian_k0() -> None:
+    # Sec. 4.2: k0 = floor(2 B sigma^2 / (C^2 alpha)) = floor(2 * 10 * 4 / 8) = 10 queries.
+    filt = RenyiFilter(8.0, 10.0)
+    cost = gaussian_curve(sigma=2.0, orders=(8.0,))
+    assert accepted(filt, [cost] * 15) == 10
+    assert filt.halted
+    assert filt.spent.at(8.0) == 10.0  # equality continues (Thm. 4.3: CONT iff sum <= B)
+    assert len(filt.history) == 11 and not filt.history[-1].accepted
+
+
+def test_remark_4_4_all_orders_must_fit() -> None:
+    # Gaussian sigma = 2: rho(2) = 0.25, rho(8) = 1. Budgets (1, 10): order 2 allows 4 queries,
+    # order 8 allows 10. Remark 4.4 needs every filter to say CONT, so 4 run, not 10.
+    filt = RenyiFilter((2.0, 8.0), (1.0, 10.0))
+    assert accepted(filt, [gaussian_curve(2.0, orders=(2.0, 8.0))] * 20) == 4
+    assert filt.spent.eps == (1.0, 4.0)
+    assert filt.guarantee == RenyiCurve((2.0, 8.0), (1.0, 10.0))
+
+
+def test_adaptive_costs_and_retry_after_halt_is_refused() -> None:
+    filt = RenyiFilter(4.0, 1.0)
+    assert filt.request(RenyiCurve.single(4.0, 0.75))
+    assert not filt.request(RenyiCurve.single(4.0, 0.5))
+    assert not filt.request(RenyiCurve.single(4.0, 0.0))  # HALT is permanent
+    assert filt.spent.at(4.0) == 0.75
+
+
+def test_cost_validation() -> None:
+    filt = RenyiFilter((2.0, 8.0), 1.0)
+    with pytest.raises(ValueError):
+        filt.request(Zcdp(0.1))
+    with pytest.raises(ValueError):
+        filt.request(RenyiCurve.single(2.0, 0.1))  # order 8 missing from the cost's grid
+    with pytest.raises(ValueError):
+        ZcdpFilter(1.0).request(RenyiCurve.single(2.0, 0.1))
+    with pytest.raises(ValueError):
+        PureDpFilterViaZcdp(1.0, 1e-5).request(EpsDelta(0.1, 0.0))
+    with pytest.raises(ValueError):
+        RenyiFilter((2.0, 8.0), (1.0, 2.0, 3.0))
+    with pytest.raises(ValueError):
+        RenyiFilter(1.0, 1.0)
+    with pytest.raises(ValueError):
+        RenyiFilter(2.0, -1.0)
+
+
+def test_zcdp_filter() -> None:
+    filt = ZcdpFilter(1.0)
+    assert accepted(filt, [Zcdp(0.125)] * 12) == 8
+    assert filt.spent == 1.0
+
+
+def test_pure_dp_filter_theorem_4_8() -> None:
+    # eps = 1, delta = 1e-5: B* = 0.0208199 (Thm. 4.8); each 0.1-DP query costs 0.005 zCDP,
+    # so floor(0.0208199 / 0.005) = 4 run. Check: 4 queries give
+    # 0.5*4*0.01 + sqrt(2*4*ln(1e5))*0.1 = 0.02 + 0.9597 <= 1, 5 give 0.025 + 1.0730 > 1.
+    filt = PureDpFilterViaZcdp(1.0, 1e-5)
+    assert filt.budget == pytest.approx(0.0208199, abs=1e-7)
+    assert accepted(filt, [PureDP(0.1)] * 10) == 4
+    # The optimal (Canonne-Kamath-Steinke) B* = 0.0305566 lets floor(6.11) = 6 run.
+    filt = PureDpFilterViaZcdp(1.0, 1e-5, conversion="optimal")
+    assert accepted(filt, [PureDP(0.1)] * 10) == 6
+    assert zcdp_to_eps_optimal(filt.spent, 1e-5) <= 1.0
+    with pytest.raises(ValueError):
+        PureDpFilterViaZcdp(1.0, 1e-5, conversion="mironov")  # type: ignore[arg-type]
+
+
+def test_rdp_dp_filter_taylor() -> None:
+    # eps = 2, delta = 1e-5, alpha = 10: eps_alpha = 2 - ln(1e5)/9 = 2 - 1.279214 = 0.720786.
+    filt = RdpDpFilter(2.0, 1e-5, 10.0)
+    assert filt.budgets[0] == pytest.approx(0.720786, abs=1e-6)
+    assert accepted(filt, [RenyiCurve.single(10.0, 0.1)] * 10) == 7
+    # cks: 2 - ln(0.9) - (ln(1e5) - ln(10)) / 9 = 2 + 0.1053605 - 1.0233711 = 1.0819894.
+    filt = RdpDpFilter(2.0, 1e-5, 10.0, conversion="cks")
+    assert filt.budgets[0] == pytest.approx(1.0819894, abs=1e-7)
+    assert accepted(filt, [RenyiCurve.single(10.0, 0.1)] * 20) == 10
+    with pytest.raises(ValueError):
+        RdpDpFilter(2.0, 1e-5, 2.0)  # ln(1e5) / 1 > 2: no budget left at alpha = 2
+    with pytest.raises(ValueError):
+        RdpDpFilter(2.0, 1e-5, 10.0, conversion="bun_steinke")  # type: ignore[arg-type]
+
+
+def test_degenerate_schedule_matches_dp_accounting() -> None:
+    """A fixed Gaussian schedule through the Rényi filter = dp_accounting's RDP accountant."""
+    sigma, k, delta = 3.0, 50, 1e-6
+    filt = RenyiFilter(ORDERS, 1e9)
+    assert accepted(filt, [gaussian_curve(sigma)] * k) == k
+    acct = rdp_privacy_accountant.RdpAccountant(list(ORDERS))
+    acct.compose(dp_accounting.GaussianDpEvent(sigma), k)
+    for ours, theirs in zip(filt.spent.eps, acct._rdp, strict=True):
+        assert ours == pytest.approx(theirs, rel=1e-12)
+    # At each fixed order, the cks RDP budget inverts dp_accounting's conversion.
+    for alpha, rdp in zip(ORDERS[1:], acct._rdp[1:], strict=True):
+        eps, _ = rdp_privacy_accountant.compute_epsilon([alpha], [rdp], delta)
+        if eps > 0:
+            assert rdp_budget_for_dp(eps, delta, alpha, "cks") == pytest.approx(rdp, rel=1e-9)
+    # zCDP view: the same schedule is k/(2 sigma^2)-zCDP.
+    zfilt = ZcdpFilter(k / (2 * sigma**2))
+    assert accepted(zfilt, [Zcdp(1 / (2 * sigma**2))] * k) == k
+    assert acct.get_epsilon(delta) <= zcdp_to_eps(zfilt.spent, delta)
+
+
+budgets = st.floats(0.0, 5.0)
+cost_lists = st.lists(st.floats(0.0, 1.0), min_size=1, max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(b=budgets, costs=cost_lists, extra=st.floats(0.0, 2.0))
+def test_never_beyond_budget_and_monotone(b: float, costs: list[float], extra: float) -> None:
+    small, large = RenyiFilter((2.0, 5.0), (b, 2 * b)), RenyiFilter((2.0, 5.0), (b + extra, 2 * b))
+    curves = [RenyiCurve((2.0, 5.0), (c, c)) for c in costs]
+    n_small, n_large = accepted(small, curves), accepted(large, curves)
+    assert small.spent.eps[0] <= b and small.spent.eps[1] <= 2 * b
+    assert n_small <= n_large
+    assert n_small == len(costs) or small.halted
+    z = ZcdpFilter(b)
+    accepted(z, [Zcdp(c) for c in costs])
+    assert z.spent <= b
+    p = PureDpFilterViaZcdp(1.0 + b, 1e-6)
+    accepted(p, [PureDP(c) for c in costs])
+    assert p.spent <= p.budget
+    assert zcdp_to_eps(p.spent, 1e-6) <= (1.0 + b) * (1 + 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(eps=st.floats(0.5, 20.0), alpha=st.floats(1.5, 200.0), delta=st.floats(1e-10, 1e-2))
+def test_rdp_budget_conversions(eps: float, alpha: float, delta: float) -> None:
+    try:
+        mironov = rdp_budget_for_dp(eps, delta, alpha, "mironov")
+    except ValueError:
+        assert eps < math.log(1 / delta) / (alpha - 1)
+        return
+    cks = rdp_budget_for_dp(eps, delta, alpha, "cks")
+    assert cks >= mironov
+    assert mironov + math.log(1 / delta) / (alpha - 1) == pytest.approx(eps, rel=1e-12)
