@@ -44,10 +44,10 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 bench: $(STAMP)
-	@set -e; found=0; for script in benchmarks/bench_*.py; do \
+	@set -e; found=0; for script in benchmarks/[!_]*.py; do \
 		[ -e "$$script" ] || continue; found=1; \
 		echo "== $$script"; $(BIN)/python "$$script"; \
-	done; [ $$found = 1 ] || echo "no benchmarks/bench_*.py yet"
+	done; [ $$found = 1 ] || echo "no benchmarks/*.py yet"
 
 # Removes generated results, figures and processed data (keeps data/raw and the READMEs).
 clean:

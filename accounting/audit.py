@@ -388,6 +388,28 @@ def history_key(filt: Filter) -> tuple[Any, ...]:
 StateKey = Callable[[Filter], Hashable]
 
 
+def _admitted(filt: Filter, query: DiscreteQuery) -> Filter | None:
+    """A copy of the filter after it admitted ``query``, or None if it halts on it."""
+    admitted = copy.deepcopy(filt)
+    return admitted if admitted.request(query.cost) else None
+
+
+def _transition(
+    memo: dict[Any, Any] | None, skey: Hashable, move: tuple[int, ...], make: Callable[[], Any]
+) -> Any:
+    """A successor filter, built once per (state, move) when memoising.
+
+    Filters in the game tree are never mutated after construction (every move works on a
+    copy), so equal states may share their successors.
+    """
+    if memo is None or skey is None:
+        return make()
+    key = ("transition", skey, move)
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]
+
+
 def _best_value(
     game: _Game,
     filt: Filter,
@@ -395,7 +417,7 @@ def _best_value(
     depth: int,
     forward: bool,
     loss: float = 0.0,
-    memo: dict[Any, np.ndarray] | None = None,
+    memo: dict[Any, Any] | None = None,
     track: bool = False,
     state_key: StateKey = history_key,
 ) -> tuple[np.ndarray, _Table]:
@@ -407,19 +429,20 @@ def _best_value(
     to this node -> menu index (None: stop); a tie prefers stopping, then the earlier menu
     entry.
     """
-    key = None
+    key = skey = None
     if memo is not None:
-        key = (state_key(filt), depth, game.key(loss))
+        skey = state_key(filt)
+        key = (skey, depth, game.key(loss))
         try:
             if key in memo:
                 return memo[key], {}
         except TypeError:
-            key = None
+            key = skey = None
     best = game.stop(loss)
     table: _Table = {(): None} if track else {}
     for i, query in enumerate(menu if depth > 0 else ()):
-        admitted = copy.deepcopy(filt)
-        if not admitted.request(query.cost):
+        admitted = _transition(memo, skey, (i,), lambda m=query: _admitted(filt, m))
+        if admitted is None:
             continue
         p, q = (query.p, query.q) if forward else (query.q, query.p)
         parts, below = [], {}
@@ -428,7 +451,7 @@ def _best_value(
                 parts.append(game.reveal(p[o]))
                 continue
             step = math.log(p[o]) - math.log(q[o])
-            child = _step(admitted, query, o)
+            child = _transition(memo, skey, (i, o), lambda a=admitted, m=query, o=o: _step(a, m, o))
             sub, sub_table = _best_value(
                 game, child, menu, depth - 1, forward, loss + step, memo, track, state_key
             )

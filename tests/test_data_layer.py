@@ -51,6 +51,15 @@ def test_mirror_copy_is_verified_and_complete(tmp_path, monkeypatch):
     assert fetch(_entry(), raw, mirror=mirror).read_bytes() == PAYLOAD
 
 
+def test_corrupt_copy_in_raw_dir_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setattr(fetch_mod.urllib.request, "urlopen", _no_network)
+    target = tmp_path / "raw" / "fake" / "table.csv"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"corrupt\n")
+    with pytest.raises(ChecksumError, match="expected " + PAYLOAD_SHA):
+        fetch(_entry(), tmp_path / "raw", mirror=_mirror(tmp_path))
+
+
 def test_mirror_from_environment(tmp_path, monkeypatch):
     monkeypatch.setattr(fetch_mod.urllib.request, "urlopen", _no_network)
     monkeypatch.setenv(MIRROR_ENV, str(_mirror(tmp_path)))

@@ -108,6 +108,13 @@ def test_advanced_beats_additive_for_many_small_queries_only():
     assert admitted(AdvancedFilter(1.0, 1e-6), large) < admitted(AdditiveFilter(1.0, 1e-6), large)
 
 
+def test_huge_costs_halt_without_overflow():
+    for f in (AdditiveFilter(1.0, 1e-5), AdvancedFilter(1.0, 1e-5), WhitehouseFilter(1.0, 1e-5)):
+        assert not f.request(EpsDelta(1e200))
+    with pytest.raises(ValueError, match="700"):
+        rogers_k([800.0], 1000.0, 1e-5, 5e-6)
+
+
 def test_advanced_delta_split():
     f = AdvancedFilter(100.0, 1e-5)  # default delta'' = delta_g / 2: sum delta_i <= 5e-6
     assert f.delta_pp == 5e-6

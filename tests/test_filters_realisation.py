@@ -227,6 +227,18 @@ def test_worst_case_next_request_is_used():
     assert steps == 1 + int(np.floor(threshold / 0.4)) + 1
 
 
+def test_allowable_sets_may_change_with_the_step():
+    def allowed(i: int):
+        return [RoundLoss.gaussian(2.0 if i % 2 else 4.0)]
+
+    filt = RealisationFilter(9.0, 1e-5, N, DT, TH, allowed)
+    with pytest.raises(ValueError, match="R_1"):
+        filt.request(RoundLoss.gaussian(4.0))
+    assert filt.request(RoundLoss.gaussian(2.0))
+    filt.observe((0.1, -0.1))
+    assert filt.request(RoundLoss.gaussian(4.0))
+
+
 def test_filter_stops_at_n_max():
     filt = RealisationFilter(50.0, 1e-3, 3, 1e-4, 1e-4, [RoundLoss.gaussian(SIGMA)])
     released = run_interaction(filt, gaussian_counting_analyst(SIGMA), 0, np.random.default_rng(1))

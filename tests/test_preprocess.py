@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import json
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -170,3 +173,29 @@ def test_near_reader_on_synthetic_file(tmp_path):
     assert list(matrix.columns) == ["2012-07-01", "2012-07-02"]
     assert matrix.loc[1].tolist() == [36.0, 36.0]  # 48 * (0.5 + 0.25), GG excluded
     assert matrix.loc[2].tolist() == [48.0, 48.0]
+
+
+def test_hydra_app_writes_outputs_and_no_hydra_litter(raw_dir, tmp_path):
+    """The Hydra entry point: outputs with sidecars, no outputs/ or .hydra/ folders."""
+    _real(raw_dir, *pp.RAW["bikes"])
+    out = tmp_path / "processed"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "experiments.data.preprocess",
+            "dataset=bikes",
+            f"raw_dir={raw_dir}",
+            f"out_dir={out}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["bikes.csv", "bikes.csv.json"]
+    assert json.loads((out / "bikes.csv.json").read_text())["config"]["dataset"] == "bikes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["processed", "results"]
+    hydra_dir = tmp_path / "results" / ".hydra"
+    assert [p.relative_to(hydra_dir).as_posix() for p in hydra_dir.rglob("*")] == ["run"]

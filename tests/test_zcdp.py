@@ -101,6 +101,19 @@ def test_small_rho_is_consistent_with_pinsker() -> None:
     for rho in [1e-8, 1e-6, 1e-3]:
         assert zcdp_to_delta(rho, 0.0) <= 2 * math.sqrt(rho / 2)
         assert gaussian_zcdp_delta(rho, 0.0) <= math.sqrt(rho / 2)
+    # Hand asymptotics of Cor. 13 at eps = 0, rho -> 0: delta ~ min_x e^{x^2 rho} e^{-1} / x
+    # at x = 1/sqrt(2 rho), i.e. sqrt(2 rho) e^{-1/2} = 0.857764 sqrt(rho).
+    for rho in [1e-300, 1e-100, 1e-12]:
+        assert zcdp_to_delta(rho, 0.0) == pytest.approx(0.857764 * math.sqrt(rho), rel=1e-5)
+
+
+@pytest.mark.parametrize("rho", [1e-300, 1e-100, 1e-20, 1e20, 1e100, 1e300])
+def test_extreme_inputs_stay_finite(rho: float) -> None:
+    for delta in (1e-300, 1e-20, 0.5):
+        opt = zcdp_to_eps_optimal(rho, delta)
+        assert 0.0 <= opt <= zcdp_to_eps(rho, delta) and math.isfinite(opt)
+    for eps in (0.0, 1.0, 1e10):
+        assert 0.0 <= zcdp_to_delta(rho, eps) <= 1.0
 
 
 def test_gaussian_delta_matches_mpmath() -> None:

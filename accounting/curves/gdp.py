@@ -23,12 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import erfcx, log_expit, log_ndtr, logsumexp, ndtr, ndtri, ndtri_exp
+from scipy.special import erfcx, log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
 
 from accounting import _checks
 from accounting.costs import EpsDelta, Gdp, PureDP
 from accounting.curves.pld import Pld
-from accounting.curves.tradeoff import PiecewiseLinearTradeoff, pure_dp_pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff
+from accounting.mechanisms.randomized_response import randomized_response_pld
 
 _LOG_HALF_SQRT_2PI = 0.5 * math.log(math.pi / 2.0)  # log(Phi(x) / phi(x)) = this + log erfcx
 _MU_MARGIN = 1e-12  # relative safety margin on float-computed dominating mu
@@ -151,7 +152,8 @@ def gdp_composed_log_delta(eps: float | np.ndarray, mu: float, pld: Pld) -> floa
     terms = gdp_log_delta(e[..., None] - pld.losses, mu) + np.log(pld.probs)
     if pld.inf_mass > 0:
         terms = np.concatenate([terms, np.full(e.shape + (1,), math.log(pld.inf_mass))], -1)
-    out = logsumexp(terms, axis=-1)
+    top = terms.max(axis=-1)
+    out = top + np.log(np.exp(terms - top[..., None]).sum(axis=-1))
     return float(out) if e.ndim == 0 else out
 
 
@@ -163,7 +165,7 @@ def gdp_pure_dp_delta(eps: float | np.ndarray, mu: float, eps0: float) -> float 
     delta(eps) = p delta_mu(eps - eps0) + (1 - p) delta_mu(eps + eps0).
     """
     eps0 = _checks.nonnegative("eps0", eps0)
-    return np.exp(gdp_composed_log_delta(eps, mu, pure_dp_pld(eps0)))
+    return np.exp(gdp_composed_log_delta(eps, mu, randomized_response_pld(eps0)))
 
 
 @dataclass(frozen=True)

@@ -98,8 +98,9 @@ class Pld:
 
         Then delta(eps) = D_k + (1 - e^{eps - L_k}) W_k + inf_mass for k the first index
         with L_k > eps. Both are sums of non-negative terms (D by the recurrence
-        D_k = D_{k+1} + (1 - e^{L_k - L_{k+1}}) W_{k+1}), so delta keeps full relative
-        accuracy even when it is tiny, and costs O(n) once plus O(log n) per eps.
+        D_k = D_{k+1} + (1 - e^{L_k - L_{k+1}}) W_{k+1}), so delta keeps its relative
+        accuracy (~1e-16 (n + max |L|)) even when it is tiny, and costs O(n) once plus
+        O(log n) per eps.
         """
         suffix_log_q = np.logaddexp.accumulate(self._log_q[::-1])[::-1]
         w = np.exp(self.losses + suffix_log_q)

@@ -32,6 +32,7 @@ from accounting import _checks
 from accounting.curves.pld import Pld
 
 _TOL = 1e-9
+_GAP_TOL = 1e-12  # a Q-mass deficit below this is rounding, not an atom of loss -inf
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,14 +97,18 @@ class PiecewiseLinearTradeoff:
 
     @classmethod
     def from_pld(cls, pld: Pld) -> PiecewiseLinearTradeoff:
-        """The (exact) trade-off curve of a finite PLD: atoms sorted by decreasing loss."""
+        """The (exact) trade-off curve of a finite PLD: atoms sorted by decreasing loss.
+
+        A Q-mass deficit 1 - sum_i p_i e^-L_i is an atom of loss -inf (a flat final
+        segment); below 1e-12 it is taken as rounding and dropped.
+        """
         if not isinstance(pld, Pld):
             raise ValueError(f"pld must be a Pld, got {type(pld).__name__}")
         q = pld.probs * np.exp(-pld.losses)
         q_total = float(q.sum())
         if q_total > 1.0 + _TOL:
             raise ValueError(f"not a PLD: E_P[exp(-L)] = {q_total} > 1")
-        gap = max(0.0, 1.0 - q_total)
+        gap = 1.0 - q_total if q_total < 1.0 - _GAP_TOL else 0.0
         widths = np.append(q[::-1], gap)
         drops = np.append(pld.probs[::-1], 0.0)
         return cls(widths, drops, 1.0 - pld.inf_mass)
@@ -126,14 +131,16 @@ class PiecewiseLinearTradeoff:
     @property
     def alpha(self) -> np.ndarray:
         """Type-I errors of the vertices, 0 = alpha_0 < ... < alpha_K = 1."""
-        alpha = np.concatenate([[0.0], np.cumsum(self.widths)])
+        alpha = np.minimum(np.concatenate([[0.0], np.cumsum(self.widths)]), 1.0)
         alpha[-1] = 1.0
         return alpha
 
     @property
     def beta(self) -> np.ndarray:
         """Type-II errors f(alpha_k) of the vertices (summed from the small end)."""
-        return np.concatenate([np.cumsum(self.drops[::-1])[::-1], [0.0]])
+        beta = np.minimum(np.concatenate([np.cumsum(self.drops[::-1])[::-1], [0.0]]), self.start)
+        beta[0] = self.start
+        return beta
 
     @property
     def slopes(self) -> np.ndarray:
@@ -173,8 +180,3 @@ class PiecewiseLinearTradeoff:
 def eps_delta_pld(eps: float, delta: float = 0.0) -> Pld:
     """The 4-point PLD of (eps, delta)-DP: losses +-eps, +inf with probability delta."""
     return PiecewiseLinearTradeoff.eps_delta(eps, delta).to_pld()
-
-
-def pure_dp_pld(eps: float) -> Pld:
-    """The PLD of randomized response RR_eps: loss eps w.p. e^eps / (1 + e^eps), else -eps."""
-    return eps_delta_pld(eps, 0.0)

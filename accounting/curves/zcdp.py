@@ -56,12 +56,12 @@ def _cks_eps_at(u: np.ndarray, rho: float, log_inv_delta: float) -> np.ndarray:
     delta = exp((alpha - 1)(tau - eps)) / (alpha - 1) * (1 - 1/alpha)^alpha. Solving for eps:
     eps = tau + log(1 - 1/alpha) + (log(1/delta) - log(alpha)) / (alpha - 1), tau = alpha rho
     (the formula of Balle et al. 2020, Thm. 21 and of dp_accounting's compute_epsilon).
-    Written in x = alpha - 1 = e^u, with log(1 - 1/alpha) = u - log1p(x), so that orders
-    within 1e-16 of 1 (large rho) keep full precision.
+    Written in x = alpha - 1 = e^u, with log(1 - 1/alpha) = -log(1 + e^-u), so that orders
+    within 1e-16 of 1 (large rho) and huge orders (tiny rho) keep full precision.
     """
     x = np.exp(u)
     log_alpha = np.log1p(x)
-    return (1.0 + x) * rho + (u - log_alpha) + (log_inv_delta - log_alpha) / x
+    return (1.0 + x) * rho - np.logaddexp(0.0, -u) + (log_inv_delta - log_alpha) / x
 
 
 def _cks_log_delta_at(u: np.ndarray, rho: float, eps: float) -> np.ndarray:
@@ -70,8 +70,7 @@ def _cks_log_delta_at(u: np.ndarray, rho: float, eps: float) -> np.ndarray:
     log delta = (alpha - 1)(alpha rho - eps) - log(alpha) + (alpha - 1) log(1 - 1/alpha).
     """
     x = np.exp(u)
-    log_alpha = np.log1p(x)
-    return x * ((1.0 + x) * rho - eps) - log_alpha + x * (u - log_alpha)
+    return x * ((1.0 + x) * rho - eps) - np.log1p(x) - x * np.logaddexp(0.0, -u)
 
 
 def _minimise_over_orders(fn: Callable[[np.ndarray], np.ndarray], u0: float) -> float:

@@ -69,6 +69,8 @@ def rogers_k(
     delta_g = _checks.open_unit("delta_g", delta_g)
     delta_pp = _checks.open_unit("delta_pp", delta_pp)
     e = [_checks.nonnegative("eps", x) for x in eps]
+    if e and max(e) > 700.0:
+        raise ValueError("eps_j > 700 overflows e^eps_j in K; such a query exceeds any budget")
     h = eps_g**2 / (ROGERS_H_CONSTANT * math.log(1.0 / delta_g))
     square_sum = math.fsum(x * x for x in e)
     drift = math.fsum(x * math.expm1(x) / 2.0 for x in e)
@@ -116,6 +118,9 @@ class AdvancedFilter(_EpsDeltaFilter):
         eps, delta_sum = self._sums(cost)
         if delta_sum > self.delta_g - self.delta_pp:
             return False
+        # K > sqrt(2 eps_j^2 log(1/delta'')) > eps_j since delta'' < 1/e: exact shortcut
+        if cost.eps > self.eps_g:
+            return False
         return rogers_k(eps, self.eps_g, self.delta_g, self.delta_pp) <= self.eps_g
 
 
@@ -126,7 +131,7 @@ def whitehouse_eps(eps: list[float] | tuple[float, ...], delta_prime: float) -> 
     parts (eps-DP implies eps^2/2-zCDP, Bun and Steinke 2016, Prop. 3.3).
     """
     delta_prime = _checks.open_unit("delta_prime", delta_prime)
-    square_sum = math.fsum(_checks.nonnegative("eps", x) ** 2 for x in eps)
+    square_sum = math.fsum(x * x for x in (_checks.nonnegative("eps", e) for e in eps))
     return math.sqrt(2.0 * math.log(1.0 / delta_prime) * square_sum) + 0.5 * square_sum
 
 

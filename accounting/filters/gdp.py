@@ -32,8 +32,9 @@ from accounting.curves.gdp import (
     smallest_dominating_mu,
 )
 from accounting.curves.pld import Pld
-from accounting.curves.tradeoff import PiecewiseLinearTradeoff, pure_dp_pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters.base import Filter
+from accounting.mechanisms.randomized_response import randomized_response_pld
 
 GDP_COSTS = (Gdp, PureDP, EpsDelta, Pld, PiecewiseLinearTradeoff, GdpProfile)
 _MASS_TOL = 1e-12  # +inf / -inf masses below this are float noise of a PLD's construction
@@ -49,7 +50,7 @@ def _finite_query(cost: object) -> Pld:
     if isinstance(cost, PureDP | EpsDelta):
         if isinstance(cost, EpsDelta) and cost.delta > 0:
             raise ValueError("an (eps, delta > 0) query is dominated by no GDP budget")
-        return pure_dp_pld(cost.eps)
+        return randomized_response_pld(cost.eps)
     if isinstance(cost, PiecewiseLinearTradeoff):
         return cost.to_pld()
     if isinstance(cost, Pld):
@@ -116,6 +117,8 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
     xl, xr = grid[:-1], grid[1:]
     left, right = [v[:-1] for v in vals], [v[1:] for v in vals]
     for level in range(_REFINE_LEVELS + 1):
+        if np.any(left[0] > left[1]) or np.any(right[0] > right[1]):
+            return False  # violated at a sample point: refining cannot help
         ok = interval_certificate(xl, xr, *zip(left, right, strict=True))
         if ok.all():
             return True

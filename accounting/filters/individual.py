@@ -8,9 +8,9 @@ whose sum would stay <= B; inactive points are left out of step t and charged 0 
 (Thm. 4.5). An individual left out at step t is asked again at step t+1 with that step's cost
 (Algorithm 2 evaluates the filter afresh each step), so a point whose loss at a later step
 fits its remaining budget re-enters: that is what the algorithm prescribes. With
-``readmit=False`` a point refused once is left out for good; its active set is then exactly
-S_t = {i : sum_{j <= t} ||q_j(X_i)||^2 <= B_norm} of Corollary 4.7 / Thm. 1.2 (which counts
-every query), and it is valid too: it only charges less than Algorithm 2 would.
+``readmit=False`` a point refused once is left out for good; for Gaussian costs its active
+set is then exactly S_t = {i : sum_{j <= t} ||q_j(X_i)||^2 <= B_norm} of Corollary 4.7 /
+Thm. 1.2 (which counts every query). It is valid too: the charged losses still sum to <= B.
 
 How this fits the Filter protocol: ``request`` takes the vector of individual costs of one
 step (float array of length n, in the filter's unit) and returns the boolean active mask,

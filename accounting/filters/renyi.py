@@ -36,8 +36,9 @@ class RenyiFilter(Filter):
     A set of orders (Rem. 4.4): "if all filters in the set {F_{alpha_j, B}} output CONT, then
     the adaptive composition satisfies (alpha_j, B)-RDP for all j". So a query runs only if
     EVERY order stays within its budget; the first order that would be exceeded halts the
-    filter. Per-order budgets B_j are the same argument order by order (the joint rule halts no
-    later than any single-order filter F_{alpha_j, B_j}). Continuing while only SOME order is
+    filter. Per-order budgets B_j are the same argument order by order: under the joint rule
+    the costs that run (zero after the halt) sum to <= B_j at order alpha_j almost surely, which
+    is all Thm. 3.1 needs. Continuing while only SOME order is
     within budget is not what the remark allows: it certifies no fixed order, and needs a
     different proof for a DP target (e.g. a union bound over orders), which this class does not
     implement.

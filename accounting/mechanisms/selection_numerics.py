@@ -55,7 +55,8 @@ _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(20)
 _INC_X, _INC_W = np.polynomial.legendre.leggauss(6)
 _DROP = 80.0  # integrand ignored where it is below exp(-_DROP) of its maximum
-_DIRECT_INCREMENT = 0.5  # shifts above this use a plain difference of log_ndtr values
+_EPS = float(np.finfo(np.float64).eps)
+_TAYLOR_TERMS, _TAYLOR_REACH = 6, 1e-3  # series for log Phi(s + h) - log Phi(s), h s <= 1e-3
 _MAX_PANELS = 20_000
 
 
@@ -116,35 +117,68 @@ def _log_gauss_density(x: np.ndarray) -> np.ndarray:
 
 
 def _log_ndtr_increment(s: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """log Phi(s + h) - log Phi(s) for h >= 0 (broadcast), with full relative accuracy.
+    """log Phi(s + h) - log Phi(s) for h >= 0 (broadcast), to ~1e-13 relative or better.
 
-    Three regimes by r = h max(1, s), each accurate to ~1e-13 relative or better:
-    * r <= 1e-3: Taylor series to h^4 in the hazard lam = phi / Phi and its derivatives
-      lam' = -lam (s + lam), ... (remainder ~ r^5 / 120);
-    * r <= 0.5: 6-point Gauss-Legendre on the integral of the hazard over [s, s + h]; the
-      hazard is analytic within distance ~2.8 of the real line (zeros of Phi) and varies by
-      at most a factor exp(r) on the interval, so the rule is exact to rounding;
-    * r > 0.5: the plain difference; no cancellation beyond a relative 1e-16 max(1, -s) / h.
+    Cheapest accurate method per element, with r = h max(1, s):
+    * r <= 1e-3 and s >= -20: Taylor series in the hazard lam = phi / Phi and its
+      derivatives (remainder below 1e-17; below -20 the recursion loses digits to the
+      cancellation in s + lam);
+    * otherwise the plain difference of ``log_ndtr`` values: for s <= 5 where its rounding
+      error 8 eps (|log Phi(s)| + |log Phi(s + h)|) is below 1e-13 of it, for s > 5 where
+      r > 0.5 (there log Phi ~ -Q(s) is only accurate to ~1e-13 relative, which does not
+      cancel once Q(s + h) << Q(s));
+    * the rest: 6-point Gauss-Legendre on the integral of the hazard over [s, s + h]. The
+      hazard is analytic away from the zeros of Phi (nearest at 1.9 +- 2.8i, the others
+      further right), and the rest has h small against that distance (s <= 5) or r <= 0.5
+      (s > 5), so the rule is exact to rounding.
     """
     h = np.broadcast_to(h, s.shape)
-    lam = _hazard(s)
-    d1 = -lam * (s + lam)
-    d2 = -d1 * (s + lam) - lam * (1.0 + d1)
-    d3 = -d2 * (s + lam) - 2.0 * d1 * (1.0 + d1) - lam * d2
-    out = h * (lam + h * (d1 / 2.0 + h * (d2 / 6.0 + h * d3 / 24.0)))
     reach = h * np.maximum(s, 1.0)
-    rest = reach > 1e-3
+    series = (reach <= _TAYLOR_REACH) & (s >= -20.0)
+    out = np.empty_like(s)
+    if np.any(series):
+        out[series] = _log_ndtr_increment_series(s[series], h[series], reach[series].max())
+    rest = ~series
     if np.any(rest):
         sr, hr = s[rest], h[rest]
-        quad = reach[rest] <= _DIRECT_INCREMENT
-        vals = log_ndtr(sr + hr) - log_ndtr(sr)
-        if np.any(quad):
-            sq, hq = sr[quad], hr[quad]
+        lo, hi = log_ndtr(sr), log_ndtr(sr + hr)
+        vals = hi - lo
+        # log_ndtr is accurate to a few ulp of |log Phi| for s <= 5; beyond, log Phi ~ -Q(s)
+        # carries ~1e-13 relative error, so the difference is kept only when Q(s + h) is
+        # well below Q(s) (r > 0.5), where that error does not cancel
+        rounding = 8.0 * _EPS * (np.abs(lo) + np.abs(hi)) > 1e-13 * vals
+        bad = np.where(sr > 5.0, reach[rest] <= 0.5, rounding)
+        if np.any(bad):
+            sq, hq = sr[bad], hr[bad]
             u = sq[:, None] + (0.5 * hq)[:, None] * (_INC_X + 1.0)
-            vals[quad] = 0.5 * hq * (_hazard(u) @ _INC_W)
-        out = out.copy()
+            vals[bad] = 0.5 * hq * (_hazard(u) @ _INC_W)
         out[rest] = vals
     return out
+
+
+def _log_ndtr_increment_series(s: np.ndarray, h: np.ndarray, reach: float) -> np.ndarray:
+    """Taylor series of log Phi(s + h) - log Phi(s) with as many terms as ``reach`` needs.
+
+    Term k + 1 relative to the first is about (h max(1, s))^k / (k + 1)!, since
+    lam^(k) ~ (-s)^k lam for large s and is bounded otherwise.
+
+    With lam = phi / Phi and y = s + lam, Leibniz on lam' = -lam y gives
+    lam^(k+1) = -sum_j C(k, j) lam^(j) y^(k-j), y' = 1 + lam', y^(j) = lam^(j) for j >= 2.
+    """
+    terms = next(
+        (k for k in range(1, _TAYLOR_TERMS) if reach**k / math.factorial(k + 1) < 1e-17),
+        _TAYLOR_TERMS,
+    )
+    lam = [_hazard(s)]
+    y = [s + lam[0]]
+    for k in range(terms - 1):
+        nxt = -sum(math.comb(k, j) * lam[j] * y[k - j] for j in range(k + 1))
+        lam.append(nxt)
+        y.append(1.0 + nxt if k == 0 else nxt)
+    out = lam[terms - 1] / math.factorial(terms)
+    for k in range(terms - 1, 0, -1):  # Horner in h: sum_k lam^(k-1) h^k / k!
+        out = lam[k - 1] / math.factorial(k) + h * out
+    return h * out
 
 
 def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:

@@ -1,0 +1,399 @@
+"""The natural filter (residue paper, Alg. 2), its true adaptive cost, and its DP guarantee.
+
+Regehr, Hu, Leeman, Manurangsi, Tholoniat and Lecuyer, "Privacy filters are captured by
+residues: a characterization of free natural filters and the cost of adaptivity" (2026).
+
+The natural filter composes the realised queries' privacy profiles exactly and continues
+while the composition is dominated by the budget. It is NOT free in general (Thm. 8,
+Cors. 1-4): an adaptive analyst can make the interaction leak more than the budget. This
+module therefore also provides
+
+* :func:`natural_filter_cost` -- the exact worst-case PLD of the interaction (Thm. 6 via
+  Lemma 1) for a finite family of piecewise-linear queries, as a trade-off curve;
+* :func:`adaptive_attack` -- the adversary of Cor. 1 / Fig. 2a as concrete finite
+  mechanisms and an :class:`~accounting.filters.base.Analyst`, for audits;
+* :func:`natural_filter_guarantee` -- the (eps', delta')-DP guarantee that the natural
+  (eps, delta)-DP filter does keep for symmetric queries (Thm. 9, derived below).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import expit, gammaln, log1p
+
+from accounting import _checks
+from accounting.costs import EpsDelta, PureDP
+from accounting.curves.domination import Profile, as_tradeoff, is_dominated, supremum
+from accounting.curves.pld import Pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff
+from accounting.filters.base import Analyst, Filter, Query
+
+NATURAL_COSTS = (Pld, PiecewiseLinearTradeoff, PureDP, EpsDelta)
+_IDENTITY = PiecewiseLinearTradeoff(np.ones(1), np.ones(1), 1.0)
+
+
+def query_pld(cost: Any) -> Pld:
+    """The exact finite PLD of a cost: RR_eps for PureDP, the 4-point pair for EpsDelta."""
+    if isinstance(cost, Pld):
+        return cost
+    if isinstance(cost, PiecewiseLinearTradeoff):
+        return cost.to_pld()
+    if isinstance(cost, PureDP):
+        return PiecewiseLinearTradeoff.pure_dp(cost.eps).to_pld()
+    if isinstance(cost, EpsDelta):
+        return PiecewiseLinearTradeoff.eps_delta(cost.eps, cost.delta).to_pld()
+    names = ", ".join(t.__name__ for t in NATURAL_COSTS)
+    raise ValueError(f"cost must be one of {names}, got {type(cost).__name__}")
+
+
+class NaturalFilter(Filter):
+    """Natural filter (residue paper, Alg. 2). WARNING: NOT FREE IN GENERAL.
+
+    *** The interaction it permits can exceed its budget. *** An analyst who chooses the
+    next query after seeing earlier outputs can realise the supremum of the legal
+    continuations (Thm. 6), which is dominated by the budget only when the reachable
+    compositions are totally ordered (Thms. 7 and 8). Counterexamples: (eps, delta)-DP
+    queries with an (eps, delta) budget (Cors. 1 and 3), three or more pure-DP queries
+    (Cor. 2), general queries with a GDP budget and (eps, delta) queries with an
+    approximate-GDP budget (Cor. 4); see :func:`adaptive_attack`. It is free for GDP
+    queries (Cor. 5) and pure-DP queries with a pure-DP budget (Cor. 6), and for
+    symmetric queries with an (eps, delta) budget it still satisfies the weaker
+    guarantee of :func:`natural_filter_guarantee` (Thm. 9). Use it as a negative control,
+    or only where one of those results applies.
+
+    CONTINUE iff the exact composition of the accepted queries and the new one is
+    dominated by ``budget`` (checked exactly by :func:`is_dominated`). Costs: finite Pld,
+    PiecewiseLinearTradeoff, PureDP (as RR_eps) and EpsDelta (as its 4-point pair), all
+    converted exactly. ``budget`` is any profile with a trade-off curve (Pld,
+    PiecewiseLinearTradeoff, GdpProfile, ...). The composed PLD's support grows with
+    every query (outer sums); long interactions need coarse query supports.
+    """
+
+    cost_types: ClassVar[tuple[type, ...]] = NATURAL_COSTS
+
+    def __init__(self, budget: Profile) -> None:
+        super().__init__()
+        if not callable(getattr(budget, "tradeoff", None)):
+            raise ValueError(f"budget must have a trade-off curve, got {type(budget).__name__}")
+        self.budget = budget
+        self.composed = Pld.identity()
+
+    def _admits(self, cost: Any) -> bool:
+        return is_dominated(self.composed.compose(query_pld(cost)), self.budget)
+
+    def _commit(self, cost: Any) -> None:
+        self.composed = self.composed.compose(query_pld(cost))
+
+
+def natural_filter_cost(
+    budget: Profile,
+    queries: Sequence[Pld | PiecewiseLinearTradeoff],
+    rounds: int = 2,
+    tol: float = 1e-12,
+) -> PiecewiseLinearTradeoff:
+    """Worst-case privacy loss of the natural filter over ``rounds`` queries (Thm. 6).
+
+    Lemma 1 of the residue paper: the cost of a rule R is sup over legal first moves w of
+    w (x) cost(R_w), where R_w is the rule after w. For the natural filter the legal
+    moves after composed state S are {w in queries + pass : S (x) w <= budget}, so
+
+        cost(S, r) = sup_{w legal at S} w (x) cost(S (x) w, r - 1),   cost(S, 0) = Id,
+
+    and the answer is cost(Id, rounds). The adversary realising it plays the first move,
+    observes the output and then picks the continuation that maximises the hockey stick at
+    the target eps (Prop. 6); see :func:`adaptive_attack`. Every operation is exact on
+    piecewise-linear curves: composition by Prop. 12, suprema by lower convex hulls
+    (Prop. 11). Legality uses ``tol`` only to absorb rounding. For a finite sub-family of
+    a continuous family the result is a lower bound on the family's cost.
+    """
+    rounds = _checks.integer("rounds", rounds)
+    family = [as_tradeoff(q) for q in queries]
+    if not family:
+        raise ValueError("queries must be non-empty")
+
+    def cost(state: PiecewiseLinearTradeoff, left: int) -> PiecewiseLinearTradeoff:
+        if left == 0:
+            return _IDENTITY
+        moves = []
+        for move in [_IDENTITY, *family]:
+            nxt = state.compose(move)
+            if is_dominated(nxt, budget, tol=tol):
+                moves.append(move.compose(cost(nxt, left - 1)))
+        return supremum(moves)
+
+    return cost(_IDENTITY, rounds)
+
+
+@dataclass(frozen=True, eq=False)
+class FiniteMechanism:
+    """A mechanism on two neighbouring datasets with finitely many outputs.
+
+    ``p`` (dataset 0) and ``q`` (dataset 1) are the output distributions; its PLD is that
+    of (p, q). :meth:`from_pld` builds the canonical pair of a PLD (residue paper,
+    Prop. 1): one output per finite loss L with masses (p_L, p_L e^-L), one output with
+    Q-mass 0 for the +inf loss, and one with P-mass 0 for the remaining Q-mass.
+    """
+
+    p: np.ndarray
+    q: np.ndarray
+
+    def __post_init__(self) -> None:
+        p = _checks.finite_array("p", self.p).ravel()
+        q = _checks.finite_array("q", self.q).ravel()
+        if p.shape != q.shape or np.any(p < 0) or np.any(q < 0):
+            raise ValueError("p and q must be non-negative vectors of equal length")
+        if abs(p.sum() - 1.0) > 1e-9 or abs(q.sum() - 1.0) > 1e-9:
+            raise ValueError("p and q must each sum to 1")
+        object.__setattr__(self, "p", p / p.sum())
+        object.__setattr__(self, "q", q / q.sum())
+
+    @classmethod
+    def from_pld(cls, pld: Pld | PiecewiseLinearTradeoff) -> FiniteMechanism:
+        pld = query_pld(pld)
+        p = list(pld.probs)
+        q = list(pld.probs * np.exp(-pld.losses))
+        if pld.inf_mass > 0:
+            p.append(pld.inf_mass)
+            q.append(0.0)
+        rest = 1.0 - math.fsum(q)
+        if rest > 0:
+            p.append(0.0)
+            q.append(rest)
+        return cls(np.array(p), np.array(q))
+
+    @property
+    def losses(self) -> np.ndarray:
+        """Privacy loss log(p / q) of each output (+inf where q = 0, -inf where p = 0)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.p) - np.log(self.q)
+
+    def pld(self) -> Pld:
+        return Pld.from_distributions(self.p, self.q)
+
+    def release(self, data: int, rng: np.random.Generator) -> int:
+        """One output on dataset ``data`` (0 or 1)."""
+        if data not in (0, 1):
+            raise ValueError(f"data must be 0 or 1, got {data!r}")
+        return int(rng.choice(self.p.size, p=self.p if data == 0 else self.q))
+
+    def query(self) -> Query:
+        """This mechanism as a :class:`Query` whose cost is its exact PLD."""
+        return Query(cost=self.pld(), release=self.release)
+
+
+@dataclass(frozen=True, eq=False)
+class AdaptiveAttack:
+    """A two-round adaptive analyst: ``first``, then ``second[o]`` after output o of first.
+
+    Each path's composition first (x) second[o] is dominated by ``budget`` (so a natural
+    filter accepts both queries), yet the transcript's PLD can exceed the budget at
+    ``eps``: :attr:`excess` > 0 demonstrates that the natural filter is not free.
+    """
+
+    budget: Profile
+    eps: float
+    first: FiniteMechanism
+    second: tuple[FiniteMechanism, ...]
+    _pld: list[Pld] = field(default_factory=list, repr=False)
+
+    def analyst(self) -> Analyst:
+        """The analyst for :func:`~accounting.filters.base.run_interaction`."""
+
+        def choose(outputs: list[Any]) -> Query | None:
+            if not outputs:
+                return self.first.query()
+            if len(outputs) == 1:
+                return self.second[outputs[0]].query()
+            return None
+
+        return choose
+
+    def transcript_distributions(self) -> tuple[np.ndarray, np.ndarray]:
+        """Exact distributions of the transcript (o1, o2) on datasets 0 and 1 (flattened)."""
+        p = np.concatenate([self.first.p[o] * m.p for o, m in enumerate(self.second)])
+        q = np.concatenate([self.first.q[o] * m.q for o, m in enumerate(self.second)])
+        return p, q
+
+    def transcript_pld(self) -> Pld:
+        """Exact PLD of the adaptive transcript."""
+        if not self._pld:
+            self._pld.append(Pld.from_distributions(*self.transcript_distributions()))
+        return self._pld[0]
+
+    @property
+    def excess(self) -> float:
+        """delta_transcript(eps) - delta_budget(eps); > 0 means the budget is exceeded."""
+        return float(self.transcript_pld().delta(self.eps) - self.budget.delta(self.eps))
+
+
+def adaptive_attack(
+    budget: Profile,
+    queries: Sequence[Pld | PiecewiseLinearTradeoff],
+    eps: float,
+    tol: float = 1e-12,
+) -> AdaptiveAttack:
+    """The adversary of Cor. 1 / Fig. 2a that maximises the two-round leakage at ``eps``.
+
+    For each legal first query w1 and each of its outputs o (loss L1(o)), the second
+    query is the legal continuation w2 (w1 (x) w2 <= budget, or pass) maximising
+    delta_w2(eps - L1(o)); by Prop. 6 the transcript's hockey stick at eps is then
+    sum_o P1(o) max_w2 delta_w2(eps - L1(o)), and the best first query is kept. Its value
+    equals :func:`natural_filter_cost` (rounds = 2) at eps (Lemma 1). The queries must not
+    be totally ordered for the excess to be positive (Thm. 8).
+    """
+    eps = _checks.finite("eps", eps)
+    family = [as_tradeoff(q) for q in queries]
+    if not family:
+        raise ValueError("queries must be non-empty")
+    best: AdaptiveAttack | None = None
+    for w1 in [_IDENTITY, *family]:
+        if not is_dominated(w1, budget, tol=tol):
+            continue
+        legal = [w for w in [_IDENTITY, *family] if is_dominated(w1.compose(w), budget, tol=tol)]
+        first = FiniteMechanism.from_pld(w1)
+        second = []
+        for loss in first.losses:
+            shift = eps - loss if np.isfinite(loss) else -np.inf
+            gains = [float(w.delta(shift)) if np.isfinite(shift) else 0.0 for w in legal]
+            second.append(FiniteMechanism.from_pld(legal[int(np.argmax(gains))]))
+        attack = AdaptiveAttack(budget, eps, first, tuple(second))
+        if best is None or attack.excess > best.excess:
+            best = attack
+    if best is None:
+        raise ValueError("no query is dominated by the budget")
+    return best
+
+
+def _rr_hockey_stick(eps: float, eps_rr: float, m: int) -> float:
+    """H_{e^eps} of m-fold randomized response RR_eps_rr (exact binomial sum)."""
+    if eps_rr == 0.0 or m == 0:
+        return 0.0
+    k = np.arange(m + 1)
+    p = expit(eps_rr)
+    logpmf = gammaln(m + 1) - gammaln(k + 1) - gammaln(m - k + 1)
+    logpmf = logpmf + k * math.log(p) + (m - k) * math.log1p(-p)
+    loss = (2 * k - m) * eps_rr
+    gain = -np.expm1(np.minimum(eps - loss, 0.0))
+    return float(np.sum(np.exp(logpmf) * gain))
+
+
+def _bucket_budget(eps: float, delta: float, edge: float, rounds: int) -> float:
+    """Largest total bucket mass S a natural (eps, delta) filter can accept (derivation step 2).
+
+    If S > (m - 1) + r + sqrt(r^2 + 2 (m - 1) r), r = -log(1 - delta / h(m)), where
+    h(m) = H_{e^eps}(RR_edge^(x m)) > delta, then the composition is not (eps, delta)-DP.
+    """
+    best = float(rounds)
+    for m in range(1, rounds + 1):
+        if m - 1 >= best:
+            break
+        h = _rr_hockey_stick(eps, edge, m)
+        if h > delta:
+            r = -log1p(-delta / h)
+            best = min(best, (m - 1) + r + math.sqrt(r * r + 2.0 * (m - 1) * r))
+    return best
+
+
+def _sample_budget(mass: float, fail: float, rounds: int) -> int:
+    """Smallest m with P(N >= m + 1) <= fail when E-sum of adaptive Bernoullis <= mass.
+
+    Multiplicative Azuma (Kuszmaul and Qi 2021): P(N >= m) <= exp(-(m - B)^2 / (B + m)) for
+    m > B; Markov: P(N >= m) <= B / m. Capped at ``rounds`` (N <= rounds always).
+    """
+    for m in range(0, rounds):
+        k = m + 1
+        tail = mass / k
+        if k > mass:
+            tail = min(tail, math.exp(-((k - mass) ** 2) / (mass + k)))
+        if tail <= fail:
+            return m
+    return rounds
+
+
+def natural_filter_guarantee(
+    eps: float,
+    delta: float,
+    rounds: int,
+    delta_rr: float | None = None,
+    fail: float | None = None,
+    ratio: float = 2.0,
+) -> EpsDelta:
+    """(eps', delta')-DP of the natural (eps, delta)-DP filter, symmetric queries (Thm. 9).
+
+    The theorem's constants were lost in extraction; this re-derives it along the paper's
+    three steps (Sec. 7) with our own, fully explicit constants. Let eps_top = eps + log 2
+    and the edges eps_i = eps_top ratio^(i - K), i = 1..K; bucket 1 is |L| <= eps_1,
+    bucket i is eps_{i-1} < |L| <= eps_i, bucket K+1 is |L| > eps_K. For a symmetric PLD,
+    P(|L| in bucket) = Q(|L| in bucket) = v_i (Lemma 6).
+
+    1. Discretisation (Thms. 11, 12). Conditioned on bucket i a symmetric pair is
+       eps_i-DP, so dominated by RR_eps_i (full disclosure for bucket K+1), and its sign
+       dominates RR_eps_{i-1}. So GRR_opt(v) <= w <= GRR_pess(v): draw the bucket (same
+       law under both datasets), then randomized response with the lower / upper edge.
+    2. Budgets (Thm. 14). If the natural filter accepts, the product of the optimistic
+       GRRs is (eps, delta)-DP. With the bucket public, its hockey stick averages over
+       the independent bucket draws, and a product is at least as revealing as any factor.
+       Let S_i = sum_j v_i^(j) and N_i the number of queries landing in bucket i.
+       Top bucket: delta >= P(N >= 1) c, c = H_{e^eps}(RR_eps_K) = (e^eps_K - e^eps) /
+       (1 + e^eps_K), P(N >= 1) >= 1 - e^-S, so S_{K+1} <= B_{K+1} = -log(1 - delta / c).
+       Bucket i >= 2: delta >= P(N_i >= m) h_i(m), h_i(m) = H_{e^eps}(RR_eps_{i-1}^(x m))
+       (exact binomial sum), and the Chernoff lower tail P(N_i <= m - 1) <=
+       exp(-(S - m + 1)^2 / (2 S)) bounds S_i by B_i (see :func:`_bucket_budget`).
+       Bucket 1: S_1 <= rounds. Every accepted prefix of every path obeys these bounds.
+    3. Additive analysis (Thm. 15, Lemma 12). The interaction is a post-processing of the
+       adaptive GRR_pess process, whose bucket counts N_i have predictable means summing to
+       <= B_i. Pre-draw m_i copies of RR_eps_i (m_1 = rounds, m_{K+1} = 0) and answer from
+       them; it fails only if some N_i > m_i, with probability <= gamma_i
+       (multiplicative Azuma / Markov, :func:`_sample_budget`) and <= B_{K+1} for the top
+       bucket. The output is then a post-processing of prod_i RR_eps_i^(x m_i) except on
+       failure, which gives delta' = delta_rr + sum gamma_i + B_{K+1} (a coupling
+       argument replacing Lemma 7) and eps' from the RR product at delta_rr: the smaller
+       of sum m_i eps_i (pure) and, by Hoeffding on the +-eps_i losses,
+       sum m_i eps_i tanh(eps_i / 2) + sqrt(2 sum m_i eps_i^2 log(1 / delta_rr)).
+
+    delta_rr and the total failure budget ``fail`` (split evenly over buckets 2..K)
+    default to ``delta``. K is chosen to minimise eps'. ``rounds`` bounds the number of
+    queries (the bound grows only poly-logarithmically with it, as in the paper).
+    """
+    eps = _checks.positive("eps", eps)
+    delta = _checks.open_unit("delta", delta)
+    rounds = _checks.integer("rounds", rounds)
+    delta_rr = delta if delta_rr is None else _checks.open_unit("delta_rr", delta_rr)
+    fail = delta if fail is None else _checks.open_unit("fail", fail)
+    ratio = _checks.finite("ratio", ratio)
+    if ratio <= 1.0:
+        raise ValueError(f"ratio must be in (1, inf), got {ratio!r}")
+    eps_top = eps + math.log(2.0)
+    c_top = (math.exp(eps_top) - math.exp(eps)) / (1.0 + math.exp(eps_top))
+    if delta >= c_top:
+        raise ValueError(f"delta must be below {c_top} (the top bucket's hockey stick)")
+    top_mass = -math.log1p(-delta / c_top)
+    best: tuple[float, float] | None = None
+    max_buckets = max(1, math.ceil(math.log(4.0 * rounds * eps_top / eps) / math.log(ratio)) + 1)
+    for buckets in range(1, max_buckets + 1):
+        edges = eps_top * ratio ** (np.arange(1, buckets + 1) - buckets)
+        gamma = fail / max(1, buckets - 1)
+        counts = [rounds]
+        for i in range(1, buckets):
+            mass = _bucket_budget(eps, delta, float(edges[i - 1]), rounds)
+            counts.append(_sample_budget(mass, gamma, rounds))
+        m = np.array(counts, dtype=float)
+        pure = float(m @ edges)
+        var = float(m @ edges**2)
+        hoeffding = float(m @ (edges * np.tanh(edges / 2.0))) + math.sqrt(
+            2.0 * var * math.log(1.0 / delta_rr)
+        )
+        eps_prime = min(pure, hoeffding)
+        spent = delta_rr + (fail if buckets > 1 else 0.0) + top_mass
+        if best is None or eps_prime < best[0]:
+            best = (eps_prime, spent)
+    assert best is not None
+    eps_prime, delta_prime = best
+    if delta_prime >= 1.0:
+        raise ValueError(f"the guarantee is vacuous (delta' = {delta_prime} >= 1)")
+    return EpsDelta(eps_prime, delta_prime)

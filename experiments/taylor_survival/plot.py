@@ -1,0 +1,149 @@
+"""Figures of the Taylor et al. reproduction, from the results tables only.
+
+    python -m experiments.taylor_survival.plot SURVIVAL.csv PUREDP.csv OUTDIR
+
+writes into OUTDIR (figures/taylor_survival/<scale>): ``survival`` (P(T >= t) against t,
+Fig. 2 of the paper; one column per eps in ``plot_eps``, one row per (sigma, delta, N) of the
+sweep), ``survival_at_n`` (P(T >= N) against eps) and ``puredp`` (Sec. V-A: eps^t and the
+survival of the three accountings). ``plot_eps`` is read from the survival table's sidecar.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from experiments.common.config import params
+from experiments.common.plotting import COLORS, LINESTYLES, figure, save
+from experiments.common.provenance import read_sidecar
+
+STYLE = {
+    ("additive", ""): (COLORS[1], LINESTYLES[1], "additive"),
+    ("advanced", ""): (COLORS[3], LINESTYLES[3], "advanced (Rogers Thm 5.1)"),
+    ("rdp", ""): (COLORS[2], LINESTYLES[2], "RDP"),
+    ("realisation", "published"): (COLORS[0], LINESTYLES[0], "realisation, published pair"),
+    ("realisation", "rule"): (COLORS[4], LINESTYLES[0], "realisation, rule pair"),
+}
+SETTING = ["sigma", "delta", "n_max"]
+
+
+def _setting_label(sigma: float, delta: float, n_max: int) -> str:
+    return rf"$\sigma$={sigma:g}, $\delta$={delta:.4g}, N={n_max}"
+
+
+def _settings(df: pd.DataFrame) -> list[tuple[float, float, int]]:
+    return list(df[SETTING].drop_duplicates().sort_values(SETTING).itertuples(index=False))
+
+
+def _select(df: pd.DataFrame, sigma: float, delta: float, n_max: int) -> pd.DataFrame:
+    return df[(df.sigma == sigma) & (df.delta == delta) & (df.n_max == n_max)]
+
+
+def _curves(ax, df: pd.DataFrame, x: str) -> None:
+    """One line per (filter, pair); Monte Carlo curves get a 95% band (1.96 standard errors).
+
+    Survival against t is drawn as steps centred on the integers t.
+    """
+    step = "mid" if x == "t" else None
+    for (filt, pair), (color, ls, label) in STYLE.items():
+        d = df[(df["filter"] == filt) & (df["pair"].fillna("") == pair)].sort_values(x)
+        if d.empty:
+            continue
+        ax.plot(
+            d[x],
+            d["survival"],
+            color=color,
+            ls=ls,
+            label=label,
+            drawstyle=f"steps-{step}" if step else "default",
+        )
+        if d["se"].max() > 0:
+            lo = np.clip(d["survival"] - 1.96 * d["se"], 0, 1)
+            hi = np.clip(d["survival"] + 1.96 * d["se"], 0, 1)
+            ax.fill_between(d[x], lo, hi, color=color, alpha=0.25, lw=0, step=step)
+
+
+def _legend(fig, ax) -> None:
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3)
+
+
+def plot_survival(df: pd.DataFrame, plot_eps: list[float], stem: Path) -> None:
+    settings = _settings(df)
+    ncols = len(plot_eps)
+    with figure(
+        len(settings),
+        ncols,
+        width="double",
+        height=1.9 * len(settings) + 0.5,
+        squeeze=False,
+        sharey=True,
+    ) as (fig, axes):
+        for r, setting in enumerate(settings):
+            sub = _select(df, *setting)
+            for c, eps in enumerate(plot_eps):
+                ax = axes[r, c]
+                _curves(ax, sub[np.isclose(sub.eps, eps)], "t")
+                ax.set_title(rf"$\varepsilon$ = {eps:g}")
+                ax.set_xlabel("t")
+                ax.set_ylim(-0.02, 1.02)
+            axes[r, 0].set_ylabel(r"$P(T \geq t)$" + "\n" + _setting_label(*setting))
+        _legend(fig, axes[0, 0])
+        save(fig, stem)
+
+
+def plot_survival_at_n(df: pd.DataFrame, stem: Path) -> None:
+    last = df[df.t == df.n_max]
+    settings = _settings(last)
+    width = "single" if len(settings) == 1 else "double"
+    with figure(1, len(settings), width=width, height=2.8, squeeze=False, sharey=True) as (
+        fig,
+        axes,
+    ):
+        for c, setting in enumerate(settings):
+            ax = axes[0, c]
+            _curves(ax, _select(last, *setting), "eps")
+            ax.set_title(_setting_label(*setting))
+            ax.set_xlabel(r"$\varepsilon$")
+        axes[0, 0].set_ylabel(r"$P(T \geq N)$")
+        fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
+        save(fig, stem)
+
+
+def plot_puredp(df: pd.DataFrame, stem: Path) -> None:
+    colors = {"classical": COLORS[1], "mechanism": COLORS[2], "realisation": COLORS[0]}
+    with figure(1, 2, width="double") as (fig, axes):
+        for (data, name), d in df.groupby(["data", "accounting"]):
+            ls = LINESTYLES[int(data)]
+            label = f"{name}, X={data}"
+            axes[0].plot(d.t, d.mean_eps, color=colors[name], ls=ls, label=label)
+            axes[1].plot(
+                d.t, d.survival, color=colors[name], ls=ls, label=label, drawstyle="steps-post"
+            )
+        axes[0].axhline(df.budget.iloc[0], color="grey", lw=0.8)
+        axes[0].set_ylabel(r"mean $\varepsilon^t$ (eqs. 13-15)")
+        axes[1].set_ylabel(r"$P(T \geq t)$")
+        for ax in axes:
+            ax.set_xlabel("t")
+        axes[0].set_ylim(0, 2.5 * df.budget.iloc[0])
+        axes[0].legend(loc="upper left")
+        save(fig, stem)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("survival", type=Path)
+    parser.add_argument("puredp", type=Path)
+    parser.add_argument("outdir", type=Path)
+    args = parser.parse_args(argv)
+    survival = pd.read_csv(args.survival)
+    plot_eps = [float(e) for e in params(read_sidecar(args.survival)["config"]).plot_eps]
+    plot_survival(survival, plot_eps, args.outdir / "survival")
+    plot_survival_at_n(survival, args.outdir / "survival_at_n")
+    plot_puredp(pd.read_csv(args.puredp), args.outdir / "puredp")
+
+
+if __name__ == "__main__":
+    main()

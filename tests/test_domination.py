@@ -1,0 +1,172 @@
+"""Piecewise-linear trade-off curves (Prop. 12), suprema (Prop. 11) and domination checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accounting.curves.domination import (
+    DEFAULT_EPS_GRID,
+    as_tradeoff,
+    certified_below,
+    hockey_stick_dominated,
+    interval_certificate,
+    is_dominated,
+    supremum,
+    supremum_delta,
+)
+from accounting.curves.gdp import GdpProfile, gdp_log_abs_slope, gdp_log_delta, pure_dp_mu
+from accounting.curves.pld import Pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff as PL
+from accounting.curves.tradeoff import eps_delta_pld
+from accounting.mechanisms.randomized_response import pure_dp_delta
+
+ALPHA = np.linspace(0.0, 1.0, 2001)
+eps_st = st.floats(0.0, 3.0)
+delta_st = st.floats(0.0, 0.3)
+
+
+def f_eps_delta(alpha: np.ndarray, eps: float, delta: float) -> np.ndarray:
+    """DRS 2022, Prop. 2.5, written out."""
+    return np.maximum.reduce(
+        [
+            np.zeros_like(alpha),
+            1 - delta - math.exp(eps) * alpha,
+            math.exp(-eps) * (1 - delta - alpha),
+        ]
+    )
+
+
+@given(eps_st, delta_st)
+def test_eps_delta_curve_closed_form(eps: float, delta: float) -> None:
+    curve = PL.eps_delta(eps, delta)
+    np.testing.assert_allclose(curve(ALPHA), f_eps_delta(ALPHA, eps, delta), atol=1e-14)
+    pld = eps_delta_pld(eps, delta)
+    assert pld.inf_mass == pytest.approx(delta)
+    np.testing.assert_allclose(pld.tradeoff(ALPHA), curve(ALPHA), atol=1e-13)
+
+
+@given(eps_st, delta_st, eps_st, delta_st)
+@settings(max_examples=60)
+def test_prop12_composition_equals_pld_convolution(
+    e1: float, d1: float, e2: float, d2: float
+) -> None:
+    a, b = PL.eps_delta(e1, d1), PL.eps_delta(e2, d2)
+    composed = a.compose(b)
+    via_pld = a.to_pld().compose(b.to_pld())
+    np.testing.assert_allclose(composed(ALPHA), via_pld.tradeoff(ALPHA), atol=1e-13)
+    eps = np.linspace(-4, 6, 201)
+    np.testing.assert_allclose(composed.delta(eps), via_pld.delta(eps), atol=1e-13)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_composed_randomized_response_matches_binomial_formula(k: int) -> None:
+    curve = PL.pure_dp(0.7)
+    for _ in range(k - 1):
+        curve = curve.compose(PL.pure_dp(0.7))
+    for eps in (0.0, 0.5, 1.4, 3.0):
+        assert curve.delta(eps) == pytest.approx(pure_dp_delta(0.7, eps, k), abs=1e-14)
+
+
+def test_from_pld_round_trip_and_validation() -> None:
+    pld = Pld(np.array([-1.0, 0.2, 2.0]), np.array([0.1, 0.5, 0.3]), 0.1)
+    # Q-mass of these atoms is below 1: a flat final segment (loss -inf atom)
+    curve = PL.from_pld(pld)
+    np.testing.assert_allclose(curve(ALPHA), pld.tradeoff(ALPHA), atol=1e-14)
+    back = curve.to_pld()
+    np.testing.assert_allclose(back.losses, pld.losses, atol=1e-14)
+    assert back.inf_mass == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="not a PLD"):
+        PL.from_pld(Pld(np.array([-2.0]), np.array([1.0])))
+    with pytest.raises(ValueError, match="convex"):
+        PL.from_vertices(np.array([0.0, 0.5, 1.0]), np.array([1.0, 0.6, 0.0]))
+    with pytest.raises(ValueError, match="sum"):
+        PL(np.array([0.5]), np.array([1.0]), 1.0)
+
+
+def test_domination_of_ordered_and_unordered_pairs() -> None:
+    small, large = PL.pure_dp(0.5), PL.pure_dp(1.0)
+    assert is_dominated(small, large) and not is_dominated(large, small)
+    a, b = PL.eps_delta(1.0, 0.0), PL.eps_delta(0.5, 0.1)
+    assert not is_dominated(a, b) and not is_dominated(b, a)
+    assert is_dominated(a, a) and is_dominated(a.to_pld(), a, tol=1e-15)
+    assert hockey_stick_dominated(small.to_pld(), large.to_pld(), tol=1e-14)
+    assert not hockey_stick_dominated(large.to_pld(), small.to_pld(), tol=1e-14)
+    assert DEFAULT_EPS_GRID[0] == -20.0 and DEFAULT_EPS_GRID[-1] == 20.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(eps_st, delta_st), min_size=1, max_size=4))
+def test_supremum_is_least_upper_bound(members: list[tuple[float, float]]) -> None:
+    curves = [PL.eps_delta(e, d) for e, d in members]
+    sup = supremum(curves)
+    for c in curves:
+        assert is_dominated(c, sup, tol=1e-14)
+    # least: every vertex of the envelope lies on some member's curve
+    on_member = np.min([c(sup.alpha) for c in curves], axis=0)
+    np.testing.assert_allclose(sup.beta, on_member, atol=1e-12)
+    # Prop. 11 (i) and (ii) agree: the envelope's hockey stick is the pointwise maximum
+    eps = np.linspace(-5, 5, 101)
+    np.testing.assert_allclose(sup.delta(eps), supremum_delta(curves, eps), atol=1e-12)
+
+
+def test_supremum_of_unordered_pair_is_strictly_above_both() -> None:
+    a, b = PL.eps_delta(1.0, 0.0), PL.eps_delta(0.2, 0.15)
+    sup = supremum([a, b])
+    assert not is_dominated(sup, a) and not is_dominated(sup, b)
+    assert supremum([a.to_pld(), PL.pure_dp(0.3)]).widths.size == a.widths.size
+    with pytest.raises(ValueError, match="non-empty"):
+        supremum([])
+
+
+def _gdp_logs(eps: np.ndarray, mu_low: float, mu_up: float) -> tuple[np.ndarray, ...]:
+    return gdp_log_delta(eps, mu_low), gdp_log_delta(eps, mu_up), gdp_log_abs_slope(eps, mu_up)
+
+
+def test_certificate_accepts_true_and_rejects_false_domination() -> None:
+    eps = np.linspace(0.0, 30.0, 3001)
+    assert certified_below(eps, *_gdp_logs(eps, 1.0, 1.1))
+    assert not certified_below(eps, *_gdp_logs(eps, 1.1, 1.0))
+
+
+def test_certificate_catches_crossing_between_grid_points() -> None:
+    """RR_1 touches G_mu at eps = 0 for mu = pure_dp_mu(1); a slightly smaller mu crosses it
+    only near 0, so the grid {-0.5, 0.5} passes pointwise but must not be certified."""
+    rr = PL.pure_dp(1.0).to_pld()
+    mu = pure_dp_mu(1.0) * (1 - 1e-3)
+    eps = np.array([-0.5, 0.5])
+    low, up = np.log(rr.delta(eps)), gdp_log_delta(eps, mu)
+    assert np.all(low <= up)
+    assert rr.delta(0.0) > math.exp(gdp_log_delta(0.0, mu))
+    assert not certified_below(eps, low, up, gdp_log_abs_slope(eps, mu))
+    fine = np.linspace(-0.5, 0.5, 11)
+    ok_mu = pure_dp_mu(1.0) * (1 + 1e-3)
+    assert certified_below(
+        fine, np.log(rr.delta(fine)), gdp_log_delta(fine, ok_mu), gdp_log_abs_slope(fine, ok_mu)
+    )
+
+
+def test_interval_certificate_validation_and_tiny_values() -> None:
+    eps = np.array([400.0, 400.01])
+    lo, up, ls = _gdp_logs(eps, 2.0, 3.0)
+    assert math.exp(up[0]) == 0.0  # far below the float range, handled in log space
+    assert interval_certificate(
+        eps[:1], eps[1:], (lo[:1], lo[1:]), (up[:1], up[1:]), (ls[:1], ls[1:])
+    )[0]
+    with pytest.raises(ValueError, match="left < right"):
+        interval_certificate(eps[1:], eps[:1], (lo[:1], lo[1:]), (up[:1], up[1:]), (ls[:1], ls[1:]))
+
+
+def test_is_dominated_by_gdp_matches_grid_check() -> None:
+    curve = PL.pure_dp(1.0).compose(PL.pure_dp(0.4))
+    for mu in (1.0, 1.3, 2.0):
+        exact = is_dominated(curve, GdpProfile(mu))
+        grid = hockey_stick_dominated(curve, GdpProfile(mu), tol=1e-15)
+        assert exact == grid
+    assert as_tradeoff(curve) is curve
+    with pytest.raises(ValueError, match="Pld or PiecewiseLinearTradeoff"):
+        as_tradeoff(GdpProfile(1.0))

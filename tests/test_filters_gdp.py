@@ -1,0 +1,185 @@
+"""Naive GDP filter and GDP residue filter (residue paper, Thm. 5)."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy.optimize import brentq, minimize_scalar
+from scipy.special import log_ndtr, logsumexp, ndtri_exp
+
+from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
+from accounting.curves.gdp import gdp_composed_log_delta, gdp_delta, pure_dp_mu
+from accounting.curves.pld import Pld
+from accounting.filters.base import Query, run_interaction
+from accounting.filters.gdp import (
+    GdpFilter,
+    GdpResidueFilter,
+    composition_dominated,
+    gdp_residue,
+)
+from accounting.mechanisms.randomized_response import randomized_response_pld
+
+REGIMES = [(3.0, 0.1), (1.0, 0.1), (0.5, 0.1), (3.0, 1.0)]
+ASYMMETRIC = Pld.from_distributions(np.array([0.5, 0.3, 0.2]), np.array([0.3, 0.3, 0.4]))
+
+
+def _probit(log_x: np.ndarray, log_xc: np.ndarray) -> np.ndarray:
+    """-Phi^-1(x) from log x and log(1 - x), using the smaller one."""
+    half = math.log(0.5)
+    return np.where(
+        log_x <= half, -ndtri_exp(np.minimum(log_x, half)), ndtri_exp(np.minimum(log_xc, half))
+    )
+
+
+def probit_sum(nu: float, pld: Pld, c: np.ndarray) -> np.ndarray:
+    """Independent method: smallest mu with G_mu below the trade-off of G_nu (x) pld.
+
+    The Neyman-Pearson tests of the composition threshold the total loss at c:
+    alpha(c) = sum q_i Phi(-(c - L_i)/nu - nu/2), beta(c) = sum p_i Phi((c - L_i)/nu - nu/2),
+    and G_mu <= (alpha, beta) iff mu >= z(alpha) + z(beta), z = -Phi^-1 (probit
+    coordinates); the answer is the supremum over c of this sum.
+    """
+    lp = np.log(pld.probs)
+    lq = lp - pld.losses
+    x = (c[:, None] - pld.losses) / nu
+    la = logsumexp(lq + log_ndtr(-x - nu / 2), axis=1)
+    la_c = logsumexp(lq + log_ndtr(x + nu / 2), axis=1)
+    lb = logsumexp(lp + log_ndtr(x - nu / 2), axis=1)
+    lb_c = logsumexp(lp + log_ndtr(-x + nu / 2), axis=1)
+    return _probit(la, la_c) + _probit(lb, lb_c)
+
+
+def tradeoff_mu(nu: float, pld: Pld, c: np.ndarray) -> float:
+    return float(np.max(probit_sum(nu, pld, c)))
+
+
+def sup_tradeoff_mu(nu: float, pld: Pld) -> float:
+    """tradeoff_mu on a coarse grid, then maximised around the best grid point."""
+    c = np.linspace(-40, 40, 8001)
+    best = c[int(np.argmax(probit_sum(nu, pld, c)))]
+    res = minimize_scalar(
+        lambda x: -tradeoff_mu(nu, pld, np.array([x])),
+        bounds=(best - 0.02, best + 0.02),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
+    return max(-float(res.fun), tradeoff_mu(nu, pld, np.array([best])))
+
+
+def independent_residue(mu: float, pld: Pld) -> float:
+    return brentq(lambda nu: sup_tradeoff_mu(nu, pld) - mu, 1e-3, mu * (1 - 1e-12), xtol=1e-12)
+
+
+@pytest.mark.parametrize(("mu", "eps"), REGIMES)
+def test_residue_beats_naive_and_matches_independent_method(mu: float, eps: float) -> None:
+    naive = math.sqrt(mu * mu - pure_dp_mu(eps) ** 2)
+    nu = gdp_residue(mu, PureDP(eps))
+    assert nu > naive + 1e-4
+    ref = independent_residue(mu, randomized_response_pld(eps))
+    assert nu <= ref + 1e-9  # never above the true residue (valid)
+    assert nu >= ref - 1e-6  # and close to it
+
+
+@pytest.mark.parametrize(("mu", "eps"), REGIMES[:2])
+def test_budget_plus_query_stays_dominated(mu: float, eps: float) -> None:
+    """G_nu (x) RR_eps <= G_mu: mpmath on a fine grid, and in probit coordinates."""
+    nu = gdp_residue(mu, PureDP(eps))
+    pld = randomized_response_pld(eps)
+    assert tradeoff_mu(nu, pld, np.linspace(-40, 40, 80001)) <= mu + 1e-9
+    grid = np.linspace(-3.0, 25.0, 57)
+    p = mp.e**eps / (1 + mp.e**eps)
+
+    def mp_delta(e: float, m: float) -> mp.mpf:
+        e, m = mp.mpf(e), mp.mpf(m)
+        return mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
+
+    mp.mp.dps = 40
+    for e in grid:
+        composed = p * mp_delta(e - eps, nu) + (1 - p) * mp_delta(e + eps, nu)
+        assert composed <= mp_delta(e, mu)
+    # a slightly larger budget would break it: the residue is tight
+    assert not composition_dominated(nu * (1 + 1e-4), mu, pld)
+
+
+def test_residue_for_asymmetric_finite_query() -> None:
+    mu = 1.5
+    mu_q_naive = math.sqrt(mu * mu - gdp_residue(mu, Gdp(0.0)) ** 2)
+    assert mu_q_naive == 0.0
+    nu = gdp_residue(mu, ASYMMETRIC)
+    ref = independent_residue(mu, ASYMMETRIC)
+    assert ref - 1e-6 <= nu <= ref + 1e-9
+    eps = np.linspace(-6, 12, 181)
+    composed = np.exp(gdp_composed_log_delta(eps, nu, ASYMMETRIC))
+    assert np.all(composed <= gdp_delta(eps, mu) + 1e-15)
+
+
+def test_residue_of_gaussian_query_is_exact_and_errors() -> None:
+    assert gdp_residue(2.0, Gdp(1.2)) == pytest.approx(1.6)
+    with pytest.raises(ValueError, match="not dominated"):
+        gdp_residue(0.1, PureDP(1.0))
+    with pytest.raises(ValueError, match="not dominated"):
+        gdp_residue(3.0, EpsDelta(0.1, 1e-9))
+    with pytest.raises(ValueError, match="no rule"):
+        gdp_residue(1.0, Zcdp(0.1))
+    assert not composition_dominated(1.0, 2.0, Pld(np.array([0.1]), np.array([0.9]), 0.1))
+
+
+def test_naive_filter_accounting_and_types() -> None:
+    f = GdpFilter(1.0)
+    assert f.request(Gdp(0.6)) and f.request(Gdp(0.8))
+    assert f.spent == pytest.approx(1.0)
+    assert not f.request(Gdp(0.01)) and f.halted
+    g = GdpFilter(2.0)
+    assert g.request(PureDP(1.0))
+    assert g.spent == pytest.approx(pure_dp_mu(1.0), rel=1e-11)
+    assert not GdpFilter(5.0).request(EpsDelta(0.1, 1e-8))  # no GDP dominates it
+    for wrong in (Zcdp(0.1), RenyiCurve.single(2.0, 0.1)):
+        with pytest.raises(ValueError, match="accepts costs of type"):
+            GdpFilter(1.0).request(wrong)
+    with pytest.raises(ValueError, match="mu"):
+        GdpFilter(0.0)
+
+
+def count_admitted(filt: GdpFilter | GdpResidueFilter, eps: float, cap: int = 1000) -> int:
+    n = 0
+    while n < cap and filt.request(PureDP(eps)):
+        n += 1
+    return n
+
+
+def test_residue_filter_admits_at_least_as_many_queries() -> None:
+    for mu, eps in [(1.0, 0.5), (0.8, 1.5)]:
+        naive = count_admitted(GdpFilter(mu), eps)
+        residue_filter = GdpResidueFilter(mu)
+        residue = count_admitted(residue_filter, eps)
+        assert naive == math.floor((mu / pure_dp_mu(eps)) ** 2 * (1 - 1e-9))
+        assert residue >= naive
+    assert count_admitted(GdpResidueFilter(2.0), 1.0) > count_admitted(GdpFilter(2.0), 1.0)
+
+
+def test_residue_filter_interaction_is_dominated_by_budget() -> None:
+    """Non-adaptive check of the residue condition chain: all accepted queries composed
+    with the final remaining budget stay below G_mu (residue paper, Thm. 1)."""
+    mu = 1.2
+    filt = GdpResidueFilter(mu)
+    costs = [PureDP(0.6), Gdp(0.3), ASYMMETRIC, PureDP(0.4)]
+    transcript = run_interaction(
+        filt,
+        lambda outs: Query(costs[len(outs)], lambda d, r: 0) if len(outs) < len(costs) else None,
+        None,
+        np.random.default_rng(0),
+    )
+    assert transcript.stopping_time == len(costs)
+    composed = Pld.identity()
+    gauss_sq = filt.remaining**2
+    for c in filt.accepted_costs:
+        if isinstance(c, Gdp):
+            gauss_sq += c.mu**2
+        else:
+            composed = composed.compose(c if isinstance(c, Pld) else randomized_response_pld(c.eps))
+    eps = np.linspace(-4, 10, 141)
+    total = np.exp(gdp_composed_log_delta(eps, math.sqrt(gauss_sq), composed))
+    assert np.all(total <= gdp_delta(eps, mu) + 1e-12)

@@ -1,0 +1,192 @@
+"""GDP curves: closed forms against mpmath and dp_accounting, domination by G_mu."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as dpl
+from dp_accounting.pld import privacy_loss_mechanism as plm
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accounting.costs import EpsDelta, Gdp, PureDP, Zcdp
+from accounting.curves.domination import is_dominated
+from accounting.curves.gdp import (
+    GdpProfile,
+    gdp_composed_log_delta,
+    gdp_delta,
+    gdp_eps,
+    gdp_log_abs_slope,
+    gdp_log_delta,
+    gdp_pure_dp_delta,
+    gdp_tradeoff,
+    pure_dp_mu,
+    smallest_dominating_mu,
+)
+from accounting.curves.pld import Pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff
+from accounting.mechanisms.randomized_response import randomized_response_pld
+
+mp.mp.dps = 60
+
+
+def mp_delta(eps: float, mu: float) -> mp.mpf:
+    e, m = mp.mpf(eps), mp.mpf(mu)
+    return mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
+
+
+@pytest.mark.parametrize("mu", [0.01, 0.3, 1.0, 3.0, 12.0])
+@pytest.mark.parametrize("eps", [-6.0, -0.5, 0.0, 0.02, 1.0, 7.0, 40.0, 400.0])
+def test_log_delta_matches_mpmath_to_tiny_values(mu: float, eps: float) -> None:
+    ref = float(mp.log(mp_delta(eps, mu)))
+    assert gdp_log_delta(eps, mu) == pytest.approx(ref, rel=1e-11, abs=1e-11)
+
+
+def test_delta_matches_dp_accounting_gaussian() -> None:
+    for sigma in (0.3, 1.0, 2.5):
+        loss = plm.GaussianPrivacyLoss(standard_deviation=sigma, sensitivity=1.0)
+        for eps in (0.0, 0.5, 2.0, 6.0):
+            assert gdp_delta(eps, 1.0 / sigma) == pytest.approx(
+                loss.get_delta_for_epsilon(eps), rel=1e-9, abs=1e-15
+            )
+
+
+@given(st.floats(0.05, 8.0), st.floats(0.0, 10.0))
+def test_symmetry_identity(mu: float, eps: float) -> None:
+    """G_mu is symmetric: delta(-e) = 1 - e^-e + e^-e delta(e) (Lemma 16 of the paper)."""
+    lhs = gdp_delta(-eps, mu)
+    assert lhs == pytest.approx(-math.expm1(-eps) + math.exp(-eps) * gdp_delta(eps, mu), abs=1e-13)
+
+
+def test_identity_mu_zero_and_validation() -> None:
+    assert gdp_delta(-1.0, 0.0) == pytest.approx(1 - math.exp(-1.0))
+    assert gdp_delta(0.3, 0.0) == 0.0
+    with pytest.raises(ValueError, match="mu"):
+        gdp_delta(1.0, -1.0)
+    with pytest.raises(ValueError, match="mu"):
+        gdp_log_delta(1.0, 0.0)
+    with pytest.raises(ValueError, match="eps"):
+        gdp_delta(float("nan"), 1.0)
+    with pytest.raises(ValueError, match="delta"):
+        gdp_eps(0.0, 1.0)
+
+
+@pytest.mark.parametrize("mu", [0.2, 1.0, 4.0])
+@pytest.mark.parametrize("delta", [0.3, 1e-5, 1e-40])
+def test_eps_inverts_delta_and_is_safe(mu: float, delta: float) -> None:
+    eps = gdp_eps(delta, mu)
+    if eps == 0.0:
+        assert gdp_delta(0.0, mu) <= delta
+        return
+    assert math.exp(gdp_log_delta(eps, mu) - math.log(delta)) <= 1.0
+    assert math.exp(gdp_log_delta(eps * (1 - 1e-9), mu) - math.log(delta)) > 1.0
+
+
+def test_tradeoff_is_conjugate_of_delta() -> None:
+    """G_mu(a) = sup_eps 1 - delta(eps) - e^eps a (DRS 2022, Prop. 2.12), on a fine grid."""
+    eps = np.linspace(-15, 15, 30001)
+    for mu in (0.5, 2.0):
+        d = gdp_delta(eps, mu)
+        for a in (1e-4, 0.05, 0.3, 0.8):
+            sup = np.max(1 - d - np.exp(eps) * a)
+            assert gdp_tradeoff(a, mu) == pytest.approx(sup, abs=1e-6)
+    assert gdp_tradeoff(0.0, 1.0) == 1.0 and gdp_tradeoff(1.0, 1.0) == 0.0
+
+
+def test_slope_matches_finite_difference() -> None:
+    mu, e = 1.3, 0.7
+    h = 1e-6
+    t0, t1 = math.exp(e - h), math.exp(e + h)
+    fd = (gdp_delta(e + h, mu) - gdp_delta(e - h, mu)) / (t1 - t0)
+    assert -fd == pytest.approx(math.exp(gdp_log_abs_slope(e, mu)), rel=1e-6)
+
+
+@pytest.mark.parametrize("eps", [0.01, 0.1, 1.0, 3.0, 30.0])
+def test_pure_dp_mu_is_smallest_dominating(eps: float) -> None:
+    mu = pure_dp_mu(eps)
+    kink = 1.0 / (1.0 + math.exp(eps))
+    assert gdp_tradeoff(kink, mu) == pytest.approx(kink, rel=1e-9)  # tight at the kink
+    rr = randomized_response_pld(eps)
+    assert is_dominated(rr, GdpProfile(mu * (1 + 1e-9)))
+    assert not is_dominated(rr, GdpProfile(mu * (1 - 1e-6)))
+    assert smallest_dominating_mu(rr) == pytest.approx(mu, rel=1e-10)
+    assert smallest_dominating_mu(rr) >= mu
+
+
+def test_pure_dp_mu_mpmath() -> None:
+    for eps in (0.1, 2.0):
+        ref = 2 * mp.sqrt(2) * mp.erfinv(2 * mp.e**eps / (1 + mp.e**eps) - 1)
+        assert pure_dp_mu(eps) == pytest.approx(float(ref), rel=1e-13)
+
+
+@pytest.mark.parametrize("mu", [0.5, 3.0])
+@pytest.mark.parametrize("eps0", [0.1, 1.0])
+def test_gaussian_plus_pure_dp_two_point_closed_form(mu: float, eps0: float) -> None:
+    """delta(e) = p delta_mu(e - eps0) + (1 - p) delta_mu(e + eps0), p = e^eps0/(1+e^eps0)."""
+    p = mp.e**eps0 / (1 + mp.e**eps0)
+    for e in (-1.0, 0.0, 0.7, 3.0, 12.0):
+        ref = p * mp_delta(e - eps0, mu) + (1 - p) * mp_delta(e + eps0, mu)
+        assert gdp_pure_dp_delta(e, mu, eps0) == pytest.approx(float(ref), rel=1e-10)
+
+
+def test_gaussian_plus_pure_dp_matches_dp_accounting() -> None:
+    """Independent PLD convolution (dp_accounting, pessimistic) agrees to discretisation."""
+    mu, eps0 = 1.0, 0.5
+    gauss = dpl.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=1e-4)
+    rr = dpl.from_randomized_response(2.0 / (1.0 + math.exp(eps0)), 2)
+    both = gauss.compose(rr)
+    for e in (0.0, 0.5, 1.5, 3.0):
+        ours = gdp_pure_dp_delta(e, mu, eps0)
+        theirs = both.get_delta_for_epsilon(e)
+        assert ours <= theirs + 1e-12
+        assert theirs - ours < 2e-3 * max(ours, 1e-3)
+
+
+def test_composed_delta_with_inf_mass() -> None:
+    pld = Pld(np.array([0.3]), np.array([0.9]), 0.1)
+    assert math.exp(gdp_composed_log_delta(50.0, 1.0, pld)) == pytest.approx(0.1, rel=1e-12)
+
+
+def test_smallest_dominating_mu_by_type() -> None:
+    assert smallest_dominating_mu(Gdp(1.7)) == 1.7
+    assert smallest_dominating_mu(PureDP(1.0)) == pytest.approx(pure_dp_mu(1.0), rel=1e-11)
+    assert smallest_dominating_mu(EpsDelta(1.0, 0.0)) == smallest_dominating_mu(PureDP(1.0))
+    assert smallest_dominating_mu(EpsDelta(1.0, 1e-6)) == math.inf
+    assert smallest_dominating_mu(GdpProfile(1.0, 0.01)) == math.inf
+    assert smallest_dominating_mu(Pld(np.array([0.5]), np.array([0.99]), 0.01)) == math.inf
+    q_deficit = Pld(np.array([1.0]), np.array([1.0]))  # Q-mass e^-1: loss -inf atom
+    assert smallest_dominating_mu(q_deficit) == math.inf
+    assert smallest_dominating_mu(Pld.identity()) == 0.0
+    with pytest.raises(ValueError, match="cost must be"):
+        smallest_dominating_mu(Zcdp(0.5))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.05, 3.0), st.floats(0.05, 3.0), st.floats(0.0, 0.9))
+def test_smallest_dominating_mu_of_finite_pairs_is_tight(a: float, b: float, w: float) -> None:
+    """For compositions and mixtures of RRs the closed form is the exact threshold."""
+    rr = PiecewiseLinearTradeoff.pure_dp
+    pair = rr(a).compose(rr(b))
+    mixture = Pld.from_distributions(
+        np.array([w, (1 - w) * 0.7, (1 - w) * 0.3]), np.array([w, (1 - w) * 0.3, (1 - w) * 0.7])
+    )
+    for cost in (pair, mixture):
+        mu = smallest_dominating_mu(cost)
+        assert is_dominated(cost, GdpProfile(mu))
+        assert not is_dominated(cost, GdpProfile(mu * (1 - 1e-7)))
+
+
+def test_profile_delta_and_tradeoff_are_consistent() -> None:
+    prof = GdpProfile(1.2, 0.05)
+    assert prof.delta(100.0) == pytest.approx(0.05)
+    assert prof.tradeoff(0.0) == pytest.approx(0.95)
+    assert prof.tradeoff(0.96) == 0.0
+    eps = np.linspace(-12, 12, 24001)
+    for a in (0.01, 0.2, 0.6):
+        sup = np.max(1 - prof.delta(eps) - np.exp(eps) * a)
+        assert prof.tradeoff(a) == pytest.approx(sup, abs=1e-6)
+    with pytest.raises(ValueError, match="reveal"):
+        GdpProfile(1.0, 1.0)
