@@ -61,26 +61,26 @@ class Promise:
 
     @classmethod
     def of(cls, budget: Any, eps_grid: Iterable[float] | None = None) -> Promise:
-        """The promise of a budget: EpsDelta, PureDP, a sequence of these, Gdp or Pld.
+        """The promise of a budget: EpsDelta, PureDP, a sequence of these, Gdp, or a curve.
 
-        A Gdp or Pld budget promises its whole hockey-stick curve; it is checked on
+        A Gdp budget, or any object with a hockey-stick method ``delta(eps)`` (Pld,
+        PiecewiseLinearTradeoff, GdpProfile), promises its whole curve; it is checked on
         ``eps_grid`` (default 41 points on [0, 4]).
         """
         if isinstance(budget, EpsDelta):
             return cls((budget.eps,), (budget.delta,))
         if isinstance(budget, PureDP):
             return cls((budget.eps,), (0.0,))
-        if isinstance(budget, Gdp | Pld):
+        if isinstance(budget, Gdp) or callable(getattr(budget, "delta", None)):
             grid = np.linspace(0.0, 4.0, 41) if eps_grid is None else np.asarray(eps_grid)
             grid = _checks.finite_array("eps_grid", grid).ravel()
             curve = gdp_delta(grid, budget.mu) if isinstance(budget, Gdp) else budget.delta(grid)
-            curve = np.atleast_1d(curve)
-            return cls(tuple(grid), tuple(curve))
+            return cls(tuple(grid), tuple(np.atleast_1d(curve)))
         if isinstance(budget, Sequence) and budget:
             parts = [cls.of(b) for b in budget]
             return cls(sum((p.eps for p in parts), ()), sum((p.delta for p in parts), ()))
         raise ValueError(
-            f"budget must be EpsDelta, PureDP, a sequence of them, Gdp or Pld; got {budget!r}"
+            f"budget must be EpsDelta, PureDP, a sequence of them, Gdp or a curve; got {budget!r}"
         )
 
 

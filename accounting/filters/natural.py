@@ -67,7 +67,9 @@ class NaturalFilter(Filter):
     or only where one of those results applies.
 
     CONTINUE iff the exact composition of the accepted queries and the new one is
-    dominated by ``budget`` (checked exactly by :func:`is_dominated`). Costs: finite Pld,
+    dominated by ``budget`` (checked exactly by :func:`is_dominated`; ``tol`` = 1e-12 in
+    type-II error absorbs the rounding of exact ties such as two RR_0.5 against an RR_1
+    budget, and matches :func:`natural_filter_cost`). Costs: finite Pld,
     PiecewiseLinearTradeoff, PureDP (as RR_eps) and EpsDelta (as its 4-point pair), all
     converted exactly. ``budget`` is any profile with a trade-off curve (Pld,
     PiecewiseLinearTradeoff, GdpProfile, ...). The composed PLD's support grows with
@@ -76,15 +78,16 @@ class NaturalFilter(Filter):
 
     cost_types: ClassVar[tuple[type, ...]] = NATURAL_COSTS
 
-    def __init__(self, budget: Profile) -> None:
+    def __init__(self, budget: Profile, tol: float = 1e-12) -> None:
         super().__init__()
         if not callable(getattr(budget, "tradeoff", None)):
             raise ValueError(f"budget must have a trade-off curve, got {type(budget).__name__}")
         self.budget = budget
+        self.tol = _checks.nonnegative("tol", tol)
         self.composed = Pld.identity()
 
     def _admits(self, cost: Any) -> bool:
-        return is_dominated(self.composed.compose(query_pld(cost)), self.budget)
+        return is_dominated(self.composed.compose(query_pld(cost)), self.budget, tol=self.tol)
 
     def _commit(self, cost: Any) -> None:
         self.composed = self.composed.compose(query_pld(cost))
