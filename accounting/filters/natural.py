@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -285,6 +286,7 @@ def _rr_hockey_stick(eps: float, eps_rr: float, m: int) -> float:
     return float(np.sum(np.exp(logpmf) * gain))
 
 
+@lru_cache(maxsize=4096)
 def _bucket_budget(eps: float, delta: float, edge: float, rounds: int) -> float:
     """Largest total bucket mass S a natural (eps, delta) filter can accept (derivation step 2).
 
