@@ -168,9 +168,9 @@ class DiscreteQuery:
         """The PLD of (p, q), e.g. as the cost of a PLD-priced filter."""
         return Pld.from_distributions(self.p, self.q)
 
-    def with_cost(self, cost: Any, report: Callable[[int], Any] | None = None) -> DiscreteQuery:
-        """The same mechanism priced for another filter."""
-        return DiscreteQuery(cost, self.p, self.q, report, self.name)
+    def with_cost(self, cost: Any) -> DiscreteQuery:
+        """The same mechanism (and report) priced for another filter."""
+        return DiscreteQuery(cost, self.p, self.q, self.report, self.name)
 
 
 def randomized_response_laws(eps: float) -> tuple[np.ndarray, np.ndarray]:
@@ -253,8 +253,18 @@ def transcript_distributions(
     return keys, np.array(ps), np.array(qs)
 
 
+def _pair(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Validate two non-negative weight vectors on the same finite outcome space."""
+    p = _checks.finite_array("p", p).ravel()
+    q = _checks.finite_array("q", q).ravel()
+    if p.shape != q.shape or np.any(p < 0) or np.any(q < 0):
+        raise ValueError("p and q must be non-negative vectors of equal length")
+    return p, q
+
+
 def hockey_stick(p: np.ndarray, q: np.ndarray, eps: Iterable[float]) -> np.ndarray:
     """H_{e^eps}(P || Q) = sum (p - e^eps q)_+ of two finite distributions, at each eps."""
+    p, q = _pair(p, q)
     e = _checks.finite_array("eps", list(eps)).ravel()
     return np.clip(np.maximum(p[None, :] - np.exp(e)[:, None] * q[None, :], 0).sum(1), 0, 1)
 
@@ -264,6 +274,7 @@ def renyi_divergence(p: np.ndarray, q: np.ndarray, orders: Iterable[float]) -> n
 
     +inf when P puts mass where Q puts none (Mironov 2017, Def. 3).
     """
+    p, q = _pair(p, q)
     alphas = np.array([_checks.order("alpha", a) for a in orders])
     on = p > 0
     if np.any(on & (q == 0)):
@@ -548,7 +559,9 @@ class RandomAnalyst:
         self.menu = list(menu)
         self.rng = rng
         self.rounds = _checks.integer("rounds", rounds, minimum=0)
-        self.stop_prob = _checks.nonnegative("stop_prob", stop_prob)
+        self.stop_prob = _checks.finite("stop_prob", stop_prob)
+        if not 0.0 <= self.stop_prob <= 1.0:
+            raise ValueError(f"stop_prob must be in [0, 1], got {stop_prob!r}")
         self.table: dict[tuple[int, ...], int | None] = {}
 
     def __call__(self, history: tuple[int, ...]) -> DiscreteQuery | None:
@@ -633,6 +646,7 @@ def search_audit(
     analyst that produced it in ``detail["analyst"]``.
     """
     points, _ = _promised(promise)
+    n_random = _checks.integer("n_random", n_random, minimum=0)
     analysts: list[Any] = [
         GreedyAnalyst(make_filter, menu, promise, at, rounds, forward)
         for at in points
@@ -715,9 +729,11 @@ def above_threshold_laws(
 
     def law_of(ans: np.ndarray) -> np.ndarray:
         def integrand(r: float, i: int) -> float:
-            below = stats.laplace.cdf(threshold + r - ans, scale=4.0 / eps)
+            x = (threshold + r - ans) * (eps / 4.0)  # Laplace(4/eps) CDF at T + r - a_j
+            below = np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0)), 1 - 0.5 * np.exp(-np.abs(x)))
             tail = 1.0 if i == m else 1.0 - below[i]
-            return float(stats.laplace.pdf(r, scale=2.0 / eps) * np.prod(below[:i]) * tail)
+            density = eps / 4.0 * math.exp(-abs(r) * eps / 2.0)  # Laplace(2/eps) density
+            return float(density * np.prod(below[:i]) * tail)
 
         law = np.array(
             [
@@ -770,8 +786,8 @@ def _bernstein_radius(var: np.ndarray, n: int, alpha: float) -> np.ndarray:
 
 def _clopper_pearson(k: np.ndarray, n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Clopper-Pearson bounds (each at level 1 - alpha) of a binomial proportion."""
-    lo = np.where(k > 0, stats.beta.ppf(alpha, k, n - k + 1), 0.0)
-    hi = np.where(k < n, stats.beta.ppf(1 - alpha, k + 1, n - k), 1.0)
+    lo = np.where(k > 0, stats.beta.ppf(alpha, np.maximum(k, 1), n - k + 1), 0.0)
+    hi = np.where(k < n, stats.beta.ppf(1 - alpha, k + 1, np.maximum(n - k, 1)), 1.0)
     return lo, hi
 
 

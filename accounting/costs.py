@@ -89,14 +89,18 @@ class RenyiCurve:
     eps: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        orders = tuple(_checks.order("alpha", a) for a in np.atleast_1d(self.orders))
-        eps = tuple(_checks.nonnegative("eps", e) for e in np.atleast_1d(self.eps))
-        if len(orders) == 0 or len(orders) != len(eps):
+        orders = _vector("alpha", self.orders)
+        eps = _vector("eps", self.eps)
+        if np.any(orders <= 1.0):
+            raise ValueError(f"alpha must be in (1, inf), got {orders[orders <= 1.0][0]!r}")
+        if np.any(eps < 0.0):
+            raise ValueError(f"eps must be in [0, inf), got {eps[eps < 0.0][0]!r}")
+        if orders.size == 0 or orders.size != eps.size:
             raise ValueError("orders and eps must be non-empty and of equal length")
-        if any(b <= a for a, b in zip(orders, orders[1:], strict=False)):
+        if np.any(np.diff(orders) <= 0):
             raise ValueError("orders must be strictly increasing")
-        object.__setattr__(self, "orders", orders)
-        object.__setattr__(self, "eps", eps)
+        object.__setattr__(self, "orders", tuple(orders.tolist()))
+        object.__setattr__(self, "eps", tuple(eps.tolist()))
 
     @classmethod
     def single(cls, alpha: float, eps: float) -> RenyiCurve:
@@ -122,11 +126,20 @@ class RenyiCurve:
             return NotImplemented
         if self.orders != other.orders:
             raise ValueError("RDP curves compose only on equal order grids")
-        return RenyiCurve(
-            self.orders, tuple(a + b for a, b in zip(self.eps, other.eps, strict=True))
-        )
+        return RenyiCurve(self.orders, np.add(self.eps, other.eps))
 
     def scaled(self, k: float) -> RenyiCurve:
         """k-fold composition (k >= 0, real for fractional accounting)."""
         k = _checks.nonnegative("k", k)
-        return RenyiCurve(self.orders, tuple(k * e for e in self.eps))
+        return RenyiCurve(self.orders, np.multiply(k, self.eps))
+
+
+def _vector(name: str, values: Iterable[float]) -> np.ndarray:
+    """A 1-d float64 array of finite numbers (a scalar becomes length 1)."""
+    try:
+        arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be finite real numbers, got {values!r}") from err
+    if arr.ndim != 1 or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be a 1-d sequence of finite real numbers, got {values!r}")
+    return arr

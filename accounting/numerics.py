@@ -65,7 +65,8 @@ def _gauss_legendre_log(log_f: Callable[[np.ndarray], np.ndarray], lo, width) ->
 
 def log_ndtr_diff(a: float | np.ndarray, b: float | np.ndarray) -> float | np.ndarray:
     """log(Phi(a) - Phi(b)) for a >= b, Phi the standard normal CDF; a = +inf and b = -inf
-    are allowed. Relative accuracy ~1e-12 or better everywhere it is representable.
+    are allowed. Relative error ~1e-16 (1 + max(a^2, b^2)) / 0.05 (finite ends), a small
+    factor above the tails' own condition number (~1e-12 for |a|, |b| <= 40).
 
     Short intervals ((a - b) * max(1, |a|, |b|) <= 0.1) integrate the density with
     Gauss-Legendre in log space (no cancellation at all); otherwise the difference is taken
@@ -139,9 +140,7 @@ def log_erfcx_diff(u: float | np.ndarray, h: float | np.ndarray) -> float | np.n
     short = h <= _SHORT * length
     out = np.empty(u.shape)
     if np.any(short):
-        out[short] = _gauss_legendre_log(
-            lambda t: np.log(_neg_erfcx_prime(t)), u[short], h[short]
-        )
+        out[short] = _gauss_legendre_log(lambda t: np.log(_neg_erfcx_prime(t)), u[short], h[short])
     if np.any(~short):
         us, hs = u[~short], h[~short]
         out[~short] = np.log(special.erfcx(us) - special.erfcx(us + hs))

@@ -9,20 +9,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accounting.costs import PureDP
 from accounting.curves.domination import (
     DEFAULT_EPS_GRID,
     as_tradeoff,
     certified_below,
     hockey_stick_dominated,
-    interval_certificate,
     is_dominated,
+    mixture_below_certificate,
     supremum,
     supremum_delta,
 )
-from accounting.curves.gdp import GdpProfile, gdp_log_abs_slope, gdp_log_delta, pure_dp_mu
+from accounting.curves.gdp import GdpProfile, gdp_log_delta, gdp_log_delta_slope
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff as PL
 from accounting.curves.tradeoff import eps_delta_pld
+from accounting.filters.gdp import gdp_residue
 from accounting.mechanisms.randomized_response import pure_dp_delta
 
 ALPHA = np.linspace(0.0, 1.0, 2001)
@@ -123,42 +125,50 @@ def test_supremum_of_unordered_pair_is_strictly_above_both() -> None:
         supremum([])
 
 
-def _gdp_logs(eps: np.ndarray, mu_low: float, mu_up: float) -> tuple[np.ndarray, ...]:
-    return gdp_log_delta(eps, mu_low), gdp_log_delta(eps, mu_up), gdp_log_abs_slope(eps, mu_up)
+def _mixture(eps: np.ndarray, nu: float, pld: Pld) -> tuple[np.ndarray, np.ndarray]:
+    """log components p_i delta_nu(eps - L_i) of G_nu (x) pld, and their log-slopes."""
+    shifted = eps[:, None] - pld.losses
+    return gdp_log_delta(shifted, nu) + np.log(pld.probs), gdp_log_delta_slope(shifted, nu)
 
 
 def test_certificate_accepts_true_and_rejects_false_domination() -> None:
     eps = np.linspace(0.0, 30.0, 3001)
-    assert certified_below(eps, *_gdp_logs(eps, 1.0, 1.1))
-    assert not certified_below(eps, *_gdp_logs(eps, 1.1, 1.0))
+    one = Pld.identity()
+    assert certified_below(eps, *_mixture(eps, 1.0, one), gdp_log_delta(eps, 1.1))
+    assert not certified_below(eps, *_mixture(eps, 1.1, one), gdp_log_delta(eps, 1.0))
 
 
 def test_certificate_catches_crossing_between_grid_points() -> None:
-    """RR_1 touches G_mu at eps = 0 for mu = pure_dp_mu(1); a slightly smaller mu crosses it
-    only near 0, so the grid {-0.5, 0.5} passes pointwise but must not be certified."""
-    rr = PL.pure_dp(1.0).to_pld()
-    mu = pure_dp_mu(1.0) * (1 - 1e-3)
-    eps = np.array([-0.5, 0.5])
-    low, up = np.log(rr.delta(eps)), gdp_log_delta(eps, mu)
-    assert np.all(low <= up)
-    assert rr.delta(0.0) > math.exp(gdp_log_delta(0.0, mu))
-    assert not certified_below(eps, low, up, gdp_log_abs_slope(eps, mu))
-    fine = np.linspace(-0.5, 0.5, 11)
-    ok_mu = pure_dp_mu(1.0) * (1 + 1e-3)
-    assert certified_below(
-        fine, np.log(rr.delta(fine)), gdp_log_delta(fine, ok_mu), gdp_log_abs_slope(fine, ok_mu)
-    )
+    """G_nu (x) RR_1 with nu slightly above the residue crosses G_mu only near one point:
+    a grid around it passes pointwise but must not be certified."""
+    mu, rr = 1.5, PL.pure_dp(1.0).to_pld()
+    nu_star = gdp_residue(mu, PureDP(1.0))
+    fine = np.linspace(0.0, 12.0, 12001)
+    terms, _ = _mixture(fine, nu_star * (1 + 1e-3), rr)
+    excess = np.logaddexp.reduce(terms, axis=1) - gdp_log_delta(fine, mu)
+    worst = fine[int(np.argmax(excess))]
+    assert excess.max() > 0
+    grid = np.array([worst - 0.4, worst + 0.4])
+    terms, slopes = _mixture(grid, nu_star * (1 + 1e-3), rr)
+    up = gdp_log_delta(grid, mu)
+    assert np.all(np.logaddexp.reduce(terms, axis=1) <= up)  # the two grid points pass
+    assert not certified_below(grid, terms, slopes, up)
+    ok = np.linspace(0.0, 12.0, 241)
+    assert certified_below(ok, *_mixture(ok, nu_star * (1 - 1e-3), rr), gdp_log_delta(ok, mu))
 
 
-def test_interval_certificate_validation_and_tiny_values() -> None:
-    eps = np.array([400.0, 400.01])
-    lo, up, ls = _gdp_logs(eps, 2.0, 3.0)
+def test_certificate_validation_and_tiny_values() -> None:
+    eps = np.array([400.0, 401.0])
+    terms, slopes = _mixture(eps, 2.0, Pld.identity())
+    up = gdp_log_delta(eps, 3.0)
     assert math.exp(up[0]) == 0.0  # far below the float range, handled in log space
-    assert interval_certificate(
-        eps[:1], eps[1:], (lo[:1], lo[1:]), (up[:1], up[1:]), (ls[:1], ls[1:])
-    )[0]
+    assert certified_below(eps, terms, slopes, up)
     with pytest.raises(ValueError, match="left < right"):
-        interval_certificate(eps[1:], eps[:1], (lo[:1], lo[1:]), (up[:1], up[1:]), (ls[:1], ls[1:]))
+        mixture_below_certificate(
+            eps[1:], eps[:1], (terms[:1], terms[1:]), (slopes[:1], slopes[1:]), (up[:1], up[1:])
+        )
+    with pytest.raises(ValueError, match="increasing"):
+        certified_below(eps[::-1], terms, slopes, up)
 
 
 def test_is_dominated_by_gdp_matches_grid_check() -> None:

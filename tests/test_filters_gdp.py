@@ -7,6 +7,8 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from scipy.optimize import brentq, minimize_scalar
 from scipy.special import log_ndtr, logsumexp, ndtri_exp
 
@@ -102,6 +104,16 @@ def test_budget_plus_query_stays_dominated(mu: float, eps: float) -> None:
         assert composed <= mp_delta(e, mu)
     # a slightly larger budget would break it: the residue is tight
     assert not composition_dominated(nu * (1 + 1e-4), mu, pld)
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.floats(0.3, 3.0), st.floats(0.05, 2.0))
+def test_residue_is_valid_and_never_below_naive(mu: float, eps: float) -> None:
+    mu_q = pure_dp_mu(eps)
+    assume(mu_q < mu)
+    nu = gdp_residue(mu, PureDP(eps), rtol=1e-7)
+    assert nu >= math.sqrt(mu * mu - mu_q * mu_q)
+    assert sup_tradeoff_mu(nu, randomized_response_pld(eps)) <= mu + 1e-9
 
 
 def test_residue_for_asymmetric_finite_query() -> None:

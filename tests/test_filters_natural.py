@@ -103,6 +103,11 @@ def test_corollary2_pure_dp_free_for_two_queries_not_three() -> None:
     queries = [PL.pure_dp(e) for e in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)]
     budget = PL.pure_dp(0.75).compose(PL.pure_dp(2.0))
     assert is_dominated(natural_filter_cost(budget, queries, rounds=2), budget, tol=1e-12)
+    # Cor. 6: one fixed eps keeps every composition totally ordered, for any budget
+    cor2_budget = PL.pure_dp(0.75).compose(PL.pure_dp(2.0))
+    fixed = [PL.pure_dp(0.5)]
+    for b in (cor2_budget, PL.eps_delta(1.3, 0.05)):
+        assert is_dominated(natural_filter_cost(b, fixed, rounds=4), b, tol=1e-12)
     assert excess(budget, natural_filter_cost(budget, queries, rounds=3)) > 0.01
 
 

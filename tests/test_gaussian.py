@@ -34,7 +34,7 @@ from accounting.numerics import (
     root_decreasing,
 )
 
-SIGMAS = [1e-3, 1e-2, 0.1, 0.5, 1.0, 3.0, 10.0, 100.0, 1e3, 1e4]
+SIGMAS = [1e-3, 1e-2, 0.1, 0.5, 1.0, 3.0, 10.0, 100.0, 1e3, 1e4, 1e8, 1e12]
 sigmas = st.floats(1e-3, 1e4)
 epsilons = st.floats(0.0, 50.0)
 

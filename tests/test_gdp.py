@@ -17,10 +17,12 @@ from accounting.curves.domination import is_dominated
 from accounting.curves.gdp import (
     GdpProfile,
     gdp_composed_log_delta,
+    gdp_composed_tradeoff,
     gdp_delta,
     gdp_eps,
     gdp_log_abs_slope,
     gdp_log_delta,
+    gdp_log_delta_slope,
     gdp_pure_dp_delta,
     gdp_tradeoff,
     pure_dp_mu,
@@ -96,12 +98,34 @@ def test_tradeoff_is_conjugate_of_delta() -> None:
     assert gdp_tradeoff(0.0, 1.0) == 1.0 and gdp_tradeoff(1.0, 1.0) == 0.0
 
 
-def test_slope_matches_finite_difference() -> None:
+def test_slopes_match_finite_differences() -> None:
     mu, e = 1.3, 0.7
     h = 1e-6
     t0, t1 = math.exp(e - h), math.exp(e + h)
     fd = (gdp_delta(e + h, mu) - gdp_delta(e - h, mu)) / (t1 - t0)
     assert -fd == pytest.approx(math.exp(gdp_log_abs_slope(e, mu)), rel=1e-6)
+    for e in (-2.0, 0.3, 9.0):
+        fd = (gdp_log_delta(e + h, mu) - gdp_log_delta(e - h, mu)) / (2 * h)
+        assert gdp_log_delta_slope(e, mu) == pytest.approx(fd, rel=1e-6)
+
+
+def test_log_delta_is_concave() -> None:
+    """The log-concavity the residue certificate relies on (Prekopa), on a fine grid."""
+    eps = np.linspace(-10, 60, 7001)
+    for mu in (0.2, 1.0, 4.0):
+        assert np.all(np.diff(gdp_log_delta_slope(eps, mu)) <= 1e-12)
+
+
+def test_composed_tradeoff_points_lie_on_the_curve() -> None:
+    """Neyman-Pearson points of G_mu (x) RR: against the conjugate of the exact hockey stick."""
+    mu, eps0 = 0.8, 0.6
+    alpha, beta = gdp_composed_tradeoff(np.linspace(-4, 4, 9), mu, randomized_response_pld(eps0))
+    grid = np.linspace(-15, 15, 60001)
+    d = gdp_pure_dp_delta(grid, mu, eps0)
+    for a, b in zip(alpha, beta, strict=True):
+        assert b == pytest.approx(np.max(1 - d - np.exp(grid) * a), abs=1e-6)
+    a0, b0 = gdp_composed_tradeoff(np.linspace(-3, 3, 7), mu, Pld.identity())
+    np.testing.assert_allclose(b0, gdp_tradeoff(a0, mu), atol=1e-14)
 
 
 @pytest.mark.parametrize("eps", [0.01, 0.1, 1.0, 3.0, 30.0])

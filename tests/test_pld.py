@@ -33,8 +33,8 @@ def brute_delta(pld: Pld, eps: np.ndarray) -> np.ndarray:
 def brute_tradeoff(pld: Pld, alpha: np.ndarray) -> np.ndarray:
     """sup over the lines 1 - delta(eps) - e^eps alpha at eps = each loss (and eps -> -inf)."""
     d = brute_delta(pld, pld.losses)
-    with np.errstate(over="ignore", invalid="ignore"):
-        lines = [1.0 - d - np.exp(pld.losses) * a for a in alpha]
+    with np.errstate(over="ignore", divide="ignore"):
+        lines = [1.0 - d - np.exp(pld.losses + np.log(a)) for a in alpha]
     out = [max(0.0, float(np.max(v, initial=0.0))) for v in lines]
     return np.where(np.asarray(alpha) == 0.0, 1.0 - pld.inf_mass, out)
 

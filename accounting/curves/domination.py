@@ -10,9 +10,10 @@ Three ways to check it are offered, from exact to sampled:
 * :func:`is_dominated` -- exact when A is finite. T_A is piecewise linear and T_B convex,
   so T_A - T_B is concave on each linear piece of T_A and (ii) holds iff it holds at the
   vertices of T_A (including alpha = 0, where T_A(0) = 1 - P_A(+inf loss)).
-* :func:`certified_below` -- rigorous from samples of two convex curves: hockey-stick curves
-  are convex in t = e^eps (suprema of affine functions P(S) - t Q(S)), so between grid points
-  the lower curve lies below its chord and the upper curve above its tangents.
+* :func:`certified_below` -- rigorous from samples on a grid, for a mixture of log-concave
+  curves (e.g. Gaussian hockey sticks shifted by the atoms of a finite PLD) below a
+  log-concave curve: tangents bound the mixture's components from above between grid
+  points and the chord of log U bounds U from below.
 * :func:`hockey_stick_dominated` -- (iii) on an eps grid; a necessary condition only, used as
   an independent cross-check. :data:`DEFAULT_EPS_GRID` is 4001 points uniform on [-20, 20].
 
@@ -109,64 +110,74 @@ def supremum(curves: Iterable[Pld | PiecewiseLinearTradeoff]) -> PiecewiseLinear
     return PiecewiseLinearTradeoff.from_vertices(a[hull], b[hull])
 
 
-def interval_certificate(
+def _logsumexp(x: np.ndarray) -> np.ndarray:
+    """log sum exp over the last axis; rows of -inf give -inf."""
+    top = np.max(x, axis=-1)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return safe + np.log(np.sum(np.exp(x - safe[..., None]), axis=-1))
+
+
+def mixture_below_certificate(
     left: np.ndarray,
     right: np.ndarray,
-    log_low: tuple[np.ndarray, np.ndarray],
+    terms: tuple[np.ndarray, np.ndarray],
+    slopes: tuple[np.ndarray, np.ndarray],
     log_up: tuple[np.ndarray, np.ndarray],
-    log_slope_up: tuple[np.ndarray, np.ndarray],
     margin: float = 1e-10,
 ) -> np.ndarray:
-    """Per interval [left_j, right_j] (in eps): is H_low(e^x) <= H_up(e^x) certified on it?
+    """Per interval [left_j, right_j]: is sum_i c_i(x) <= U(x) proved for every x in it?
 
-    Inputs are the (left, right) values of log H_low, log H_up and log |dH_up / dt| at the
-    interval ends; both curves must be hockey-stick curves (convex, decreasing in
-    t = e^eps). On [t_l, t_r], H_low lies below its chord and H_up above both tangent lines,
-    so the chord below the larger tangent certifies the interval. Their difference is
-    piecewise linear with one kink (where the tangents meet), so checking both ends and the
-    kink is exact. Each interval is scaled by H_up(t_l) and worked in
-    u = (t - t_l) / (t_r - t_l), so values far below 1e-300 are handled. ``margin``
-    (relative to the tangent's magnitude) absorbs rounding: the check errs on False.
+    The components c_i and U must be log-concave and non-increasing in x (hockey-stick
+    curves of Gaussian pairs are: their loss density is log-concave and (1 - e^{x - l})_+
+    is jointly log-concave in (x, l), so Prekopa's theorem applies). ``terms`` holds
+    log c_i at the (left, right) ends, shape (n, k); ``slopes`` holds d log c_i / dx there;
+    ``log_up`` holds log U at the ends. By concavity each log c_i lies below its tangent, so
+    from the left end c_i(x) <= c_i(l) e^{s_i (x - l)}, and log U lies above its chord. The
+    ratio sum_i c_i(l) e^{s_i (x - l)} / exp(chord(x)) is a sum of exponentials of affine
+    functions, hence convex, so it is <= 1 on the interval iff it is at both ends: at l it
+    is the plain comparison, at r it is sum_i c_i(l) e^{s_i (r - l)} <= U(r). The same
+    holds from the right end; either suffices. The slack is second order in the width
+    (curvature of log c_i), not in the drop of the curves. ``margin`` (in log) errs on False.
     """
     xl, xr = _checks.finite_array("left", left), _checks.finite_array("right", right)
-    lo_l, lo_r = (np.asarray(v, dtype=np.float64) for v in log_low)
-    up_l, up_r = (np.asarray(v, dtype=np.float64) for v in log_up)
-    ls_l, ls_r = (np.asarray(v, dtype=np.float64) for v in log_slope_up)
-    arrays = (xl, xr, lo_l, lo_r, up_l, up_r, ls_l, ls_r)
-    if len({a.shape for a in arrays}) != 1 or np.any(xr <= xl):
-        raise ValueError("intervals need left < right and all inputs of the same shape")
-    if any(np.any(np.isnan(a)) for a in arrays):
-        raise ValueError("log values must not be NaN")
-    log_dt = xl + np.log(np.expm1(xr - xl))
-    with np.errstate(invalid="ignore", over="ignore"):
-        c0, c1 = np.exp(lo_l - up_l), np.exp(lo_r - up_l)
-        ratio = np.exp(up_r - up_l)
-        s0, s1 = np.exp(ls_l + log_dt - up_l), np.exp(ls_r + log_dt - up_l)
-    gap = s0 - s1
-    kink = np.divide(1.0 - ratio - s1, gap, out=np.full_like(gap, 0.5), where=gap > 0)
-    slack = margin * (1.0 + s0)
-    ok = np.isfinite(up_l) & np.isfinite(up_r) & np.isfinite(s0) & np.isfinite(s1)
-    for u in (np.zeros_like(kink), np.ones_like(kink), np.clip(kink, 0.0, 1.0)):
-        chord = c0 + (c1 - c0) * u
-        tangent = np.maximum(1.0 - s0 * u, ratio + s1 * (1.0 - u))
-        ok &= chord <= tangent - slack
-    return ok
+    t_l, t_r = (np.asarray(v, dtype=np.float64) for v in terms)
+    s_l, s_r = (np.asarray(v, dtype=np.float64) for v in slopes)
+    u_l, u_r = (np.asarray(v, dtype=np.float64) for v in log_up)
+    if xl.shape != xr.shape or np.any(xr <= xl):
+        raise ValueError("intervals need left < right")
+    if not (t_l.shape == t_r.shape == s_l.shape == s_r.shape == xl.shape + t_l.shape[-1:]):
+        raise ValueError("terms and slopes must have shape (intervals, components)")
+    if u_l.shape != xl.shape or u_r.shape != xl.shape:
+        raise ValueError("log_up must have one value per interval end")
+    if any(np.any(np.isnan(a)) for a in (t_l, t_r, s_l, s_r, u_l, u_r)):
+        raise ValueError("log values and slopes must not be NaN")
+    width = (xr - xl)[:, None]
+    with np.errstate(invalid="ignore"):
+        from_l = np.where(np.isfinite(t_l), t_l + s_l * width, -np.inf)
+        from_r = np.where(np.isfinite(t_r), t_r - s_r * width, -np.inf)
+    right_valid = np.all(np.isfinite(t_r) | ~np.isfinite(t_l), axis=-1)
+    ends = (_logsumexp(t_l) <= u_l - margin) & (_logsumexp(t_r) <= u_r - margin)
+    left_ok = _logsumexp(from_l) <= u_r - margin
+    right_ok = right_valid & (_logsumexp(from_r) <= u_l - margin)
+    return ends & (left_ok | right_ok)
 
 
 def certified_below(
     eps: np.ndarray,
-    log_low: np.ndarray,
+    terms: np.ndarray,
+    slopes: np.ndarray,
     log_up: np.ndarray,
-    log_slope_up: np.ndarray,
     margin: float = 1e-10,
 ) -> bool:
-    """Certify H_low(e^x) <= H_up(e^x) for all x in [eps_0, eps_N] from samples on a grid.
+    """:func:`mixture_below_certificate` on every pair of consecutive grid points.
 
-    :func:`interval_certificate` on every pair of consecutive grid points.
+    ``terms`` and ``slopes`` have shape (len(eps), components); ``log_up`` has len(eps).
+    Proves sum_i c_i <= U on [eps_0, eps_N].
     """
     x = _checks.finite_array("eps", eps)
-    lo, up, ls = (np.asarray(v, dtype=np.float64) for v in (log_low, log_up, log_slope_up))
-    if x.size < 2:
-        raise ValueError("eps needs at least two points")
-    pairs = ((v[:-1], v[1:]) for v in (lo, up, ls))
-    return bool(np.all(interval_certificate(x[:-1], x[1:], *pairs, margin=margin)))
+    t, s, u = (np.asarray(v, dtype=np.float64) for v in (terms, slopes, log_up))
+    if x.size < 2 or np.any(np.diff(x) <= 0):
+        raise ValueError("eps must be increasing with at least two points")
+    pairs = [(v[:-1], v[1:]) for v in (t, s, u)]
+    return bool(np.all(mixture_below_certificate(x[:-1], x[1:], *pairs, margin=margin)))

@@ -49,7 +49,8 @@ def gdp_log_delta(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
     For a <= 0 the difference Phi(a) - e^eps Phi(b) cancels catastrophically when delta is
     tiny. Since e^eps phi(b) = phi(a) (expand b^2 - a^2 = 2 eps), factor out phi(a):
     delta = phi(a) sqrt(pi/2) [erfcx(-a/sqrt2) - erfcx(-b/sqrt2)], a difference of two
-    scaled complementary error functions with relative gap about mu^2 / eps: no cancellation.
+    scaled complementary error functions whose relative gap is about mu / (|a| + mu), so at
+    most log10(1 + |a| / mu) digits are lost however small delta is (tests: mpmath).
     For a > 0, delta >= delta_mu(mu^2 / 2) is not small and the direct form is used.
     """
     mu = _checks.positive("mu", mu)
@@ -122,6 +123,19 @@ def gdp_log_abs_slope(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
     return float(out) if e.ndim == 0 else out
 
 
+def gdp_log_delta_slope(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
+    """d log delta_mu / d eps = -e^eps Phi(-eps/mu - mu/2) / delta_mu(eps) (<= 0), mu > 0.
+
+    From d delta / dt = -Phi(b) at t = e^eps (:func:`gdp_log_abs_slope`); log delta_mu is
+    concave in eps (the loss density is log-concave and (1 - e^{eps - l})_+ is jointly
+    log-concave in (eps, l); Prekopa's theorem), so its tangents bound it from above.
+    """
+    mu = _checks.positive("mu", mu)
+    e = _eps_array(eps)
+    out = -np.exp(e + gdp_log_abs_slope(e, mu) - gdp_log_delta(e, mu))
+    return float(out) if e.ndim == 0 else out
+
+
 def pure_dp_mu(eps: float) -> float:
     """Smallest mu such that G_mu dominates every eps-DP pair: 2 Phi^-1(e^eps / (1 + e^eps)).
 
@@ -166,6 +180,28 @@ def gdp_pure_dp_delta(eps: float | np.ndarray, mu: float, eps0: float) -> float 
     """
     eps0 = _checks.nonnegative("eps0", eps0)
     return np.exp(gdp_composed_log_delta(eps, mu, randomized_response_pld(eps0)))
+
+
+def gdp_composed_tradeoff(
+    thresholds: np.ndarray, mu: float, pld: Pld
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact points (alpha(c), beta(c)) of the trade-off curve of G_mu composed with ``pld``.
+
+    The composed loss L = L_G + L_i is continuous, so the Neyman-Pearson test rejecting Q
+    when L >= c traces the whole curve as c runs over the reals: with L_G ~ N(-mu^2/2, mu^2)
+    under Q and N(mu^2/2, mu^2) under P,
+    alpha(c) = sum_i q_i Phi(-(c - L_i)/mu - mu/2), beta(c) = sum_i p_i Phi((c - L_i)/mu - mu/2),
+    q_i = p_i e^-L_i; an atom at +inf loss is always rejected (adds nothing to either).
+    """
+    mu = _checks.positive("mu", mu)
+    if not isinstance(pld, Pld):
+        raise ValueError(f"pld must be a Pld, got {type(pld).__name__}")
+    c = _checks.finite_array("thresholds", thresholds)
+    x = (c[..., None] - pld.losses) / mu
+    log_p = np.log(pld.probs)
+    log_alpha = log_ndtr(-x - mu / 2.0) + log_p - pld.losses
+    log_beta = log_ndtr(x - mu / 2.0) + log_p
+    return np.exp(log_alpha).sum(axis=-1), np.exp(log_beta).sum(axis=-1)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from accounting import _checks
 from accounting.numerics import nudge_up
 
 _MASS_TOL = 1e-9
-_MAX_GRID = 50_000_000
+_MAX_GRID = 2**24  # 128 MiB of float64 per grid vector
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,7 +168,8 @@ class Pld:
             p_below = np.concatenate(([0.0], np.cumsum(self.probs)))  # P-mass below L_j
             first = np.searchsorted(-q_from, -flat, side="left")  # first j: q_from[j] <= a
             j = np.maximum(first - 1, 0)
-            theta = np.clip((flat - q_from[j + 1]) / q[j], 0.0, 1.0)
+            with np.errstate(over="ignore"):  # q[j] may be subnormal; theta is clipped
+                theta = np.clip((flat - q_from[j + 1]) / q[j], 0.0, 1.0)
             best = np.where(first > 0, p_below[j] + (1.0 - theta) * self.probs[j], 0.0)
         best = np.where(flat == 0.0, 1.0 - self.inf_mass, best)
         out = np.clip(best, 0.0, 1.0)

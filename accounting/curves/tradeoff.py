@@ -1,4 +1,4 @@
-"""Piecewise-linear trade-off curves: (eps, delta)-DP, exact composition, supremum.
+"""Piecewise-linear trade-off curves: (eps, delta)-DP and their exact composition (Prop. 12).
 
 A convex piecewise-linear trade-off curve f (Dong, Roth and Su 2022, Def. 2.1; Prop. 2.2) is
 stored as its segments, steepest first: segment k has width w_k > 0 along the type-I axis
@@ -18,12 +18,14 @@ w_i w'_j and P-mass d_i d'_j on atom (i, j), whose ratio is the product of the r
 atom of +inf loss has P-mass 1 - start * start'. Sorting the product atoms by decreasing
 ratio gives the composed curve: widths w_i w'_j, slopes the products of slopes, start
 start * start'. This equals the PLD convolution :meth:`accounting.curves.pld.Pld.compose`
-(the losses add), which the tests cross-check.
+(the losses add), which the tests cross-check. Suprema (lower convex envelopes) are in
+:mod:`accounting.curves.domination`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.special import expit
@@ -128,18 +130,20 @@ class PiecewiseLinearTradeoff:
             raise ValueError("vertices must describe a convex curve")
         return cls(w, np.clip(d, 0.0, None), float(b[0]))
 
-    @property
+    @cached_property
     def alpha(self) -> np.ndarray:
         """Type-I errors of the vertices, 0 = alpha_0 < ... < alpha_K = 1."""
         alpha = np.minimum(np.concatenate([[0.0], np.cumsum(self.widths)]), 1.0)
         alpha[-1] = 1.0
+        alpha.setflags(write=False)
         return alpha
 
-    @property
+    @cached_property
     def beta(self) -> np.ndarray:
         """Type-II errors f(alpha_k) of the vertices (summed from the small end)."""
         beta = np.minimum(np.concatenate([np.cumsum(self.drops[::-1])[::-1], [0.0]]), self.start)
         beta[0] = self.start
+        beta.setflags(write=False)
         return beta
 
     @property
@@ -159,6 +163,11 @@ class PiecewiseLinearTradeoff:
         return float(out) if a.ndim == 0 else out
 
     def to_pld(self) -> Pld:
+        """The finite PLD with this trade-off curve (computed once)."""
+        return self._pld
+
+    @cached_property
+    def _pld(self) -> Pld:
         """The finite PLD with this trade-off curve (atoms where P is zero are not stored)."""
         keep = self.drops > 0
         losses = np.log(self.drops[keep]) - np.log(self.widths[keep])

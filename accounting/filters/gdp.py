@@ -23,12 +23,11 @@ from scipy.special import log_ndtr
 
 from accounting import _checks
 from accounting.costs import EpsDelta, Gdp, PureDP
-from accounting.curves.domination import interval_certificate
+from accounting.curves.domination import mixture_below_certificate
 from accounting.curves.gdp import (
     GdpProfile,
-    gdp_composed_log_delta,
-    gdp_log_abs_slope,
     gdp_log_delta,
+    gdp_log_delta_slope,
     smallest_dominating_mu,
 )
 from accounting.curves.pld import Pld
@@ -42,7 +41,7 @@ _TAIL_CAP = 1e5
 _MAX_POINTS = 1e6
 _REFINE_LEVELS = 4
 _SPLIT = 8
-_MAX_BAD_INTERVALS = 10_000
+_MAX_BAD_INTERVALS = 50_000
 
 
 def _finite_query(cost: object) -> Pld:
@@ -103,34 +102,52 @@ def _tail_start(nu: float, mu: float, l_max: float) -> float | None:
 
 
 def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) -> bool:
-    """Certificate on [0, e_hi]: a grid of spacing <= step, failing intervals split 8-fold."""
+    """Certificate on [0, e_hi]: a grid of spacing <= step, failing intervals split 8-fold.
+
+    The composed hockey stick is the mixture sum_i p_i delta_nu(e - L_i) of log-concave,
+    decreasing components, and delta_mu is log-concave (:func:`gdp_log_delta_slope`), so
+    :func:`mixture_below_certificate` applies.
+    """
+    log_p = np.log(pld.probs)
 
     def evaluate(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        shifted = x[:, None] - pld.losses
         return (
-            gdp_composed_log_delta(x, nu, pld),
+            gdp_log_delta(shifted, nu) + log_p,
+            gdp_log_delta_slope(shifted, nu),
             gdp_log_delta(x, mu),
-            gdp_log_abs_slope(x, mu),
         )
 
     grid = np.linspace(0.0, e_hi, math.ceil(e_hi / step) + 1)
     vals = evaluate(grid)
+    if np.any(_row_logsumexp(vals[0]) > vals[2]):
+        return False  # violated at a grid point
     xl, xr = grid[:-1], grid[1:]
     left, right = [v[:-1] for v in vals], [v[1:] for v in vals]
     for level in range(_REFINE_LEVELS + 1):
-        if np.any(left[0] > left[1]) or np.any(right[0] > right[1]):
-            return False  # violated at a sample point: refining cannot help
-        ok = interval_certificate(xl, xr, *zip(left, right, strict=True))
+        ok = mixture_below_certificate(xl, xr, *zip(left, right, strict=True))
         if ok.all():
             return True
         bad = ~ok
         if level == _REFINE_LEVELS or bad.sum() > _MAX_BAD_INTERVALS:
             return False
         sub = xl[bad, None] + (xr - xl)[bad, None] * np.linspace(0.0, 1.0, _SPLIT + 1)
-        vals = [v.reshape(sub.shape) for v in evaluate(sub.ravel())]
+        flat = evaluate(sub.ravel())
+        shape = sub.shape
+        terms, slopes = (v.reshape(shape + v.shape[-1:]) for v in flat[:2])
+        up = flat[2].reshape(shape)
+        if np.any(_row_logsumexp(terms) > up):
+            return False  # violated at a sample point: refining cannot help
         xl, xr = sub[:, :-1].ravel(), sub[:, 1:].ravel()
-        left = [v[:, :-1].ravel() for v in vals]
-        right = [v[:, 1:].ravel() for v in vals]
+        k = terms.shape[-1]
+        left = [terms[:, :-1].reshape(-1, k), slopes[:, :-1].reshape(-1, k), up[:, :-1].ravel()]
+        right = [terms[:, 1:].reshape(-1, k), slopes[:, 1:].reshape(-1, k), up[:, 1:].ravel()]
     return False
+
+
+def _row_logsumexp(x: np.ndarray) -> np.ndarray:
+    top = x.max(axis=-1)
+    return top + np.log(np.exp(x - top[..., None]).sum(axis=-1))
 
 
 def composition_dominated(nu: float, mu: float, query: Pld, step: float = 0.05) -> bool:
@@ -139,9 +156,10 @@ def composition_dominated(nu: float, mu: float, query: Pld, step: float = 0.05) 
     Hockey-stick curves over all real eps: eps < 0 reduces to eps > 0 for the dual pair,
     since H_g(P||Q) = 1 - g + g H_{1/g}(Q||P) and G_mu is symmetric; so the query and its
     dual (skipped when equal) are checked on eps >= 0. On [0, e_hi] the exact hockey sticks
-    (:func:`gdp_composed_log_delta`, :func:`gdp_log_delta`) on a grid of spacing <= ``step``
-    feed the chord/tangent certificate :func:`interval_certificate`; intervals it cannot
-    certify are split 8-fold, up to 4 times. [e_hi, inf) is covered by :func:`_tail_start`.
+    (the mixture of :func:`gdp_composed_log_delta`, and :func:`gdp_log_delta`) on a grid of
+    spacing <= ``step`` feed the log-concave certificate :func:`mixture_below_certificate`;
+    intervals it cannot certify are split 8-fold, up to 4 times. [e_hi, inf) is covered by
+    :func:`_tail_start`.
     A query with mass at +inf or -inf loss is never dominated by a Gaussian.
     """
     nu = _checks.positive("nu", nu)

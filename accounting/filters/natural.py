@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -62,10 +62,11 @@ class NaturalFilter(Filter):
     queries with an (eps, delta) budget (Cors. 1 and 3), three or more pure-DP queries
     (Cor. 2), general queries with a GDP budget and (eps, delta) queries with an
     approximate-GDP budget (Cor. 4); see :func:`adaptive_attack`. It is free for GDP
-    queries (Cor. 5) and pure-DP queries with a pure-DP budget (Cor. 6), and for
-    symmetric queries with an (eps, delta) budget it still satisfies the weaker
-    guarantee of :func:`natural_filter_guarantee` (Thm. 9). Use it as a negative control,
-    or only where one of those results applies.
+    queries (Cor. 5) and for pure-DP queries that all share one eps (Cor. 6: the
+    compositions RR_eps^(x k) are totally ordered); for symmetric queries with an
+    (eps, delta) budget it still satisfies the weaker guarantee of
+    :func:`natural_filter_guarantee` (Thm. 9). Use it as a negative control, or only where
+    one of those results applies.
 
     CONTINUE iff the exact composition of the accepted queries and the new one is
     dominated by ``budget`` (checked exactly by :func:`is_dominated`; ``tol`` = 1e-12 in
@@ -203,7 +204,6 @@ class AdaptiveAttack:
     eps: float
     first: FiniteMechanism
     second: tuple[FiniteMechanism, ...]
-    _pld: list[Pld] = field(default_factory=list, repr=False)
 
     def analyst(self) -> Analyst:
         """The analyst for :func:`~accounting.filters.base.run_interaction`."""
@@ -224,15 +224,64 @@ class AdaptiveAttack:
         return p, q
 
     def transcript_pld(self) -> Pld:
-        """Exact PLD of the adaptive transcript."""
-        if not self._pld:
-            self._pld.append(Pld.from_distributions(*self.transcript_distributions()))
-        return self._pld[0]
+        """Exact PLD of the adaptive transcript (computed once)."""
+        return self._transcript_pld
+
+    @cached_property
+    def _transcript_pld(self) -> Pld:
+        return Pld.from_distributions(*self.transcript_distributions())
 
     @property
     def excess(self) -> float:
         """delta_transcript(eps) - delta_budget(eps); > 0 means the budget is exceeded."""
         return float(self.transcript_pld().delta(self.eps) - self.budget.delta(self.eps))
+
+
+def adaptive_attacks(
+    budget: Profile,
+    queries: Sequence[Pld | PiecewiseLinearTradeoff],
+    eps: Sequence[float],
+    tol: float = 1e-12,
+) -> list[AdaptiveAttack]:
+    """The adversary of Cor. 1 / Fig. 2a that maximises the two-round leakage, per eps.
+
+    For each legal first query w1 and each of its outputs o (loss L1(o)), the second
+    query is the legal continuation w2 (w1 (x) w2 <= budget, or pass) maximising
+    delta_w2(eps - L1(o)); by Prop. 6 the transcript's hockey stick at eps is then
+    sum_o P1(o) max_w2 delta_w2(eps - L1(o)), and the best first query is kept. Its value
+    equals :func:`natural_filter_cost` (rounds = 2) at eps (Lemma 1). The queries must not
+    be totally ordered for the excess to be positive (Thm. 8). The legal moves are found
+    once for all eps.
+    """
+    targets = [_checks.finite("eps", e) for e in eps]
+    family = [as_tradeoff(q) for q in queries]
+    if not family:
+        raise ValueError("queries must be non-empty")
+    moves = [_IDENTITY, *family]
+    plans = []
+    for w1 in moves:
+        if is_dominated(w1, budget, tol=tol):
+            legal = [w for w in moves if is_dominated(w1.compose(w), budget, tol=tol)]
+            plans.append((FiniteMechanism.from_pld(w1), legal))
+    mechanisms = {id(w): FiniteMechanism.from_pld(w) for w in moves}
+    if not plans:
+        raise ValueError("no query is dominated by the budget")
+    attacks = []
+    for target in targets:
+        best: AdaptiveAttack | None = None
+        for first, legal in plans:
+            mechs = [mechanisms[id(w)] for w in legal]
+            losses = first.losses
+            shift = np.where(np.isfinite(losses), target - losses, 0.0)
+            gains = np.array([w.delta(shift) for w in legal])
+            gains[:, ~np.isfinite(losses)] = 0.0  # after an infinite loss nothing matters
+            pick = np.argmax(gains, axis=0)
+            second = tuple(mechs[int(k)] for k in pick)
+            attack = AdaptiveAttack(budget, target, first, second)
+            if best is None or attack.excess > best.excess:
+                best = attack
+        attacks.append(best)
+    return attacks
 
 
 def adaptive_attack(
@@ -241,36 +290,8 @@ def adaptive_attack(
     eps: float,
     tol: float = 1e-12,
 ) -> AdaptiveAttack:
-    """The adversary of Cor. 1 / Fig. 2a that maximises the two-round leakage at ``eps``.
-
-    For each legal first query w1 and each of its outputs o (loss L1(o)), the second
-    query is the legal continuation w2 (w1 (x) w2 <= budget, or pass) maximising
-    delta_w2(eps - L1(o)); by Prop. 6 the transcript's hockey stick at eps is then
-    sum_o P1(o) max_w2 delta_w2(eps - L1(o)), and the best first query is kept. Its value
-    equals :func:`natural_filter_cost` (rounds = 2) at eps (Lemma 1). The queries must not
-    be totally ordered for the excess to be positive (Thm. 8).
-    """
-    eps = _checks.finite("eps", eps)
-    family = [as_tradeoff(q) for q in queries]
-    if not family:
-        raise ValueError("queries must be non-empty")
-    best: AdaptiveAttack | None = None
-    for w1 in [_IDENTITY, *family]:
-        if not is_dominated(w1, budget, tol=tol):
-            continue
-        legal = [w for w in [_IDENTITY, *family] if is_dominated(w1.compose(w), budget, tol=tol)]
-        first = FiniteMechanism.from_pld(w1)
-        second = []
-        for loss in first.losses:
-            shift = eps - loss if np.isfinite(loss) else -np.inf
-            gains = [float(w.delta(shift)) if np.isfinite(shift) else 0.0 for w in legal]
-            second.append(FiniteMechanism.from_pld(legal[int(np.argmax(gains))]))
-        attack = AdaptiveAttack(budget, eps, first, tuple(second))
-        if best is None or attack.excess > best.excess:
-            best = attack
-    if best is None:
-        raise ValueError("no query is dominated by the budget")
-    return best
+    """The Cor. 1 adversary for one target eps (see :func:`adaptive_attacks`)."""
+    return adaptive_attacks(budget, queries, [eps], tol=tol)[0]
 
 
 def _rr_hockey_stick(eps: float, eps_rr: float, m: int) -> float:
@@ -397,8 +418,7 @@ def natural_filter_guarantee(
         spent = delta_rr + (fail if buckets > 1 else 0.0) + top_mass
         if best is None or eps_prime < best[0]:
             best = (eps_prime, spent)
-    assert best is not None
-    eps_prime, delta_prime = best
+    eps_prime, delta_prime = best  # type: ignore[misc]  # at least one bucket count ran
     if delta_prime >= 1.0:
         raise ValueError(f"the guarantee is vacuous (delta' = {delta_prime} >= 1)")
     return EpsDelta(eps_prime, delta_prime)

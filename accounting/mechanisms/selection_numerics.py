@@ -10,14 +10,17 @@ log R. The integrands span thousands of orders of magnitude (log values near -50
 common) and their mass moves as n_k grows, so this module
 
 * evaluates everything in log space (``scipy.special.log_ndtr``, logsumexp over nodes),
-* places the nodes where the log-integrand has its mass: both integrands are log-concave,
-  so Newton finds the mode and the points where the integrand has dropped by ``exp(-80)``,
-  and an adaptive composite Gauss-Legendre rule refines panels until each integral has
-  converged to ``rtol``,
+* places the nodes where the log-integrand has its mass: both integrands are log-concave
+  (log Phi is concave), so a geometric then a linear grid and Newton find the mode, a
+  geometric ladder the points where the integrand has dropped by ``exp(-80)``, and an
+  adaptive composite 20-point Gauss-Legendre rule, started on panels of four curvature
+  scales, bisects panels until each integral has converged to ``rtol``;
 * computes ``log R`` as ``log1p(Diff / Den)`` with ``Diff = Num - Den`` integrated as the
-  positive integrand ``Den(x) * expm1(sum_k n_k [log Phi(s_k + h_k) - log Phi(s_k)])`` on the
-  same nodes as ``Den``, so that tiny privacy losses (1e-7 and below) keep full relative
-  accuracy instead of cancelling;
+  positive integrand ``Den(x) * expm1(gap(x))``, ``gap = sum_k n_k [log Phi(s_k + h_k) -
+  log Phi(s_k)]`` evaluated without cancellation, on the same nodes as ``Den``, so that tiny
+  privacy losses (1e-7 and below) keep full relative accuracy; the integration range is
+  widened when R is within exp(-40) of 1, so the truncated tails stay negligible;
+* is vectorised over many ratios at once (:func:`log_ratios`), for grids and heatmaps;
 * raises :class:`AccuracyError` when it cannot certify the requested accuracy.
 
 ``log_ratio_mpmath`` is an arbitrary-precision reference (mpmath tanh-sinh quadrature on
@@ -30,10 +33,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import mpmath
 import numpy as np
 from scipy.special import erfcx, log_ndtr
+from scipy.stats import t as student_t
 
 from accounting import _checks
 
@@ -56,7 +61,7 @@ _GL_X, _GL_W = np.polynomial.legendre.leggauss(20)
 _INC_X, _INC_W = np.polynomial.legendre.leggauss(6)
 _DROP = 80.0  # integrand ignored where it is below exp(-_DROP) of its maximum
 _EPS = float(np.finfo(np.float64).eps)
-_TAYLOR_TERMS, _TAYLOR_REACH = 6, 1e-3  # series for log Phi(s + h) - log Phi(s), h s <= 1e-3
+_TAYLOR_TERMS, _TAYLOR_REACH = 10, 0.05  # series for log Phi(s + h) - log Phi(s)
 _MAX_PANELS = 20_000
 
 
@@ -69,7 +74,7 @@ class PhiProductRatio:
     """``E[prod Phi(a_k x + b_k + h_k)^n_k] / E[prod Phi(a_k x + b_k)^n_k]``, x ~ N(0, 1).
 
     ``slopes`` a_k, ``offsets`` b_k, ``powers`` n_k >= 0 and ``shifts`` h_k >= 0. Terms with
-    n_k = 0 are dropped; with no terms left the ratio is 1.
+    n_k = 0 are dropped; with no shifted term left the ratio is 1.
     """
 
     slopes: tuple[float, ...]
@@ -87,6 +92,11 @@ class PhiProductRatio:
             raise ValueError("powers must be in [0, inf)")
         if any(h < 0 for h in self.shifts):
             raise ValueError("shifts must be in [0, inf)")
+
+    @property
+    def is_identity(self) -> bool:
+        """True when no term has both a positive power and a positive shift (R = 1)."""
+        return not any(n > 0 and h > 0 for n, h in zip(self.powers, self.shifts, strict=True))
 
     def active(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(a, b, n, h) as arrays, without the terms of power zero."""
@@ -120,9 +130,9 @@ def _log_ndtr_increment(s: np.ndarray, h: np.ndarray) -> np.ndarray:
     """log Phi(s + h) - log Phi(s) for h >= 0 (broadcast), to ~1e-13 relative or better.
 
     Cheapest accurate method per element, with r = h max(1, s):
-    * r <= 1e-3 and s >= -20: Taylor series in the hazard lam = phi / Phi and its
-      derivatives (remainder below 1e-17; below -20 the recursion loses digits to the
-      cancellation in s + lam);
+    * r <= 0.05 and s >= -20: Taylor series (up to 10 terms, as many as r needs) in the
+      hazard lam = phi / Phi and its derivatives (remainder ~1e-16; below -20 the
+      recursion loses digits to the cancellation in s + lam);
     * otherwise the plain difference of ``log_ndtr`` values: for s <= 5 where its rounding
       error 8 eps (|log Phi(s)| + |log Phi(s + h)|) is below 1e-13 of it, for s > 5 where
       r > 0.5 (there log Phi ~ -Q(s) is only accurate to ~1e-13 relative, which does not
@@ -275,11 +285,13 @@ def _argmax_bracket(x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return x[rows, j], np.minimum(left, right), np.maximum(left, right)
 
 
-def _concave_support(a: np.ndarray, b: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Left and right points where L = max L - _DROP, and the scale at the mode (batched).
+def _concave_support(
+    a: np.ndarray, b: np.ndarray, n: np.ndarray, drop: np.ndarray | float = _DROP
+) -> tuple[np.ndarray, ...]:
+    """Left and right points where L = max L - drop, the scale at the mode and the mode.
 
     L'' <= -kappa puts the mode within |L'(0)| / kappa of 0 and the level points within
-    sqrt(2 _DROP / kappa) of the mode. The mode is located on a geometric grid (any scale),
+    sqrt(2 drop / kappa) of the mode. The mode is located on a geometric grid (any scale),
     then a linear one, then polished by safeguarded Newton; the level points are the first
     points of a geometric ladder (ratio 2^(1/4)) below the level, so they may lie up to 19%
     further out than needed, never inside.
@@ -305,10 +317,10 @@ def _concave_support(a: np.ndarray, b: np.ndarray, n: np.ndarray) -> tuple[np.nd
     ends = []
     for sign in (-1.0, 1.0):
         points = mode[:, None] + sign * steps
-        below = _values(points, a, b, n) < (top - _DROP)[:, None]
+        below = _values(points, a, b, n) < (top - drop)[:, None]
         first = np.where(below.any(axis=1), np.argmax(below, axis=1), steps.shape[1] - 1)
         ends.append(points[np.arange(m), first])
-    return ends[0], ends[1], scale
+    return ends[0], ends[1], scale, mode
 
 
 # ---------------------------------------------------------------------------------------
@@ -348,7 +360,10 @@ def adaptive_log_integral(
     log-integrand itself (a log value L carries an absolute error of about 1e-16 |L|, so an
     integrand near exp(-5000) cannot be resolved beyond ~1e-12 relative; ratios taken on
     common nodes cancel most of it). Returns (c, n_groups). Raises :class:`AccuracyError`
-    past 20000 panels per group or when an integral is not finite.
+    past 20000 panels per group or when an integral is not finite. Refinement is local:
+    the initial panels must be fine enough to see every feature of the integrand (here
+    they are a few curvature scales of a log-concave function, or the known transition
+    scale of the stopping-time integrand).
     """
     span = np.bincount(groups, weights=hi - lo, minlength=n_groups)
     coarse, magnitude = _panel_logs(logf, lo, hi, groups)
@@ -444,7 +459,7 @@ def log_phi_product_expectation(
         raise ValueError("slopes, offsets and powers must be 1-d and of equal length")
     if a.size == 0 or not np.any(n):
         return 0.0
-    left, right, scale = _concave_support(a, b, n)
+    left, right, scale, _ = _concave_support(a, b, n)
 
     def logf(x: np.ndarray, g: np.ndarray) -> np.ndarray:
         s = x[..., None] * a[g][:, None, :] + b[g][:, None, :]
@@ -461,13 +476,39 @@ def log_ratios(ratios: Sequence[PhiProductRatio], rtol: float = 1e-12) -> np.nda
     documented grid); raises :class:`AccuracyError` rather than return less.
     """
     out = np.zeros(len(ratios))
-    live = [i for i, r in enumerate(ratios) if any(p > 0 for p in r.powers)]
-    if not live:
+    live = np.array([i for i, r in enumerate(ratios) if not r.is_identity], dtype=np.int64)
+    if live.size == 0:
         return out
     a, b, n, h = _stack([ratios[i] for i in live])
+    drop = np.full(live.size, _DROP)
+    log_r = _log_ratio_minus_one(a, b, n, h, drop, rtol)
+    # The range leaves out mass below exp(-drop) of Num, so Diff = Num - Den must exceed
+    # exp(40 - drop) Num; for ratios closer to 1 widen the range once to match.
+    if not np.all(np.isfinite(log_r)):
+        raise AccuracyError("Num - Den underflowed or overflowed; no certified value")
+    close = log_r < 40.0 - drop
+    if np.any(close):
+        drop[close] = 80.0 - log_r[close]
+        log_r[close] = _log_ratio_minus_one(*(v[close] for v in (a, b, n, h, drop)), rtol)
+        if np.any(log_r < 40.0 - drop):
+            raise AccuracyError("the ratio is too close to 1 to certify the integration range")
+    values = np.logaddexp(0.0, log_r)
+    if not np.all(np.isfinite(values)):
+        raise AccuracyError("log ratio evaluated to a non-finite number")
+    out[live] = values
+    return out
+
+
+def _log_ratio_minus_one(
+    a: np.ndarray, b: np.ndarray, n: np.ndarray, h: np.ndarray, drop: np.ndarray, rtol: float
+) -> np.ndarray:
+    """log(R - 1) = log Diff - log Den for stacked problems of shape (m, k)."""
     m = a.shape[0]
-    left, right, scale = _concave_support(
-        np.concatenate([a, a]), np.concatenate([b, b + h]), np.concatenate([n, n])
+    left, right, scale, _ = _concave_support(
+        np.concatenate([a, a]),
+        np.concatenate([b, b + h]),
+        np.concatenate([n, n]),
+        np.concatenate([drop, drop]),
     )
     left = np.minimum(left[:m], left[m:])
     right = np.maximum(right[:m], right[m:])
@@ -490,15 +531,7 @@ def log_ratios(ratios: Sequence[PhiProductRatio], rtol: float = 1e-12) -> np.nda
 
     lo, hi, groups = _initial_panels(left, right, scale)
     log_den, log_diff = adaptive_log_integral(logf, lo, hi, groups, m, rtol)
-    log_r = log_diff - log_den
-    if np.any(log_r < 40.0 - _DROP):
-        # the integration range drops exp(-_DROP) of Num's mass; Diff must dominate that
-        raise AccuracyError("the ratio is within exp(-40) of 1; truncation is not certified")
-    values = np.logaddexp(0.0, log_r)
-    if not np.all(np.isfinite(values)):
-        raise AccuracyError("log ratio evaluated to a non-finite number")
-    out[live] = values
-    return out
+    return log_diff - log_den
 
 
 def log_ratio(ratio: PhiProductRatio, rtol: float = 1e-12) -> float:
@@ -516,9 +549,9 @@ def log_ratio_mpmath(ratio: PhiProductRatio, dps: int = 40) -> float:
     subtracted at that precision. Raises :class:`AccuracyError` if mpmath's error estimate
     exceeds 1e-(dps - 10) relative. Slow (about a second per value).
     """
-    a, b, n, h = ratio.active()
-    if a.size == 0:
+    if ratio.is_identity:
         return 0.0
+    a, b, n, h = ratio.active()
     with mpmath.workdps(dps):
         a_mp = [mpmath.mpf(float(v)) for v in a]
         n_mp = [mpmath.mpf(float(v)) for v in n]
@@ -589,62 +622,90 @@ def log_ratio_monte_carlo(
     ratio: PhiProductRatio,
     n_samples: int,
     rng: np.random.Generator,
+    *,
+    proposal: Literal["prior", "importance"] = "prior",
     chunk_size: int = 1_000_000,
 ) -> tuple[float, float]:
     """Monte Carlo estimate of log R and its standard error (delta method).
 
-    Draws x ~ N(0, 1) from ``rng`` and averages Den(x) = prod Phi(a x + b)^n and
-    Diff(x) = Den(x) * expm1(gap(x)) over the same draws (common random numbers), in log
-    space with a running shift; log R = log1p(mean Diff / mean Den). The paper's estimator
-    needed ~1e10 samples in the hard regime (small Delta, large d); this one is exact in
-    expectation but has the same variance problem, which the standard error reports.
+    ``proposal="prior"`` draws x ~ N(0, 1), as the paper did; ``"importance"`` draws from an
+    equal mixture of Student-t(4) laws centred at the modes of the numerator and
+    denominator integrands with 1.5 times their curvature scales, weighting by
+    phi(x) / q(x) (unbiased whatever the proposal; only the variance depends on it). Both
+    average Den(x) = prod Phi(a x + b)^n and Diff(x) = Num(x) - Den(x) over the same draws
+    (common random numbers) in log space with a running shift, and return
+    log1p(mean Diff / mean Den). With the prior, the hard regime (small sigma, large d) puts
+    the integrands' mass far in the tail of N(0, 1): the paper needed ~1e10 samples there,
+    and the estimate and its standard error are then both unreliable.
     """
     n_samples = _checks.integer("n_samples", n_samples, minimum=2)
-    a, b, n, h = ratio.active()
-    if a.size == 0:
+    if proposal not in ("prior", "importance"):
+        raise ValueError(f"proposal must be 'prior' or 'importance', got {proposal!r}")
+    if ratio.is_identity:
         return 0.0, 0.0
-    shift = None
-    # per chunk: sum Den, sum Diff, sum Den^2, sum resid^2, sum resid * Den, chunk ratio
-    chunks: list[tuple[float, float, float, float, float, float]] = []
+    a, b, n, h = ratio.active()
+    draw = _prior_draws if proposal == "prior" else _importance_draws(a, b, n, h)
+    # Per chunk c (size m): log means of F = Diff and D = Den, and with f = F / mean_c F,
+    # d = D / mean_c D: Q = sum (f - d)^2, P = sum (f - d) d, S = sum d^2. Everything is
+    # scale-free, so ratios far from 1 (log R in the thousands) neither overflow nor cancel.
+    chunks: list[tuple[int, float, float, float, float, float]] = []
     remaining = n_samples
     while remaining:
         size = min(chunk_size, remaining)
         remaining -= size
-        x = rng.standard_normal(size)
+        x, log_w = draw(rng, size)
         s = x[:, None] * a + b
-        log_den = log_ndtr(s) @ n
-        gap = sum(n[k] * _log_ndtr_increment(s[:, k], h[k]) for k in range(a.size))
-        log_num = log_ndtr(s + h) @ n
-        top = float(np.max(log_num))
-        if shift is None:
-            shift = top
-        elif top > shift:
-            chunks = [_rescale(c, shift - top) for c in chunks]
-            shift = top
-        den = np.exp(log_den - shift)
-        diff = np.exp(log_num - shift) * -np.expm1(-gap)
-        s_d, s_f = den.sum(), diff.sum()
-        r_c = s_f / s_d if s_d > 0 else 0.0
-        resid = diff - r_c * den
-        chunks.append((s_d, s_f, float(den @ den), float(resid @ resid), float(resid @ den), r_c))
-    s_d = sum(c[0] for c in chunks)
-    s_f = sum(c[1] for c in chunks)
-    if not s_d > 0:
-        raise AccuracyError("every Monte Carlo sample underflowed; increase n_samples")
-    r = s_f / s_d
-    ss = 0.0  # sum over samples of (Diff - r Den)^2, assembled chunk by chunk
-    for _, _, c_dd, c_q, c_p, c_r in chunks:
-        dr = c_r - r
-        ss += c_q + 2.0 * dr * c_p + dr * dr * c_dd
-    mean_d = s_d / n_samples
-    var_r = max(ss, 0.0) / (n_samples - 1) / n_samples / mean_d**2
-    estimate = math.log1p(r)
-    return estimate, math.sqrt(var_r) / (1.0 + r)
+        log_d = log_w + log_ndtr(s) @ n
+        gap = np.sum(n * _log_ndtr_increment(s, h), axis=1)
+        with np.errstate(divide="ignore"):
+            log_f = log_w + log_ndtr(s + h) @ n + np.log(-np.expm1(-gap))
+        mean_f, mean_d = (
+            _logsumexp(log_f, 0) - math.log(size),
+            _logsumexp(log_d, 0) - math.log(size),
+        )
+        if not (np.isfinite(mean_f) and np.isfinite(mean_d)):
+            raise AccuracyError("every Monte Carlo sample underflowed; increase n_samples")
+        f, d = np.exp(log_f - mean_f), np.exp(log_d - mean_d)
+        e = f - d
+        chunks.append(
+            (size, float(mean_f), float(mean_d), float(e @ e), float(e @ d), float(d @ d))
+        )
+    sizes = np.array([c[0] for c in chunks], dtype=np.float64)
+    log_sizes = np.log(sizes)
+    mean_f = float(_logsumexp(np.array([c[1] for c in chunks]) + log_sizes, 0)) - math.log(
+        n_samples
+    )
+    mean_d = float(_logsumexp(np.array([c[2] for c in chunks]) + log_sizes, 0)) - math.log(
+        n_samples
+    )
+    ss = 0.0  # sum over samples of (F / mean F - D / mean D)^2
+    for _, c_f, c_d, q, p, sq in chunks:
+        alpha, beta = math.exp(c_f - mean_f), math.exp(c_d - mean_d)
+        ss += alpha * alpha * q + 2.0 * alpha * (alpha - beta) * p + (alpha - beta) ** 2 * sq
+    log_r = mean_f - mean_d
+    se_log_r = math.sqrt(max(ss, 0.0) / (n_samples - 1) / n_samples)
+    share = math.exp(log_r - np.logaddexp(0.0, log_r))  # r / (1 + r)
+    return float(np.logaddexp(0.0, log_r)), se_log_r * share
 
 
-def _rescale(
-    chunk: tuple[float, float, float, float, float, float], log_factor: float
-) -> tuple[float, float, float, float, float, float]:
-    f = math.exp(log_factor)
-    s_d, s_f, s_dd, q, p, r_c = chunk
-    return (s_d * f, s_f * f, s_dd * f * f, q * f * f, p * f * f, r_c)
+def _prior_draws(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
+    return rng.standard_normal(size), np.zeros(size)
+
+
+def _importance_draws(
+    a: np.ndarray, b: np.ndarray, n: np.ndarray, h: np.ndarray
+) -> Callable[[np.random.Generator, int], tuple[np.ndarray, np.ndarray]]:
+    """Sampler of the Student-t(4) mixture proposal and log importance weights phi / q."""
+    _, _, scale, mode = _concave_support(np.stack([a, a]), np.stack([b, b + h]), np.stack([n, n]))
+    width = 1.5 * scale
+    dof = 4.0
+
+    def draw(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
+        component = rng.integers(0, 2, size)
+        x = mode[component] + width[component] * rng.standard_t(dof, size)
+        log_q = np.logaddexp(
+            *(student_t.logpdf(x, dof, loc=mode[c], scale=width[c]) for c in (0, 1))
+        ) - math.log(2.0)
+        return x, _log_gauss_density(x) - log_q
+
+    return draw

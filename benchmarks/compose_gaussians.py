@@ -1,0 +1,110 @@
+"""Compose k Gaussian mechanisms and convert to (eps, delta): every route, side by side.
+
+Routes: the exact answer (k Gaussians of noise sigma are one of noise sigma / sqrt(k),
+Balle and Wang 2018, Thm. 8), our RDP curve with the classical and the improved
+conversion, our pessimistic grid PLD (two grid steps), and the baselines dp_accounting
+0.6.0 (RDP accountant, PLD accountant) and Opacus (RDP, sample rate 1). Our and
+dp_accounting's RDP routes compose one event at a time, as a filter would; Opacus
+multiplies one step's RDP by k (its compute_rdp(steps=k)); PLD routes self-compose k
+times. Prints a markdown table: eps at the target delta, its ratio to the exact eps, the
+median wall time and the time ratio to the dp_accounting route of the same kind.
+
+    python benchmarks/compose_gaussians.py [--k 1000] [--sigma 30] [--delta 1e-5] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import statistics
+import time
+import warnings
+from collections.abc import Callable
+
+import dp_accounting
+from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.rdp import rdp_privacy_accountant
+from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
+
+from accounting.costs import RenyiCurve
+from accounting.curves.pld import self_compose_discretised
+from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_eps
+from accounting.mechanisms.gaussian import gaussian_eps, gaussian_pld, gaussian_rdp
+
+
+def timed(fn: Callable[[], float], repeats: int) -> tuple[float, float]:
+    """(result, median seconds) over ``repeats`` runs."""
+    times, value = [], math.nan
+    for _ in range(repeats):
+        start = time.perf_counter()
+        value = fn()
+        times.append(time.perf_counter() - start)
+    return float(value), statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--k", type=int, default=1000)
+    parser.add_argument("--sigma", type=float, default=30.0)
+    parser.add_argument("--delta", type=float, default=1e-5)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    k, sigma, delta = args.k, args.sigma, args.delta
+
+    def ours_rdp(method: str) -> float:
+        step = RenyiCurve.from_function(lambda a: gaussian_rdp(a, 1.0, sigma), DEFAULT_ORDERS)
+        total = RenyiCurve(DEFAULT_ORDERS, (0.0,) * len(DEFAULT_ORDERS))
+        for _ in range(k):
+            total = total + step
+        return rdp_to_eps(total, delta, method).eps
+
+    def ours_pld(grid_step: float) -> float:
+        pld = self_compose_discretised(gaussian_pld(1.0, sigma, grid_step), k, grid_step)
+        return pld.eps(delta)
+
+    def dpa_rdp() -> float:
+        acc = rdp_privacy_accountant.RdpAccountant()
+        for _ in range(k):
+            acc.compose(dp_accounting.GaussianDpEvent(sigma))
+        return acc.get_epsilon(delta)
+
+    def dpa_pld() -> float:
+        acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+        acc.compose(dp_accounting.GaussianDpEvent(sigma), k)
+        return acc.get_epsilon(delta)
+
+    def opacus_rdp() -> float:
+        orders = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
+        rdp = compute_rdp(q=1.0, noise_multiplier=sigma, steps=k, orders=orders)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return get_privacy_spent(orders=orders, rdp=rdp, delta=delta)[0]
+
+    routes = [
+        ("exact: Gaussian with mu sqrt(k)", "", lambda: gaussian_eps(delta, math.sqrt(k), sigma)),
+        ("ours: RDP, classical", "rdp", lambda: ours_rdp("classical")),
+        ("ours: RDP, improved", "rdp", lambda: ours_rdp("improved")),
+        ("ours: grid PLD, step 1e-4", "pld", lambda: ours_pld(1e-4)),
+        ("ours: grid PLD, step 1e-5", "pld", lambda: ours_pld(1e-5)),
+        ("dp_accounting: RDP accountant", "rdp", dpa_rdp),
+        ("dp_accounting: PLD accountant, 1e-4", "pld", dpa_pld),
+        ("opacus: RDP, compute_rdp(steps=k)", "rdp", opacus_rdp),
+    ]
+    results = {name: (kind, *timed(fn, args.repeats)) for name, kind, fn in routes}
+    exact = results[routes[0][0]][1]
+    baseline = {
+        "rdp": results["dp_accounting: RDP accountant"][2],
+        "pld": results["dp_accounting: PLD accountant, 1e-4"][2],
+    }
+    print(f"k = {k} Gaussians, sigma = {sigma}, delta = {delta:g}; median of {args.repeats}")
+    print(f"machine: {platform.processor() or platform.machine()}, {platform.platform()}\n")
+    print("| route | eps | eps / exact | time (ms) | time / dp_accounting (same kind) |")
+    print("|---|---:|---:|---:|---:|")
+    for name, (kind, eps, seconds) in results.items():
+        ratio = f"{seconds / baseline[kind]:.3g}" if kind else "-"
+        print(f"| {name} | {eps:.6f} | {eps / exact:.5f} | {1e3 * seconds:.3g} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""Figures of the residue-filter reproduction, from the results tables only.
+
+    python -m experiments.residue_filters.plot FIG1.csv FIG2.csv FIG3.csv COUNTS.csv OUTDIR
+
+writes into OUTDIR (figures/residue_filters/<scale>): ``fig1`` (GDP residue vs naive update,
+three regimes), ``fig2`` (natural filter not free: (eps, delta) queries; pure-DP queries
+over 2 and 3 rounds), ``fig3`` (GDP and approximate-GDP budgets) and ``counts`` (pure-DP
+queries admitted by the naive and the residue GDP filter; for small eps the ratio tends to
+pi/2: the naive filter charges mu_q^2 = (2 Phi^-1(e^eps / (1 + e^eps)))^2 ~ (pi/2) eps^2
+per query, while k queries of RR_eps compose to about G_{sqrt(k) eps} (Dong et al., CLT)).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from experiments.common.plotting import COLORS, LINESTYLES, figure, save
+
+FIG1_STYLE = {
+    "budget": (COLORS[7], LINESTYLES[0], r"budget $G_\mu$"),
+    "query": (COLORS[1], LINESTYLES[0], r"query ($\varepsilon$-DP)"),
+    "naive": (COLORS[3], LINESTYLES[1], r"naive $G_{\nu_0}$"),
+    "residue": (COLORS[0], LINESTYLES[0], r"residue $G_\nu$"),
+    "residue+query": (COLORS[2], LINESTYLES[3], r"$G_\nu \otimes$ query"),
+}
+PANEL_TITLES = {
+    "fig1": {
+        "a": "(a) well approximated, large budget",
+        "b": "(b) small budget",
+        "c": "(c) poorly approximated",
+    },
+    "fig2": {"a": r"(a) $(\varepsilon,\delta)$-DP queries", "b": "(b) pure-DP queries"},
+    "fig3": {
+        "a": "(a) GDP budget, general queries",
+        "b": r"(b) approx. GDP budget, $(\varepsilon,\delta)$ queries",
+    },
+}
+
+
+def _diagonal(ax) -> None:  # noqa: ANN001 - matplotlib axes
+    ax.plot([0, 1], [1, 0], color="0.8", lw=0.6, zorder=0)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("type I error")
+    ax.set_aspect("equal")
+
+
+def plot_fig1(df: pd.DataFrame, out: Path) -> None:
+    """Top: the trade-off curves. Bottom: each curve minus the budget's (the gains)."""
+    panels = list(dict.fromkeys(df["panel"]))
+    with figure(nrows=2, ncols=len(panels), width="double", height=5.0) as (fig, axes):
+        for col, panel in enumerate(panels):
+            top, bottom = axes[0, col], axes[1, col]
+            sub = df[df["panel"] == panel]
+            first = sub.iloc[0]
+            for curve, (color, ls, label) in FIG1_STYLE.items():
+                c = sub[sub["curve"] == curve]
+                if curve == "naive":
+                    label += f" = {first.nu_naive:.4f}"
+                if curve == "residue":
+                    label += f" = {first.nu_residue:.4f}"
+                top.plot(c["alpha"], c["beta"], color=color, ls=ls, label=label)
+                if curve not in ("budget", "query"):
+                    bottom.plot(c["alpha"], c["gap"], color=color, ls=ls, label=label)
+            _diagonal(top)
+            top.set_title(
+                f"{PANEL_TITLES['fig1'].get(panel, panel)}\n"
+                rf"$\mu$={first.mu:g}, $\varepsilon$={first.eps:g}"
+            )
+            top.legend(loc="upper right")
+            bottom.axhline(0.0, color=COLORS[7], lw=0.8)
+            bottom.set_xlim(0, 1)
+            bottom.set_xlabel("type I error")
+            bottom.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
+        axes[0, 0].set_ylabel("type II error")
+        axes[1, 0].set_ylabel(r"type II error $-$ budget's")
+        save(fig, out / "fig1")
+
+
+def plot_cost(df: pd.DataFrame, name: str, out: Path) -> None:
+    """Top: queries, supremum, budget, worst-case costs. Bottom: cost minus budget."""
+    panels = list(dict.fromkeys(df["panel"]))
+    with figure(nrows=2, ncols=len(panels), width="double", height=6.0) as (fig, axes):
+        for col, panel in enumerate(panels):
+            top, bottom = axes[0, col], axes[1, col]
+            sub = df[df["panel"] == panel]
+            curves = list(dict.fromkeys(sub["curve"]))
+            queries = [c for c in curves if c not in ("budget", "supremum") and "cost" not in c]
+            for i, curve in enumerate(queries):
+                c = sub[sub["curve"] == curve]
+                top.plot(c["alpha"], c["beta"], color=COLORS[4 + i % 2], lw=0.9, label=curve)
+            c = sub[sub["curve"] == "supremum"]
+            top.plot(c["alpha"], c["beta"], color=COLORS[5], ls=LINESTYLES[3], label="supremum")
+            c = sub[sub["curve"] == "budget"]
+            top.plot(c["alpha"], c["beta"], color=COLORS[7], lw=1.4, label="budget")
+            for i, curve in enumerate(c for c in curves if "cost" in c):
+                c = sub[sub["curve"] == curve]
+                excess = c["excess"].iloc[0]
+                verdict = "exceeds budget by" if excess > 1e-9 else "within budget,"
+                style = {"color": COLORS[(1, 0)[i % 2]], "ls": LINESTYLES[1 + i % 2]}
+                label = f"worst case, {curve.split(', ')[1]}: {verdict} {max(excess, 0):.3f}"
+                top.plot(c["alpha"], c["beta"], label=label, **style)
+                bottom.plot(c["alpha"], c["gap"], label=label, **style)
+            _diagonal(top)
+            top.set_title(PANEL_TITLES[name].get(panel, panel))
+            top.legend(loc="upper right")
+            bottom.axhline(0.0, color=COLORS[7], lw=0.8)
+            bottom.set_xlim(0, 1)
+            bottom.set_xlabel("type I error")
+            bottom.legend(loc="lower right")
+        axes[0, 0].set_ylabel("type II error")
+        axes[1, 0].set_ylabel(r"type II error $-$ budget's ($<0$: exceeds)")
+        save(fig, out / name)
+
+
+def plot_counts(df: pd.DataFrame, out: Path) -> None:
+    wide = df.pivot_table(index=["mu", "eps"], columns="filter", values="count").reset_index()
+    with figure(ncols=2, width="double", height=2.6) as (fig, axes):
+        for i, (mu, sub) in enumerate(wide.groupby("mu")):
+            color = COLORS[i % len(COLORS)]
+            axes[0].plot(
+                sub["eps"], sub["residue"], color=color, marker="o", label=rf"$\mu$={mu:g}, residue"
+            )
+            axes[0].plot(
+                sub["eps"],
+                sub["naive"],
+                color=color,
+                ls=LINESTYLES[1],
+                marker="s",
+                mfc="none",
+                label=rf"$\mu$={mu:g}, naive",
+            )
+            ratio = np.where(sub["naive"] > 0, sub["residue"] / sub["naive"].clip(lower=1), np.nan)
+            axes[1].plot(sub["eps"], ratio, color=color, marker="o", label=rf"$\mu$={mu:g}")
+        axes[1].axhline(np.pi / 2, color=COLORS[7], ls=LINESTYLES[3], lw=0.8)
+        axes[1].annotate(
+            r"$\pi/2$ (small-$\varepsilon$ limit)",
+            (wide["eps"].min(), np.pi / 2),
+            xytext=(0, 3),
+            textcoords="offset points",
+            fontsize=7,
+        )
+        axes[0].set_yscale("symlog", linthresh=1)
+        axes[0].set_ylim(bottom=0)
+        axes[0].set_ylabel("queries admitted")
+        axes[0].legend(ncol=2)
+        axes[1].set_ylabel("residue / naive (where naive > 0)")
+        axes[1].legend(loc="upper right")
+        ticks = [
+            t for t in (0.1, 0.2, 0.5, 1.0, 2.0, 3.0) if wide["eps"].min() <= t <= wide["eps"].max()
+        ]
+        for ax in axes:
+            ax.set_xscale("log")
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+            ax.minorticks_off()
+            ax.set_xlabel(r"query $\varepsilon$ (pure DP)")
+        save(fig, out / "counts")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for name in ("fig1", "fig2", "fig3", "counts"):
+        parser.add_argument(name, type=Path)
+    parser.add_argument("outdir", type=Path)
+    args = parser.parse_args(argv)
+    plot_fig1(pd.read_csv(args.fig1), args.outdir)
+    plot_cost(pd.read_csv(args.fig2), "fig2", args.outdir)
+    plot_cost(pd.read_csv(args.fig3), "fig3", args.outdir)
+    plot_counts(pd.read_csv(args.counts), args.outdir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+"""GDP residue filter and the cost of the natural filter (Regehr et al., Secs. 4 and 6).
+
+One table per figure, one row per curve point (trade-off curves: alpha, beta):
+
+* ``table=fig1`` (Fig. 1): a GDP budget G_mu, a pure eps-DP query (RR_eps), the naive GDP
+  update sqrt(mu^2 - mu_q^2), the residue update (Thm. 5) and the residue composed with the
+  query, in three regimes; ``gap`` is each curve minus the budget's curve at the same alpha.
+* ``table=fig2`` (Fig. 2, Cors. 1-3): (a) two (eps, delta)-DP queries that are not totally
+  ordered, their supremum, an (eps, delta) budget and the worst-case two-round adaptive cost
+  (Thm. 6); (b) pure-DP queries: free for two queries, not for three (Cor. 2).
+* ``table=fig3`` (Fig. 3, Cor. 4): (a) a GDP budget with general queries (randomized
+  response and subsampled randomized response); (b) an approximate-GDP budget with
+  (eps, delta) queries.
+* ``table=counts`` (not in the paper): how many eps-DP queries the naive GDP filter and the
+  GDP residue filter admit from a budget G_mu.
+
+Costs are composed exactly (Prop. 12) and each worst-case cost is cross-checked against the
+hockey-stick curve of the adversary's transcript (finite distributions, Prop. 6).
+
+    python -m experiments.residue_filters.run scale=smoke table=fig1 \
+        out=results/residue_filters/smoke/fig1.csv
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import hydra
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig
+from scipy.special import expit
+from tqdm import tqdm
+
+from accounting.costs import PureDP
+from accounting.curves.domination import Profile, supremum
+from accounting.curves.gdp import (
+    GdpProfile,
+    gdp_composed_tradeoff,
+    gdp_tradeoff,
+    pure_dp_mu,
+)
+from accounting.curves.pld import Pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff as PL
+from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
+from accounting.filters.natural import adaptive_attacks, natural_filter_cost
+from accounting.mechanisms.randomized_response import randomized_response_pld
+from experiments.common.config import params
+from experiments.common.provenance import write_table
+
+log = logging.getLogger(__name__)
+
+#: Largest disagreement allowed between the exact cost curve and the adversary's transcript.
+CROSSCHECK_TOL = 1e-9
+
+
+def curve_rows(panel: str, curve: str, alpha: np.ndarray, beta: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({"panel": panel, "curve": curve, "alpha": alpha, "beta": beta})
+
+
+def pl_rows(panel: str, curve: str, pl: PL) -> pd.DataFrame:
+    """A piecewise-linear curve is exactly its vertices."""
+    return curve_rows(panel, curve, pl.alpha, pl.beta)
+
+
+# --------------------------------------------------------------------------- Fig. 1
+
+
+def fig1_regime(
+    name: str, mu: float, eps: float, alpha: np.ndarray, n_thresholds: int, rtol: float
+) -> pd.DataFrame:
+    """Budget, query, naive and residue updates, and residue (x) query for one regime."""
+    mu_q = pure_dp_mu(eps)
+    naive = math.sqrt(mu * mu - mu_q * mu_q)
+    nu = gdp_residue(mu, PureDP(eps), rtol=rtol)
+    reach = mu * mu / 2.0 + 8.0 * mu + eps
+    alpha_c, beta_c = gdp_composed_tradeoff(
+        np.linspace(-reach, reach, n_thresholds), nu, randomized_response_pld(eps)
+    )
+    frames = [
+        curve_rows(name, "budget", alpha, gdp_tradeoff(alpha, mu)),
+        pl_rows(name, "query", PL.pure_dp(eps)),
+        curve_rows(name, "naive", alpha, gdp_tradeoff(alpha, naive)),
+        curve_rows(name, "residue", alpha, gdp_tradeoff(alpha, nu)),
+        curve_rows(name, "residue+query", alpha_c[::-1], beta_c[::-1]),
+    ]
+    df = pd.concat(frames, ignore_index=True)
+    budget_beta = gdp_tradeoff(df["alpha"].to_numpy(), mu)
+    return df.assign(
+        budget_beta=budget_beta,
+        gap=df["beta"] - budget_beta,
+        mu=mu,
+        eps=eps,
+        mu_query=mu_q,
+        nu_naive=naive,
+        nu_residue=nu,
+    )
+
+
+def fig1_table(p: DictConfig) -> pd.DataFrame:
+    alpha = np.linspace(0.0, 1.0, int(p.alpha_points))
+    frames = [
+        fig1_regime(
+            r.name, float(r.mu), float(r.eps), alpha, int(p.fig1.thresholds), float(p.fig1.rtol)
+        )
+        for r in p.fig1.regimes
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- Figs. 2 and 3
+
+
+def crosscheck(budget: Profile, queries: Sequence[PL], cost: PL, eps: np.ndarray) -> float:
+    """max |delta_cost(eps) - delta_transcript(eps)| over the adversaries of each eps."""
+    attacks = adaptive_attacks(budget, queries, [float(e) for e in eps])
+    err = max(
+        abs(float(cost.delta(a.eps)) - float(a.transcript_pld().delta(a.eps))) for a in attacks
+    )
+    if err > CROSSCHECK_TOL:
+        raise RuntimeError(f"exact cost and adversary transcript disagree by {err:g}")
+    return err
+
+
+def cost_panel(
+    panel: str,
+    budget: Profile,
+    queries: Sequence[PL],
+    rounds: Sequence[int],
+    shown: Sequence[tuple[str, PL]],
+    alpha: np.ndarray,
+    check_eps: np.ndarray,
+) -> pd.DataFrame:
+    """Budget, shown queries, their supremum and the worst-case cost for each round count.
+
+    Every curve is evaluated on the alpha grid joined with all vertices of the panel's
+    piecewise-linear curves, so those curves are exact in the table; ``gap`` is the curve
+    minus the budget's curve (a cost with gap < 0 somewhere exceeds the budget).
+    """
+    sup = supremum(queries)
+    costs = {r: natural_filter_cost(budget, queries, rounds=r) for r in rounds}
+    curves = [(name, q) for name, q in shown] + [("supremum", sup)]
+    pieces = [alpha, sup.alpha] + [q.alpha for _, q in shown] + [c.alpha for c in costs.values()]
+    if isinstance(budget, PL):
+        pieces.append(budget.alpha)
+    points = np.unique(np.concatenate(pieces))
+    budget_beta = np.asarray(budget.tradeoff(points))
+    frames = [curve_rows(panel, "budget", points, budget_beta)]
+    frames += [curve_rows(panel, name, points, q.tradeoff(points)) for name, q in curves]
+    for r, cost in costs.items():
+        err = crosscheck(budget, queries, cost, check_eps) if r == 2 else float("nan")
+        beta = cost.tradeoff(points)
+        frames.append(
+            curve_rows(panel, f"cost, {r} rounds", points, beta).assign(
+                rounds=r, excess=float(np.max(budget_beta - beta)), crosscheck_err=err
+            )
+        )
+    df = pd.concat(frames, ignore_index=True)
+    return df.assign(gap=df["beta"] - np.tile(budget_beta, len(frames)))
+
+
+def eps_delta_name(eps: float, delta: float) -> str:
+    return f"({eps:g}, {delta:g})-DP"
+
+
+def fig2_table(p: DictConfig) -> pd.DataFrame:
+    alpha = np.linspace(0.0, 1.0, int(p.alpha_points))
+    check = np.linspace(*p.check_eps)
+    a = p.fig2.a
+    queries = [PL.eps_delta(float(e), float(d)) for e, d in a.queries]
+    shown = [(eps_delta_name(e, d), q) for (e, d), q in zip(a.queries, queries, strict=True)]
+    panel_a = cost_panel(
+        "a", PL.eps_delta(*map(float, a.budget)), queries, [int(a.rounds)], shown, alpha, check
+    )
+    b = p.fig2.b
+    pure = [PL.pure_dp(float(e)) for e in b.query_eps]
+    budget = PL.pure_dp(float(b.budget_rr[0])).compose(PL.pure_dp(float(b.budget_rr[1])))
+    shown_b = [(f"{float(e):g}-DP", PL.pure_dp(float(e))) for e in b.shown_eps]
+    panel_b = cost_panel("b", budget, pure, list(b.rounds), shown_b, alpha, check)
+    return pd.concat([panel_a, panel_b], ignore_index=True)
+
+
+def subsampled_rr(q: float, eps: float) -> PL:
+    """Randomized response RR_eps run with probability q (else a constant output)."""
+    p = expit(eps)
+    return PL.from_pld(
+        Pld.from_distributions(
+            np.array([q * p, q * (1 - p), 1 - q]), np.array([q * (1 - p), q * p, 1 - q])
+        )
+    )
+
+
+def fig3_table(p: DictConfig) -> pd.DataFrame:
+    alpha = np.linspace(0.0, 1.0, int(p.alpha_points))
+    check = np.linspace(*p.check_eps)
+    a = p.fig3.a
+    rr = [PL.pure_dp(float(e)) for e in np.linspace(a.rr_eps.lo, a.rr_eps.hi, a.rr_eps.n)]
+    sub = [
+        subsampled_rr(float(q), float(a.subsampled.eps))
+        for q in np.geomspace(a.subsampled.q_lo, a.subsampled.q_hi, a.subsampled.n)
+    ]
+    shown = [("RR family (max)", rr[-1]), ("subsampled RR (max)", sub[-1])]
+    panel_a = cost_panel("a", GdpProfile(float(a.mu)), rr + sub, [2], shown, alpha, check)
+    b = p.fig3.b
+    queries = [PL.eps_delta(float(e), float(d)) for e, d in b.queries]
+    shown_b = [(eps_delta_name(e, d), q) for (e, d), q in zip(b.queries, queries, strict=True)]
+    panel_b = cost_panel(
+        "b", GdpProfile(float(b.mu), float(b.reveal)), queries, [2], shown_b, alpha, check
+    )
+    return pd.concat([panel_a, panel_b], ignore_index=True)
+
+
+# --------------------------------------------------------------------------- query counts
+
+
+def admitted(filt: GdpFilter | GdpResidueFilter, eps: float, cap: int) -> int:
+    """Number of PureDP(eps) queries the filter accepts before it halts (at most cap)."""
+    n = 0
+    while n < cap and filt.request(PureDP(eps)):
+        n += 1
+    if n == cap:
+        raise RuntimeError(f"query cap {cap} reached at eps={eps}: raise counts.cap")
+    return n
+
+
+def counts_table(p: DictConfig) -> pd.DataFrame:
+    c = p.counts
+    grid = np.round(np.geomspace(c.eps.lo, c.eps.hi, c.eps.n), 6)
+    rows = []
+    settings = [(float(mu), float(e)) for mu in c.mus for e in grid]
+    for mu, eps in tqdm(settings, desc="counts", mininterval=5):
+        naive = admitted(GdpFilter(mu), eps, int(c.cap))
+        residue_filter = GdpResidueFilter(mu, rtol=float(c.rtol))
+        residue = admitted(residue_filter, eps, int(c.cap))
+        mu_q = pure_dp_mu(eps)
+        rows += [
+            {"mu": mu, "eps": eps, "filter": "naive", "count": naive, "mu_query": mu_q},
+            {"mu": mu, "eps": eps, "filter": "residue", "count": residue, "mu_query": mu_q},
+        ]
+    return pd.DataFrame(rows)
+
+
+TABLES: dict[str, Callable[[DictConfig], pd.DataFrame]] = {
+    "fig1": fig1_table,
+    "fig2": fig2_table,
+    "fig3": fig3_table,
+    "counts": counts_table,
+}
+
+
+@hydra.main(config_path="../../config", config_name="residue_filters", version_base=None)
+def main(cfg: DictConfig) -> None:
+    started = time.perf_counter()
+    if cfg.table not in TABLES:
+        raise ValueError(f"table must be one of {sorted(TABLES)}, got {cfg.table!r}")
+    p = params(cfg)
+    df = TABLES[cfg.table](p)
+    write_table(df, cfg.out, cfg, int(p.seed), started)
+    log.info("wrote %s (%d rows) in %.1f s", cfg.out, len(df), time.perf_counter() - started)
+
+
+if __name__ == "__main__":
+    main()
