@@ -84,5 +84,7 @@ def finite_array(name: str, values: Iterable[float] | np.ndarray) -> np.ndarray:
 def result(name: str, value: float) -> float:
     """Guard a computed result: never hand back NaN silently."""
     if math.isnan(value):
-        raise ValueError(f"{name} evaluated to NaN; the inputs are outside the numerically valid range")
+        raise ValueError(
+            f"{name} evaluated to NaN; the inputs are outside the numerically valid range"
+        )
     return value
