@@ -1,0 +1,47 @@
+"""filterlab's accounting library: typed privacy costs, exact curves, mechanisms, filters.
+
+The library knows nothing of experiments, files or plotting. Sub-packages:
+``accounting.curves`` (PLD, RDP, zCDP, GDP, domination), ``accounting.mechanisms``
+(Gaussian, Laplace, randomized response, Brownian, selection, sparse vector),
+``accounting.filters`` (every filter behind one protocol) and ``accounting.audit``.
+"""
+
+from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
+from accounting.curves.gdp import gdp_delta, gdp_eps, gdp_tradeoff, pure_dp_mu
+from accounting.curves.pld import Pld
+from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_delta, rdp_to_eps
+from accounting.curves.zcdp import zcdp_to_eps, zcdp_to_eps_optimal
+from accounting.mechanisms.gaussian import (
+    gaussian_delta,
+    gaussian_eps,
+    gaussian_gdp,
+    gaussian_pld,
+    gaussian_rdp,
+    gaussian_sigma,
+    gaussian_zcdp,
+)
+
+__all__ = [
+    "DEFAULT_ORDERS",
+    "EpsDelta",
+    "Gdp",
+    "Pld",
+    "PureDP",
+    "RenyiCurve",
+    "Zcdp",
+    "gaussian_delta",
+    "gaussian_eps",
+    "gaussian_gdp",
+    "gaussian_pld",
+    "gaussian_rdp",
+    "gaussian_sigma",
+    "gaussian_zcdp",
+    "gdp_delta",
+    "gdp_eps",
+    "gdp_tradeoff",
+    "pure_dp_mu",
+    "rdp_to_delta",
+    "rdp_to_eps",
+    "zcdp_to_eps",
+    "zcdp_to_eps_optimal",
+]

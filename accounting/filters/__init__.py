@@ -1,1 +1,49 @@
-"""Privacy filters behind one protocol (see :mod:`accounting.filters.base`)."""
+"""Privacy filters behind one protocol (see :mod:`accounting.filters.base`).
+
+``docs/filters.md`` lists each filter's guarantee, conditions, source and the test that
+audits it. ``InvalidNaiveRealisationFilter`` is a negative control and gives no guarantee;
+``NaturalFilter`` is not free in general (residue-filters paper, Cor. 1-4).
+"""
+
+from accounting.filters.base import Analyst, Filter, Query, Record, Transcript, run_interaction
+from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
+from accounting.filters.expost import (
+    ExPostRdpComposition,
+    FilteredSelfReportingComposition,
+    ProbabilisticDP,
+)
+from accounting.filters.gdp import GdpFilter, GdpResidueFilter
+from accounting.filters.individual import IndividualRenyiFilter
+from accounting.filters.natural import NaturalFilter
+from accounting.filters.realisation import (
+    InvalidNaiveRealisationFilter,
+    RealisationFilter,
+    RoundLoss,
+)
+from accounting.filters.renyi import PureDpFilterViaZcdp, RdpDpFilter, RenyiFilter, ZcdpFilter
+
+__all__ = [
+    "AdditiveFilter",
+    "AdvancedFilter",
+    "Analyst",
+    "ExPostRdpComposition",
+    "Filter",
+    "FilteredSelfReportingComposition",
+    "GdpFilter",
+    "GdpResidueFilter",
+    "IndividualRenyiFilter",
+    "InvalidNaiveRealisationFilter",
+    "NaturalFilter",
+    "ProbabilisticDP",
+    "PureDpFilterViaZcdp",
+    "Query",
+    "RdpDpFilter",
+    "RealisationFilter",
+    "Record",
+    "RenyiFilter",
+    "RoundLoss",
+    "Transcript",
+    "WhitehouseFilter",
+    "ZcdpFilter",
+    "run_interaction",
+]
