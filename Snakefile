@@ -38,6 +38,13 @@ rule all:
     default_target: True
 
 
+rule figures:
+    """Every figure at this scale, without the processed data that no figure uses yet."""
+    input:
+        ALL_FIGURES,
+    localrule: True
+
+
 rule figure_list:
     """The figures `rule all` builds at this scale, one path a line (read by the smoke test)."""
     output:

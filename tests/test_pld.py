@@ -252,3 +252,10 @@ def test_nudge_up_reaches_the_safe_side():
 def test_invalid_input_raises(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_disjoint_supports_give_full_disclosure_even_when_mass_rounds_above_one():
+    p = np.array([0.6897690468955487, 0.3102309531044514, 0.0])  # sums to 1 + 1 ulp
+    pld = Pld.from_distributions(p, np.array([0.0, 0.0, 1.0]))
+    assert pld.inf_mass == 1.0
+    assert pld.delta(50.0) == 1.0

@@ -54,8 +54,9 @@ class Pld:
         inf_mass = _checks.finite("inf_mass", self.inf_mass)
         if losses.shape != probs.shape:
             raise ValueError("losses and probs must have the same length")
-        if np.any(probs < 0) or not 0.0 <= inf_mass <= 1.0:
+        if np.any(probs < 0) or not 0.0 <= inf_mass <= 1.0 + _MASS_TOL:
             raise ValueError("probs must be >= 0 and inf_mass in [0, 1]")
+        inf_mass = min(inf_mass, 1.0)  # a sum of probabilities may round just above 1
         keep = probs > 0
         losses, probs = losses[keep], probs[keep]
         uniq, inverse = np.unique(losses, return_inverse=True)
