@@ -13,7 +13,9 @@ evaluated by
 
 Then LPB Fig. 1's heatmap (Delta = 1e-3, delta = 1e-5: ex-post eps of halting at t vs
 Thm. 7 converted to (eps, delta)) is computed with two worker processes and timed.
-Prints markdown. Times are medians of ``--repeats`` runs with ``time.perf_counter``.
+Prints markdown. Single-threaded work is timed in CPU seconds (``time.process_time``,
+median of ``--repeats`` runs), so that other jobs on a shared machine do not distort the
+ratios; the two-process heatmap is timed in wall-clock seconds.
 
     python benchmarks/selection.py [--quick] [--repeats 3] [--samples 100000]
 """
@@ -69,25 +71,25 @@ def grid(quick: bool) -> list[tuple[str, str, PhiProductRatio]]:
 
 
 def timed(fn, repeats: int):
-    """(result, median seconds over ``repeats`` runs)."""
+    """(result, median CPU seconds over ``repeats`` runs)."""
     times, value = [], None
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.process_time()
         value = fn()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return value, statistics.median(times)
 
 
 def monte_carlo(ratio: PhiProductRatio, proposal: str, samples: int, seed: int):
     """(estimate, standard error, seconds) or None when every sample underflowed."""
-    start = time.perf_counter()
+    start = time.process_time()
     try:
         est, se = log_ratio_monte_carlo(
             ratio, samples, np.random.default_rng(seed), proposal=proposal
         )
     except AccuracyError:
         return None
-    return est, se, time.perf_counter() - start
+    return est, se, time.process_time() - start
 
 
 def fig1_row(args: tuple[float, float, np.ndarray]) -> np.ndarray:
@@ -147,12 +149,12 @@ def main() -> None:
 
     print(
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}; median of {args.repeats} runs.\n"
+        f"Python {platform.python_version()}; CPU time, median of {args.repeats} runs.\n"
     )
     print("### Fast engine vs mpmath (30 digits)\n")
     print(
         "| family | points | max rel. error | fast ms/value (single) | fast ms/value (batched) "
-        "| mpmath s/value | speed-up single | speed-up batched |"
+        "| mpmath s/value | speed-up single (median) | speed-up batched |"
     )
     print("|---|---|---|---|---|---|---|---|")
     per_value_batch = batch_seconds / len(points)
