@@ -20,7 +20,7 @@ STAMP  := $(VENV)/.installed
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/python -m pip install $(TORCH)
 	$(BIN)/python -m pip install -e '.[experiments,dev]'
 	touch $(STAMP)

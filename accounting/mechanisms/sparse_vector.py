@@ -237,7 +237,9 @@ def gaussian_above_threshold_rdp_nonnegative(
     2.564 at rho = 0.1 sigma_threshold, so the closed form understates Thm. 6 by up to
     ~0.1 / (alpha - 1). By default (``published=False``) the moment is therefore
     max(Prop. 10 bound, exact worst-case moment): identical to the published value wherever
-    Prop. 10 holds (all of LPB's experiments), and never below what Thm. 6 certifies.
+    Prop. 10 holds (at sigma_query = sqrt(3) sigma_threshold: rho >= 0.36 sigma_threshold,
+    e.g. LPB's rho = 0.33 and 0.575 with sigma_threshold <= 0.16), and never below what
+    Thm. 6 certifies.
     """
     moment = log_stopping_time_moment_bound(2.0, sigma_threshold, sigma_query, threshold)
     if not published:
