@@ -180,16 +180,6 @@ def randomized_response_laws(eps: float) -> tuple[np.ndarray, np.ndarray]:
     return np.array([keep, 1 - keep]), np.array([1 - keep, keep])
 
 
-def erasure_laws(reveal: float) -> tuple[np.ndarray, np.ndarray]:
-    """Binary erasure (Taylor et al., Sec. II-B): Y = X with prob ``reveal``, else erased.
-
-    Outputs (X=0, X=1, erasure); dataset 0 holds X = 0. The realised loss is +-inf on a
-    reveal and 0 on an erasure; the mechanism is (0, reveal)-DP.
-    """
-    r = _checks.open_unit("reveal", reveal)
-    return np.array([r, 0.0, 1 - r]), np.array([0.0, r, 1 - r])
-
-
 def canonical_laws(eps: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
     """The canonical (eps, delta)-DP pair, the least private (eps, delta)-DP mechanism.
 

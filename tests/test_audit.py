@@ -28,7 +28,6 @@ from accounting.audit import (
     above_threshold_laws,
     above_threshold_query,
     canonical_laws,
-    erasure_laws,
     exact_audit,
     gaussian_query,
     hockey_stick,
@@ -44,6 +43,7 @@ from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve
 from accounting.curves.gdp import gdp_delta
 from accounting.curves.pld import Pld
 from accounting.filters.base import Filter
+from accounting.filters.realisation import binary_erasure_laws
 
 
 class AlwaysContinue(Filter):
@@ -177,7 +177,7 @@ def test_canonical_and_erasure_profiles_are_closed_forms() -> None:
     want = delta + (1 - delta) * np.maximum(math.exp(eps) - np.exp(t), 0) / (1 + math.exp(eps))
     np.testing.assert_allclose(hockey_stick(p, q, t), want, atol=1e-15)
     np.testing.assert_allclose(hockey_stick(q, p, t), want, atol=1e-15)
-    p, q = erasure_laws(0.04)
+    p, q = binary_erasure_laws(0.04)
     np.testing.assert_allclose(hockey_stick(p, q, [0.0, 1.0, 30.0]), 0.04, atol=1e-15)
 
 
@@ -299,7 +299,7 @@ def natural_menu() -> list[DiscreteQuery]:
     """Queries priced by their PLDs: eps-RR, a weak pure query, an erasure (0, 0.05)."""
     weak = 2 * math.atanh(0.05 * (1 + math.exp(-1.0))) * 0.999
     out = [rr(1.0), rr(weak)]
-    p, q = erasure_laws(0.05)
+    p, q = binary_erasure_laws(0.05)
     out.append(DiscreteQuery(None, p, q, name="erasure(0.05)"))
     return [m.with_cost(m.pld()) for m in out]
 
@@ -333,7 +333,7 @@ def test_greedy_search_breaks_natural_filter() -> None:
 
 
 def test_output_dependent_filter_needs_report_and_naive_rule_fails() -> None:
-    p, q = erasure_laws(0.05)
+    p, q = binary_erasure_laws(0.05)
     silent = DiscreteQuery(None, p, q)
     with pytest.raises(ValueError, match="report"):
         exact_audit(StopOnReveal, repeat(silent, 3), Promise.of(EpsDelta(1.0, 0.05)))
@@ -356,7 +356,7 @@ def test_renyi_divergence_of_randomized_response() -> None:
     assert renyi_divergence(p, q, [2.0, 5.5]) == pytest.approx(
         [rr_rdp(0.7, 2.0), rr_rdp(0.7, 5.5)], rel=1e-12
     )
-    p, q = erasure_laws(0.1)
+    p, q = binary_erasure_laws(0.1)
     assert np.all(renyi_divergence(p, q, [2.0]) == np.inf)
 
 

@@ -30,7 +30,6 @@ from accounting.audit import (
     Promise,
     above_threshold_query,
     canonical_laws,
-    erasure_laws,
     exact_audit,
     gaussian_query,
     monte_carlo_audit,
@@ -112,7 +111,7 @@ def additive_menu() -> list[DiscreteQuery]:
         mechanism(randomized_response_laws(0.3), EpsDelta(0.3)),
         mechanism(randomized_response_laws(0.7), EpsDelta(0.7)),
         mechanism(canonical_laws(0.2, 0.01), EpsDelta(0.2, 0.01)),
-        mechanism(erasure_laws(0.02), EpsDelta(0.0, 0.02)),
+        mechanism(binary_erasure_laws(0.02), EpsDelta(0.0, 0.02)),
     ]
 
 
@@ -402,7 +401,7 @@ def natural_mechanisms() -> list[DiscreteQuery]:
     return [
         mechanism(randomized_response_laws(1.0), EpsDelta(1.0), "rr(1)"),
         mechanism(randomized_response_laws(WEAK), EpsDelta(WEAK), "rr(weak)"),
-        mechanism(erasure_laws(0.05), EpsDelta(0.0, 0.05), "erasure(0.05)"),
+        mechanism(binary_erasure_laws(0.05), EpsDelta(0.0, 0.05), "erasure(0.05)"),
     ]
 
 
@@ -506,7 +505,7 @@ def test_naive_realisation_filter_fails_on_binary_erasure() -> None:
 
 def test_realisation_filter_passes_worst_case_and_naive_fails_it() -> None:
     menu = [
-        realisation_mechanism(erasure_laws(0.02), "erasure(0.02)"),
+        realisation_mechanism(binary_erasure_laws(0.02), "erasure(0.02)"),
         realisation_mechanism(randomized_response_laws(0.2), "rr(0.2)"),
         realisation_mechanism(randomized_response_laws(0.4), "rr(0.4)"),
     ]

@@ -30,6 +30,7 @@ from accounting.curves.gdp import (
 )
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
+from accounting.mechanisms.gaussian import gaussian_log_delta
 from accounting.mechanisms.randomized_response import randomized_response_pld
 
 mp.mp.dps = 60
@@ -45,6 +46,23 @@ def mp_delta(eps: float, mu: float) -> mp.mpf:
 def test_log_delta_matches_mpmath_to_tiny_values(mu: float, eps: float) -> None:
     ref = float(mp.log(mp_delta(eps, mu)))
     assert gdp_log_delta(eps, mu) == pytest.approx(ref, rel=1e-11, abs=1e-11)
+
+
+@pytest.mark.parametrize("mu", [1e-6, 1e-3, 0.05, 20.0, 1e3])
+@pytest.mark.parametrize("eps", [-50.0, -1e-4, 0.0, 1e-7, 0.5, 50.0])
+def test_log_delta_matches_mpmath_for_tiny_and_huge_mu(mu: float, eps: float) -> None:
+    """Tiny mu makes delta a difference of nearly equal tails; eps = 50 at mu = 1e-6 gives
+    log delta = -1.25e15."""
+    ref = float(mp.log(mp_delta(eps, mu)))
+    assert gdp_log_delta(eps, mu) == pytest.approx(ref, rel=1e-13, abs=1e-13)
+
+
+def test_log_delta_is_the_gaussian_mechanism_profile() -> None:
+    """One implementation: arrays, scalars and the Gaussian mechanism (D = mu, sigma = 1)."""
+    eps = np.linspace(0.0, 40.0, 81)
+    for mu in (1e-5, 0.7, 30.0):
+        scalars = [gaussian_log_delta(float(e), mu, 1.0) for e in eps]
+        assert np.array_equal(gdp_log_delta(eps, mu), scalars)
 
 
 def test_delta_matches_dp_accounting_gaussian() -> None:

@@ -23,15 +23,15 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import erfcx, log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
+from scipy.special import log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
 
 from accounting import _checks
 from accounting.costs import EpsDelta, Gdp, PureDP
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.mechanisms.randomized_response import randomized_response_pld
+from accounting.numerics import log_gaussian_hockey_stick
 
-_LOG_HALF_SQRT_2PI = 0.5 * math.log(math.pi / 2.0)  # log(Phi(x) / phi(x)) = this + log erfcx
 _MU_MARGIN = 1e-12  # relative safety margin on float-computed dominating mu
 _FLAT_TOL = 1e-12  # Q-mass deficit below this is float noise, not an atom of loss -inf
 
@@ -46,25 +46,13 @@ def _eps_array(eps: float | np.ndarray) -> np.ndarray:
 def gdp_log_delta(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
     """log delta_mu(eps) for real eps and mu > 0, accurate down to deltas far below 1e-300.
 
-    For a <= 0 the difference Phi(a) - e^eps Phi(b) cancels catastrophically when delta is
-    tiny. Since e^eps phi(b) = phi(a) (expand b^2 - a^2 = 2 eps), factor out phi(a):
-    delta = phi(a) sqrt(pi/2) [erfcx(-a/sqrt2) - erfcx(-b/sqrt2)], a difference of two
-    scaled complementary error functions whose relative gap is about mu / (|a| + mu), so at
-    most log10(1 + |a| / mu) digits are lost however small delta is (tests: mpmath).
-    For a > 0, delta >= delta_mu(mu^2 / 2) is not small and the direct form is used.
+    Evaluated by :func:`accounting.numerics.log_gaussian_hockey_stick` (a common Gaussian
+    factor taken out exactly, a well-conditioned difference of scaled tails left; tests:
+    mpmath).
     """
     mu = _checks.positive("mu", mu)
     e = _eps_array(eps)
-    a = -e / mu + mu / 2.0
-    b = a - mu
-    out = np.empty(np.broadcast(a).shape)
-    low = a <= 0
-    al, bl = a[low], b[low]
-    diff = erfcx(-al / math.sqrt(2.0)) - erfcx(-bl / math.sqrt(2.0))
-    out[low] = -0.5 * al**2 - 0.5 * math.log(2 * math.pi) + _LOG_HALF_SQRT_2PI + np.log(diff)
-    ah, bh, eh = a[~low], b[~low], e[~low]
-    la = log_ndtr(ah)
-    out[~low] = la + np.log1p(-np.exp(np.minimum(eh + log_ndtr(bh) - la, 0.0)))
+    out = np.asarray(log_gaussian_hockey_stick(e, mu))
     if np.any(np.isnan(out)):
         raise ValueError("gdp_log_delta evaluated to NaN")
     return float(out) if e.ndim == 0 else out

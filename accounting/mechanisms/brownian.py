@@ -81,12 +81,16 @@ def _levels(
 
 
 def _run(
-    step: Callable[[float, float | None, np.ndarray | None], np.ndarray],
+    f: np.ndarray,
+    later: Callable[[float, float, np.ndarray], np.ndarray],
     sensitivity: float,
     alpha: float,
     selector: EpsSelector,
+    rng: np.random.Generator,
     max_releases: int,
 ) -> NoiseReductionRun:
+    """Release at the selector's levels. Both algorithms draw s_1 = f + N(0, T_1 I) first;
+    ``later(T_i, T_{i-1}, s_{i-1})`` draws each later release."""
     alpha = _checks.order("alpha", alpha)
     sensitivity = _checks.positive("sensitivity", sensitivity)
     max_releases = _checks.integer("max_releases", max_releases)
@@ -95,8 +99,10 @@ def _run(
     variances: list[float] = []
     while (level := _levels(selector, estimates, eps, max_releases)) is not None:
         t = noise_variance(alpha, sensitivity, level)
-        previous = (variances[-1], estimates[-1]) if eps else (None, None)
-        estimates.append(step(t, *previous))
+        if eps:
+            estimates.append(later(t, variances[-1], estimates[-1]))
+        else:
+            estimates.append(f + rng.normal(0.0, math.sqrt(t), size=f.shape))
         eps.append(level)
         variances.append(t)
     if not eps:
@@ -121,14 +127,12 @@ def brownian_mechanism(
     """
     f = _checks.finite_array("value", np.atleast_1d(value))
 
-    def step(t: float, t_prev: float | None, s_prev: np.ndarray | None) -> np.ndarray:
-        if t_prev is None or s_prev is None:
-            return f + rng.normal(0.0, math.sqrt(t), size=f.shape)
+    def later(t: float, t_prev: float, s_prev: np.ndarray) -> np.ndarray:
         ratio = t / t_prev
         b = ratio * (s_prev - f) + rng.normal(0.0, math.sqrt(t * (1.0 - ratio)), size=f.shape)
         return f + b
 
-    return _run(step, sensitivity, alpha, selector, max_releases)
+    return _run(f, later, sensitivity, alpha, selector, rng, max_releases)
 
 
 def precision_weighted_gaussian(
@@ -150,16 +154,14 @@ def precision_weighted_gaussian(
     """
     f = _checks.finite_array("value", np.atleast_1d(value))
 
-    def step(t: float, t_prev: float | None, s_prev: np.ndarray | None) -> np.ndarray:
-        if t_prev is None or s_prev is None:
-            return f + rng.normal(0.0, math.sqrt(t), size=f.shape)
+    def later(t: float, t_prev: float, s_prev: np.ndarray) -> np.ndarray:
         precision = 1.0 / t - 1.0 / t_prev
         if precision <= 0.0:
             return s_prev.copy()
         fresh = f + rng.normal(0.0, math.sqrt(1.0 / precision), size=f.shape)
         return t * (s_prev / t_prev + precision * fresh)
 
-    return _run(step, sensitivity, alpha, selector, max_releases)
+    return _run(f, later, sensitivity, alpha, selector, rng, max_releases)
 
 
 def privacy_loss(

@@ -20,14 +20,12 @@ from accounting import _checks
 from accounting.costs import Gdp, Zcdp
 from accounting.curves.pld import Pld, discretise_continuous
 from accounting.numerics import (
-    log_erfcx_diff,
+    log_gaussian_hockey_stick,
     log_ndtr_diff,
-    log_sub_exp,
     nudge_up,
     root_decreasing,
 )
 
-_SQRT2 = math.sqrt(2.0)
 _LOG2 = math.log(2.0)
 
 
@@ -55,24 +53,6 @@ def gaussian_gdp(sensitivity: float, sigma: float) -> Gdp:
     return Gdp(_mu(sensitivity, sigma))
 
 
-def _log_delta_mu(eps: float, mu: float) -> float:
-    """log delta(eps) for GDP parameter mu; eps any real >= 0, result may be < log(1e-308).
-
-    With a = mu/2 - eps/mu and b = a - mu, e^eps phi(b) = phi(a) exactly, so writing
-    Phi(-x) = erfcx(x / sqrt 2) e^{-x^2/2} / 2 gives
-        delta = e^{-a^2/2} [erfcx(-a/sqrt 2) - erfcx(-b/sqrt 2)] / 2,
-    where the huge common factor is exact and only a well-conditioned difference of
-    scaled tails remains (``log_erfcx_diff``; the width mu / sqrt 2 is passed exactly).
-    For a >= 5 (then mu >= 10) delta >= 0.2 and the direct difference is accurate.
-    Measured against 80-digit mpmath: <= 2e-12 relative for sigma/D in 1e-3..1e12,
-    eps in 0..50, delta >= 1e-300 (tests/test_gaussian.py).
-    """
-    a = mu / 2.0 - eps / mu
-    if a >= 5.0:
-        return float(log_sub_exp(special.log_ndtr(a), eps + special.log_ndtr(a - mu)))
-    return -0.5 * a * a - _LOG2 + float(log_erfcx_diff(-a / _SQRT2, mu / _SQRT2))
-
-
 def _satisfies(log_delta: float, delta: float) -> bool:
     """delta(eps) <= delta both in log space and as ``gaussian_delta`` returns it."""
     return log_delta <= math.log(delta) and math.exp(log_delta) <= delta
@@ -84,13 +64,14 @@ def gaussian_log_delta(eps: float, sensitivity: float, sigma: float) -> float:
     Finite even where delta itself underflows, e.g. log delta = -1e4.
     """
     eps = _checks.nonnegative("eps", eps)
-    return _checks.result("log delta", _log_delta_mu(eps, _mu(sensitivity, sigma)))
+    return _checks.result("log delta", log_gaussian_hockey_stick(eps, _mu(sensitivity, sigma)))
 
 
 def gaussian_delta(eps: float, sensitivity: float, sigma: float) -> float:
     """Exact delta(eps) = Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D) of the
     Gaussian mechanism (Balle and Wang 2018, Thm. 8), accurate to ~1e-12 relative down to
-    1e-300 (see ``_log_delta_mu``); 0.0 only where delta < 1e-323."""
+    1e-300 (see ``accounting.numerics.log_gaussian_hockey_stick``); 0.0 only where
+    delta < 1e-323."""
     return math.exp(gaussian_log_delta(eps, sensitivity, sigma))
 
 
@@ -104,12 +85,12 @@ def gaussian_eps(delta: float, sensitivity: float, sigma: float) -> float:
     delta = _checks.open_unit("delta", delta)
     mu = _mu(sensitivity, sigma)
     target = math.log(delta)
-    if _log_delta_mu(0.0, mu) <= target:
+    if log_gaussian_hockey_stick(0.0, mu) <= target:
         return 0.0
     # delta(eps) <= Phi(a) <= e^{-a^2/2} / 2 for a <= 0, so this eps is above the root.
     hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * (-target - _LOG2 + 1.0)) + 1.0
-    eps = root_decreasing(lambda e: _log_delta_mu(e, mu) - target, 0.0, hi)
-    return nudge_up(lambda e: _satisfies(_log_delta_mu(e, mu), delta), eps)
+    eps = root_decreasing(lambda e: log_gaussian_hockey_stick(e, mu) - target, 0.0, hi)
+    return nudge_up(lambda e: _satisfies(log_gaussian_hockey_stick(e, mu), delta), eps)
 
 
 def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
@@ -125,16 +106,16 @@ def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
     # delta increases with mu = D/sigma; delta(eps; mu) <= delta(0; mu) < mu/sqrt(2 pi).
     mu_lo = delta
     mu_hi = 1.0
-    while _log_delta_mu(eps, mu_hi) <= target:
+    while log_gaussian_hockey_stick(eps, mu_hi) <= target:
         mu_hi *= 2.0
     # Bisect in log sigma (decreasing f), so the relative tolerance applies to sigma.
     root = root_decreasing(
-        lambda s: _log_delta_mu(eps, math.exp(-s)) - target,
+        lambda s: log_gaussian_hockey_stick(eps, math.exp(-s)) - target,
         -math.log(mu_hi),
         -math.log(mu_lo),
     )
     return nudge_up(
-        lambda s: _satisfies(_log_delta_mu(eps, sensitivity / s), delta),
+        lambda s: _satisfies(log_gaussian_hockey_stick(eps, sensitivity / s), delta),
         sensitivity * math.exp(root),
     )
 
