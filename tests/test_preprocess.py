@@ -98,6 +98,39 @@ def test_mnist_real(raw_dir):
     ]  # fmt: skip
 
 
+def test_bikes_synthetic(tmp_path):
+    day = tmp_path / "day.csv"
+    day.write_text(
+        "instant,dteday,season,yr,mnth,holiday,weekday,workingday,weathersit,temp,atemp,hum,"
+        "windspeed,casual,registered,cnt\n"
+        "1,2011-01-01,1,0,1,0,6,0,2,0.3,0.3,0.8,0.2,331,654,985\n"
+        "2,2011-01-02,1,0,1,0,0,0,2,0.4,0.4,0.7,0.2,131,670,801\n"
+    )
+    frame = pp.bikes(day, 1000)
+    assert frame["registered_norm"].tolist() == [0.654, 0.67]
+    assert frame["weekday"].tolist() == [6, 0]
+    with pytest.raises(ValueError, match="public maximum"):
+        pp.bikes(day, 660)
+
+
+def test_mnist_synthetic(tmp_path):
+    def idx(name: str, values: np.ndarray) -> Path:
+        header = bytes([0, 0, 8, values.ndim]) + b"".join(
+            n.to_bytes(4, "big") for n in values.shape
+        )
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(header + values.astype(np.uint8).tobytes()))
+        return path
+
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, size=(3, 28, 28))
+    paths = [idx("xi", images), idx("yi", np.array([5, 0, 4])), idx("xt", images[:1])]
+    arrays = pp.mnist([*paths, idx("yt", np.array([7]))])
+    assert np.array_equal(arrays["x_train"], images) and arrays["y_test"].tolist() == [7]
+    with pytest.raises(ValueError, match="counts differ"):
+        pp.mnist([*paths, idx("yt2", np.array([7, 1]))])
+
+
 def test_read_idx_rejects_truncated(tmp_path):
     header = bytes([0, 0, 8, 1]) + (5).to_bytes(4, "big")
     good, bad = tmp_path / "g.gz", tmp_path / "b.gz"
