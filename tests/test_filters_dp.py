@@ -178,3 +178,9 @@ def test_whitehouse_is_tighter_than_rogers_for_equal_split():
 def test_whitehouse_parameter_errors(kwargs):
     with pytest.raises(ValueError):
         WhitehouseFilter(**kwargs)
+
+
+def test_advanced_filter_halts_instead_of_overflowing_on_a_huge_query():
+    filt = AdvancedFilter(1000.0, 1e-3)
+    assert filt.request(EpsDelta(750.0, 0.0)) is False
+    assert filt.halted

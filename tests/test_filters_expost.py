@@ -223,3 +223,21 @@ def test_algorithm_1_with_brownian_style_releases() -> None:
     transcript = run_interaction(comp, analyst, None, np.random.default_rng(0))
     k = transcript.stopping_time
     assert comp.total_eps == pytest.approx(max(run.eps[k - 1], eps_t), rel=1e-12)
+
+
+def test_a_rejected_or_repeated_observation_does_not_skip_the_accounting() -> None:
+    # a report that raises must leave the filter waiting: the query's loss is never dropped
+    fsrc = FilteredSelfReportingComposition(eps=1.0, delta=0.0)
+    assert fsrc.request(ProbabilisticDP(0.5))
+    with pytest.raises(ValueError):
+        fsrc.observe("not a loss")
+    with pytest.raises(ValueError, match="observe"):
+        fsrc.request(ProbabilisticDP(0.5))
+    fsrc.observe(0.9)
+    assert not fsrc.request(ProbabilisticDP(0.5))  # 0.9 + 0.5 >= 1
+    comp = ExPostRdpComposition(alpha=4.0, stopping_eps=0.02)
+    assert comp.request(RenyiCurve.single(4.0, 0.1))
+    comp.observe(True)  # the stopping rule halts ...
+    with pytest.raises(ValueError, match="already"):
+        comp.observe(False)  # ... and a second report cannot undo it
+    assert not comp.request(RenyiCurve.single(4.0, 0.1))

@@ -293,3 +293,26 @@ def test_realisation_filter_bounds_the_erasure_leak():
     assert filt.request(RoundLoss.from_distributions(p, q))
     filt.observe((0.0, 0.0))
     assert not filt.request(RoundLoss.from_distributions(p, q))
+
+
+@pytest.mark.parametrize(("n_max", "delta"), [(3, 1e-5), (5, 1e-5), (10, 3.3e-9), (48, 1e-5)])
+def test_optimal_parameters_satisfy_the_constraint_in_floats(n_max, delta):
+    # theta = (delta - dt) / (N (1 - dt)) can overshoot delta by an ulp once recombined
+    dt, th = gaussian_parameters(n_max, delta)
+    assert realisation_delta(n_max, dt, th) <= delta
+    assert realisation_delta(n_max, dt, th) == pytest.approx(delta, rel=1e-12)
+    RealisationFilter(1.0, delta, n_max, dt, th, [RoundLoss.gaussian(SIGMA)])
+
+
+def test_an_invalid_report_keeps_the_filter_waiting():
+    filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
+    cost = RoundLoss.gaussian(SIGMA)
+    assert filt.request(cost)
+    with pytest.raises(ValueError):
+        filt.observe((math.nan, math.nan))
+    with pytest.raises(ValueError, match="observe"):
+        filt.request(cost)  # the loss of query 1 must be reported before query 2
+    filt.observe((-1.0, 1.0))
+    with pytest.raises(ValueError, match="already"):
+        filt.observe((-1.0, 1.0))  # counting a report twice would shift l^(1)
+    np.testing.assert_array_equal(filt.cumulative_loss, [-1.0, 1.0])

@@ -10,8 +10,10 @@ invalid) answer:
   (Canonne, Kamath and Steinke 2020, Prop. 12; Balle et al. 2020, Thm. 21), together with
   eps = 0 whenever delta >= sqrt(1 - e^{-eps(alpha)}): the total variation distance,
   delta(0), is at most sqrt(1 - e^{-KL}) (Bretagnolle and Huber 1979) and
-  KL <= eps(alpha). This is what dp_accounting's RDP accountant computes (it skips the
-  improved bound at orders <= 1.01; on its own grid the results are identical).
+  KL <= eps(alpha). This is what dp_accounting's RDP accountant computes, except that it
+  skips the improved bound at orders <= 1.01 where we apply it (valid for every alpha > 1),
+  so at such orders our value can be smaller than theirs; elsewhere on a common grid the
+  results agree.
 """
 
 from __future__ import annotations

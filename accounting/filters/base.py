@@ -84,10 +84,12 @@ class Filter(ABC):
         """Tell the filter what the last accepted query released (or its realised loss)."""
         if not self._history or not self._history[-1].accepted:
             raise ValueError("observe() must follow an accepted request")
+        if self.needs_observation and not self._awaiting:
+            raise ValueError("observe() was already called for the last accepted request")
+        self._observe(observed)  # a rejected report leaves the filter waiting for a valid one
         last = self._history[-1]
         self._history[-1] = Record(last.cost, True, observed)
         self._awaiting = False
-        self._observe(observed)
 
     @abstractmethod
     def _admits(self, cost: Any) -> bool:

@@ -121,6 +121,9 @@ class AdvancedFilter(_EpsDeltaFilter):
         # K > sqrt(2 eps_j^2 log(1/delta'')) > eps_j since delta'' < 1/e: exact shortcut
         if cost.eps > self.eps_g:
             return False
+        # a query with eps_j > 700 has K >= 700 (e^700 - 1) / 2 ~ 3.5e306: HALT, the safe side
+        if max(eps) > 700.0:
+            return False
         return rogers_k(eps, self.eps_g, self.delta_g, self.delta_pp) <= self.eps_g
 
 

@@ -371,7 +371,9 @@ def gaussian_parameters(n_max: int, delta: float) -> tuple[float, float]:
     kappa depends on (delta~, theta) only through Phi^{-1}(1 - delta~) + Phi^{-1}(1 - theta),
     which falls in theta, so theta = (delta - delta~) / (N (1 - delta~)) (the constraint with
     equality) and delta~ minimises the sum. The optimum does not depend on eps, sigma or
-    the sensitivity. Solved in log(delta~ / delta) with Brent's bounded method.
+    the sensitivity. Solved in log(delta~ / delta) with Brent's bounded method; theta is then
+    lowered by ulps until the float constraint holds, so the pair is accepted by
+    :class:`RealisationFilter`.
     """
     n_max = _checks.integer("n_max", n_max)
     delta = _checks.open_unit("delta", delta)
@@ -390,7 +392,10 @@ def gaussian_parameters(n_max: int, delta: float) -> tuple[float, float]:
     if not res.success or not lower + 1e-6 < res.x < upper - 1e-9:
         raise ValueError(f"no interior optimum for n_max={n_max}, delta={delta}")
     dt = delta * math.exp(res.x)
-    return dt, theta_of(dt)
+    theta = theta_of(dt)
+    while realisation_delta(n_max, dt, theta) > delta:  # rounding may overshoot by an ulp
+        theta = math.nextafter(theta, 0.0)
+    return dt, theta
 
 
 # --------------------------------------------------------------------------- test mechanisms
