@@ -40,6 +40,20 @@ def test_log_ndtr_increment_matches_mpmath_in_every_regime():
     assert worst < 3e-13
 
 
+def test_log_ndtr_increment_upper_tail_and_long_series_match_mpmath():
+    # s > 5 with h s > 0.05 (the erfcx branch) and s < 5 with h max(1, s) up to 0.05 (the
+    # series at up to ten terms), at random points of each regime
+    rng = np.random.default_rng(7)
+    s_tail = rng.uniform(5.0, 35.0, 40)
+    h_tail = 10.0 ** rng.uniform(math.log10(0.05), 1.5, 40) / s_tail
+    s_series = rng.uniform(-20.0, 5.0, 40)
+    h_series = 10.0 ** rng.uniform(-9.0, math.log10(0.05), 40) / np.maximum(s_series, 1.0)
+    for s, h in ((s_tail, h_tail), (s_series, h_series)):
+        got = sn._log_ndtr_increment(s, h)
+        ref = np.array([_mp_log_ndtr_increment(x, y) for x, y in zip(s, h, strict=True)])
+        assert np.max(np.abs(got / ref - 1.0)) < 3e-13
+
+
 def test_expectation_closed_form():
     # E[Phi(a x + b)] = Phi(b / sqrt(1 + a^2)) for x ~ N(0, 1)
     for a, b in [(1.0, -3.0), (0.3, 2.0), (-4.0, -60.0), (10.0, 0.5)]:

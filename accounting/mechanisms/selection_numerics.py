@@ -54,10 +54,10 @@ __all__ = [
 ]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_SQRT_PI_2 = math.sqrt(math.pi / 2.0)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(20)
+_GL_LOG_W = np.log(_GL_W)
 _INC_X, _INC_W = np.polynomial.legendre.leggauss(6)
 _DROP = 80.0  # integrand ignored where it is below exp(-_DROP) of its maximum
 _EPS = float(np.finfo(np.float64).eps)
@@ -117,9 +117,9 @@ def _hazard(s: np.ndarray) -> np.ndarray:
     With X = erfcx(|s| / sqrt 2): 1 / (sqrt(pi/2) X) for s < 0, and for s >= 0
     phi(s) / (1 - Q(s)) with the upper tail Q(s) = X exp(-s^2 / 2) / 2.
     """
-    x = erfcx(np.abs(s) * _INV_SQRT2)
-    e = np.exp(-0.5 * np.square(np.maximum(s, 0.0)))
-    return np.where(s < 0, 1.0 / (_SQRT_PI_2 * x), e / (_SQRT_2PI * (1.0 - 0.5 * x * e)))
+    x = 0.5 * erfcx(np.abs(s) * _INV_SQRT2)
+    e = np.exp(-0.5 * np.square(np.maximum(s, 0.0)))  # 1 for s < 0
+    return e / (_SQRT_2PI * np.where(s < 0, x, 1.0 - x * e))
 
 
 def _log_gauss_density(x: np.ndarray) -> np.ndarray:
@@ -133,39 +133,58 @@ def _log_ndtr_increment(s: np.ndarray, h: np.ndarray) -> np.ndarray:
     * r <= 0.05 and s >= -20: Taylor series (up to 10 terms, as many as r needs) in the
       hazard lam = phi / Phi and its derivatives (remainder ~1e-16; below -20 the
       recursion loses digits to the cancellation in s + lam);
-    * otherwise the plain difference of ``log_ndtr`` values: for s <= 5 where its rounding
-      error 8 eps (|log Phi(s)| + |log Phi(s + h)|) is below 1e-13 of it, for s > 5 where
-      r > 0.5 (there log Phi ~ -Q(s) is only accurate to ~1e-13 relative, which does not
-      cancel once Q(s + h) << Q(s));
+    * otherwise, for s > 5: :func:`_log_ndtr_increment_tail`, from the upper tails Q;
+    * otherwise the plain difference of ``log_ndtr`` values where its rounding error
+      8 eps (|log Phi(s)| + |log Phi(s + h)|) is below 1e-13 of it;
     * the rest: 6-point Gauss-Legendre on the integral of the hazard over [s, s + h]. The
       hazard is analytic away from the zeros of Phi (nearest at 1.9 +- 2.8i, the others
-      further right), and the rest has h small against that distance (s <= 5) or r <= 0.5
-      (s > 5), so the rule is exact to rounding.
+      further right), and the rest has s <= 5 and h small against that distance, so the
+      rule is exact to rounding.
     """
     h = np.broadcast_to(h, s.shape)
     reach = h * np.maximum(s, 1.0)
     series = (reach <= _TAYLOR_REACH) & (s >= -20.0)
-    if np.all(series):
+    if series.all():
         return _log_ndtr_increment_series(s, h, reach.max())
     out = np.empty_like(s)
-    if np.any(series):
+    if series.any():
         out[series] = _log_ndtr_increment_series(s[series], h[series], reach[series].max())
     rest = ~series
-    if np.any(rest):
-        sr, hr = s[rest], h[rest]
-        lo, hi = log_ndtr(sr), log_ndtr(sr + hr)
-        vals = hi - lo
-        # log_ndtr is accurate to a few ulp of |log Phi| for s <= 5; beyond, log Phi ~ -Q(s)
-        # carries ~1e-13 relative error, so the difference is kept only when Q(s + h) is
-        # well below Q(s) (r > 0.5), where that error does not cancel
-        rounding = 8.0 * _EPS * (np.abs(lo) + np.abs(hi)) > 1e-13 * vals
-        bad = np.where(sr > 5.0, reach[rest] <= 0.5, rounding)
-        if np.any(bad):
-            sq, hq = sr[bad], hr[bad]
+    sr, hr = s[rest], h[rest]
+    vals = np.empty_like(sr)
+    tail = sr > 5.0
+    if tail.any():
+        vals[tail] = _log_ndtr_increment_tail(sr[tail], hr[tail])
+    body = ~tail
+    if body.any():
+        sb, hb = sr[body], hr[body]
+        lo, hi = log_ndtr(sb), log_ndtr(sb + hb)
+        diff = hi - lo
+        bad = 8.0 * _EPS * (np.abs(lo) + np.abs(hi)) > 1e-13 * diff
+        if bad.any():
+            sq, hq = sb[bad], hb[bad]
             u = sq[:, None] + (0.5 * hq)[:, None] * (_INC_X + 1.0)
-            vals[bad] = 0.5 * hq * (_hazard(u) @ _INC_W)
-        out[rest] = vals
+            diff[bad] = 0.5 * hq * (_hazard(u) @ _INC_W)
+        vals[body] = diff
+    out[rest] = vals
     return out
+
+
+def _log_ndtr_increment_tail(s: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """log Phi(s + h) - log Phi(s) for s > 5 and h s > 0.05, from the upper tails Q = 1 - Phi.
+
+    It is log1p((Q(s) - Q(s + h)) / Phi(s)) with Q(s) - Q(s + h) = Q(s) (1 - rho) and
+    rho = Q(s + h) / Q(s) = exp(E), E = log(X(s + h) / X(s)) - h (s + h / 2), where
+    X(u) = erfcx(u / sqrt 2) and Q(s) = X(s) exp(-s^2 / 2) / 2. Since |E| >= h s > 0.05,
+    -expm1(E) keeps the relative accuracy of erfcx: ~1e-13 against mpmath for s < 36 (past
+    that Q(s) is subnormal, as is the increment), where the difference of ``log_ndtr``
+    values (~ -Q, each accurate to ~1e-13 relative) would cancel for small h.
+    """
+    x_lo = erfcx(s * _INV_SQRT2)
+    x_hi = erfcx((s + h) * _INV_SQRT2)
+    q = 0.5 * x_lo * np.exp(-0.5 * s * s)
+    exponent = np.log(x_hi / x_lo) - h * (s + 0.5 * h)
+    return np.log1p(-q * np.expm1(exponent) / (1.0 - q))
 
 
 def _log_ndtr_increment_series(s: np.ndarray, h: np.ndarray, reach: float) -> np.ndarray:
@@ -175,22 +194,45 @@ def _log_ndtr_increment_series(s: np.ndarray, h: np.ndarray, reach: float) -> np
     lam^(k) ~ (-s)^k lam for large s and is bounded otherwise.
 
     With lam = phi / Phi and y = s + lam, Leibniz on lam' = -lam y gives
-    lam^(k+1) = -sum_j C(k, j) lam^(j) y^(k-j), y' = 1 + lam', y^(j) = lam^(j) for j >= 2.
+    lam^(k+1) = -sum_j C(k, j) lam^(j) y^(k-j), y' = 1 + lam', y^(j) = lam^(j) for j >= 2;
+    writing y^(j) = lam^(j) + [j = 0] s + [j = 1], this is -(s lam^(k) + k lam^(k-1) +
+    sum_j C(k, j) lam^(j) lam^(k-j)), whose symmetric sum needs only half the products.
     """
     terms = next(
         (k for k in range(1, _TAYLOR_TERMS) if reach**k / math.factorial(k + 1) < 1e-17),
         _TAYLOR_TERMS,
     )
-    lam = [_hazard(s)]
-    y = [s + lam[0]]
+    # rows mu_k = lam^(k) / (k + 1)!: the series is sum_k mu_k h^(k+1), and each row is one
+    # weighted sum of products of earlier rows (a matrix-vector product)
+    mu = np.empty((terms, s.size))
+    flat = s.ravel()
+    mu[0] = _hazard(flat)
     for k in range(terms - 1):
-        nxt = -sum(math.comb(k, j) * lam[j] * y[k - j] for j in range(k + 1))
-        lam.append(nxt)
-        y.append(1.0 + nxt if k == 0 else nxt)
-    out = lam[terms - 1] / math.factorial(terms)
-    for k in range(terms - 1, 0, -1):  # Horner in h: sum_k lam^(k-1) h^k / k!
-        out = lam[k - 1] / math.factorial(k) + h * out
-    return h * out
+        half = k // 2 + 1  # pairs (j, k - j) with j <= k - j
+        row = _PAIR_WEIGHTS[k] @ (mu[:half] * mu[k - half + 1 : k + 1][::-1])
+        row += flat * mu[k] / (k + 2)
+        if k:
+            row += (k / ((k + 1) * (k + 2))) * mu[k - 1]
+        np.negative(row, out=mu[k + 1])
+    step = np.ravel(h)
+    out = mu[terms - 1].copy()
+    for k in range(terms - 2, -1, -1):  # Horner in h
+        out *= step
+        out += mu[k]
+    out *= step
+    return out.reshape(s.shape)
+
+
+def _pair_weight(k: int, j: int) -> float:
+    """C(k, j) (j + 1)! (k - j + 1)! / (k + 2)!: the weight of mu_j mu_(k-j) in mu_(k+1),
+    doubled for j < k - j (the pair appears twice in the symmetric sum)."""
+    w = math.comb(k, j) * math.factorial(j + 1) * math.factorial(k - j + 1)
+    return (1.0 if 2 * j == k else 2.0) * w / math.factorial(k + 2)
+
+
+_PAIR_WEIGHTS = [
+    np.array([_pair_weight(k, j) for j in range(k // 2 + 1)]) for k in range(_TAYLOR_TERMS)
+]
 
 
 def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:
@@ -203,6 +245,8 @@ def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:
 
 def _group_logsumexp(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
     """log sum exp of each row of ``values`` (c, P) within ``groups`` -> (c, n_groups)."""
+    if n_groups == 1:
+        return _logsumexp(values, axis=1)[:, None]
     out = np.empty((values.shape[0], n_groups))
     for row, v in enumerate(values):
         top = np.full(n_groups, -np.inf)
@@ -219,24 +263,26 @@ def _group_logsumexp(values: np.ndarray, groups: np.ndarray, n_groups: int) -> n
 
 
 def _derivatives(
-    x: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """L, L', L'' of L(x) = log phi(x) + sum_k n_k log Phi(a_k x + b_k).
+    x: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndarray, value: bool = True
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """L, L', L'' of L(x) = log phi(x) + sum_k n_k log Phi(a_k x + b_k) (L only if ``value``).
 
     ``x`` has shape (m,), ``a, b, n`` shape (m, k): m independent problems.
     """
     s = a * x[:, None] + b
     lam = _hazard(s)
-    value = _log_gauss_density(x) + np.sum(n * log_ndtr(s), axis=1)
-    d1 = -x + np.sum(n * a * lam, axis=1)
-    d2 = -1.0 - np.sum(n * a * a * lam * (s + lam), axis=1)
-    return value, d1, d2
+    na_lam = n * a * lam
+    d1 = na_lam.sum(axis=1) - x
+    d2 = -1.0 - (na_lam * a * (s + lam)).sum(axis=1)
+    if not value:
+        return None, d1, d2
+    return _log_gauss_density(x) + (n * log_ndtr(s)).sum(axis=1), d1, d2
 
 
 def _curvature_floor(a: np.ndarray, n: np.ndarray) -> np.ndarray:
     """kappa with L'' <= -kappa: each negative power adds at most |n| a^2 of curvature."""
-    kappa = 1.0 - np.sum(np.where(n < 0, -n * a * a, 0.0), axis=1)
-    if np.any(kappa <= 0):
+    kappa = 1.0 + (np.minimum(n, 0.0) * a * a).sum(axis=1)
+    if (kappa <= 0).any():
         raise ValueError("the integrand is not integrable (negative powers with sum |n| a^2 >= 1)")
     return kappa
 
@@ -247,30 +293,29 @@ def _safeguarded_newton(
     hi: np.ndarray,
     x: np.ndarray,
     tol: np.ndarray,
-    decreasing: np.ndarray,
 ) -> np.ndarray:
-    """Roots of batched monotone functions bracketed by [lo, hi] (Newton, bisection fallback)."""
-    lo, hi, x = lo.copy(), hi.copy(), x.copy()
-    for _ in range(200):
-        f, df = fn(x)
-        right_of_x = (f > 0) == decreasing
-        lo = np.where(right_of_x, x, lo)
-        hi = np.where(right_of_x, hi, x)
-        with np.errstate(divide="ignore", invalid="ignore"):
+    """Roots of batched decreasing functions bracketed by [lo, hi] (Newton, bisection
+    fallback)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(200):
+            f, df = fn(x)
+            right_of_x = f > 0
+            lo = np.where(right_of_x, x, lo)
+            hi = np.where(right_of_x, hi, x)
             new = x - f / df
-        bad = ~np.isfinite(new) | (new <= lo) | (new >= hi)
-        new = np.where(bad, 0.5 * (lo + hi), new)
-        done = (np.abs(new - x) <= tol) | (hi - lo <= tol)
-        x = new
-        if np.all(done):
-            return x
+            bad = ~((new > lo) & (new < hi))  # also NaN and inf
+            new = np.where(bad, 0.5 * (lo + hi), new)
+            done = (np.abs(new - x) <= tol) | (hi - lo <= tol)
+            x = new
+            if done.all():
+                return x
     raise AccuracyError("root finding for the integrand's mass did not converge")
 
 
 def _values(x: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndarray) -> np.ndarray:
     """L on a grid: x (m, G), a, b, n (m, k) -> (m, G)."""
     s = x[..., None] * a[:, None, :] + b[:, None, :]
-    return _log_gauss_density(x) + np.sum(n[:, None, :] * log_ndtr(s), axis=-1)
+    return _log_gauss_density(x) + (n[:, None, :] * log_ndtr(s)).sum(axis=-1)
 
 
 _GEOMETRIC = 2.0 ** -np.arange(60.0, -1.0, -1.0)  # 2^-60 .. 1
@@ -300,7 +345,7 @@ def _concave_support(
     """
     kappa = _curvature_floor(a, n)
     m = a.shape[0]
-    _, g0, _ = _derivatives(np.zeros(m), a, b, n)
+    _, g0, _ = _derivatives(np.zeros(m), a, b, n, value=False)
     reach = np.sign(g0) * np.abs(g0) / kappa
     grid = np.concatenate([np.zeros((m, 1)), reach[:, None] * _GEOMETRIC], axis=1)
     _, lo, hi = _argmax_bracket(grid, _values(grid, a, b, n))
@@ -308,10 +353,10 @@ def _concave_support(
     best, lo, hi = _argmax_bracket(grid, _values(grid, a, b, n))
 
     def slope(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        _, d1, d2 = _derivatives(x, a, b, n)
+        _, d1, d2 = _derivatives(x, a, b, n, value=False)
         return d1, d2
 
-    mode = _safeguarded_newton(slope, lo, hi, best, 1e-4 * (hi - lo), np.ones(m, bool))
+    mode = _safeguarded_newton(slope, lo, hi, best, 1e-4 * (hi - lo))
     top, _, d2 = _derivatives(mode, a, b, n)
     scale = 1.0 / np.sqrt(-d2)
     width = np.sqrt(2.0 * _DROP / kappa)
@@ -340,7 +385,7 @@ def _panel_logs(
     vals = logf(x, groups)
     magnitude = np.where(np.isfinite(vals), np.abs(vals), 0.0).max(axis=2)
     with np.errstate(divide="ignore"):
-        logs = _logsumexp(vals + np.log(half)[:, None] + np.log(_GL_W), axis=-1)
+        logs = _logsumexp(vals + _GL_LOG_W, axis=-1) + np.log(half)
     return logs, magnitude
 
 
@@ -371,7 +416,7 @@ def adaptive_log_integral(
     done_values: list[np.ndarray] = []
     done_groups: list[np.ndarray] = []
     budget, used = _MAX_PANELS * n_groups, lo.size
-    while lo.size:
+    while True:  # ends when every panel has converged: total is then the integral
         # one call of logf per round: both halves (and, first, the whole panels)
         p, mid = lo.size, 0.5 * (lo + hi)
         first = coarse is None
@@ -384,11 +429,7 @@ def adaptive_log_integral(
         mag_l, mag_r = mags[:, :p], mags[:, p : 2 * p]
         if first:
             coarse, magnitude = logs[:, 2 * p :], mags[:, 2 * p :]
-        floor = (
-            16.0
-            * np.finfo(np.float64).eps
-            * (1.0 + np.maximum(magnitude, np.maximum(mag_l, mag_r)))
-        )
+        floor = 16.0 * _EPS * (1.0 + np.maximum(magnitude, np.maximum(mag_l, mag_r)))
         fine = np.logaddexp(left, right)
         total = _group_logsumexp(
             np.concatenate([fine, *done_values], axis=1),
@@ -401,7 +442,9 @@ def adaptive_log_integral(
         rel = np.where(np.isneginf(fine) & np.isneginf(coarse), 0.0, rel)
         share = (hi - lo) / span[groups]
         allowed = np.maximum(0.1 * rtol * np.maximum(share, 1e-3), floor * mass)
-        ok = np.all(rel <= allowed, axis=0)
+        ok = (rel <= allowed).all(axis=0)
+        if ok.all():
+            break
         done_values.append(fine[:, ok])
         done_groups.append(groups[ok])
         bad = ~ok
@@ -412,12 +455,9 @@ def adaptive_log_integral(
         used += lo.size
         if used > budget:
             raise AccuracyError(f"adaptive quadrature exceeded {_MAX_PANELS} panels per integral")
-    result = _group_logsumexp(
-        np.concatenate(done_values, axis=1), np.concatenate(done_groups), n_groups
-    )
-    if not np.all(np.isfinite(result)):
+    if not np.isfinite(total).all():
         raise AccuracyError("an integral underflowed or overflowed in log space")
-    return result
+    return total
 
 
 def _initial_panels(
@@ -493,16 +533,16 @@ def log_ratios(ratios: Sequence[PhiProductRatio], rtol: float = 1e-12) -> np.nda
     log_r = _log_ratio_minus_one(a, b, n, h, drop, rtol)
     # The range leaves out mass below exp(-drop) of Num, so Diff = Num - Den must exceed
     # exp(40 - drop) Num; for ratios closer to 1 widen the range once to match.
-    if not np.all(np.isfinite(log_r)):
+    if not np.isfinite(log_r).all():
         raise AccuracyError("Num - Den underflowed or overflowed; no certified value")
     close = log_r < 40.0 - drop
-    if np.any(close):
+    if close.any():
         drop[close] = 80.0 - log_r[close]
         log_r[close] = _log_ratio_minus_one(*(v[close] for v in (a, b, n, h, drop)), rtol)
-        if np.any(log_r < 40.0 - drop):
+        if (log_r < 40.0 - drop).any():
             raise AccuracyError("the ratio is too close to 1 to certify the integration range")
     values = np.logaddexp(0.0, log_r)
-    if not np.all(np.isfinite(values)):
+    if not np.isfinite(values).all():
         raise AccuracyError("log ratio evaluated to a non-finite number")
     out[live] = values
     return out
@@ -524,16 +564,17 @@ def _log_ratio_minus_one(
     scale = np.minimum(scale[:m], scale[m:])
 
     def logf(x: np.ndarray, g: np.ndarray) -> np.ndarray:
-        ag, bg, ng, hg = (v[g][:, None, :] for v in (a, b, n, h))
+        rows = g if m > 1 else slice(None)  # one problem: broadcast instead of gather
+        ag, bg, ng, hg = (v[rows][:, None, :] for v in (a, b, n, h))
         s = x[..., None] * ag + bg
-        log_den = _log_gauss_density(x) + np.sum(ng * log_ndtr(s), axis=-1)
-        gap = np.sum(ng * _log_ndtr_increment(s, hg), axis=-1)
+        log_den = _log_gauss_density(x) + (ng * log_ndtr(s)).sum(axis=-1)
+        gap = (ng * _log_ndtr_increment(s, hg)).sum(axis=-1)
         big = gap > 1.0
         with np.errstate(divide="ignore"):
             near = log_den + np.log(np.expm1(np.where(big, 1.0, gap)))
-        if np.any(big):
+        if big.any():
             # log Den + gap would cancel huge values (Den ~ exp(-1e7) where Num ~ exp(-3000))
-            log_num = _log_gauss_density(x) + np.sum(ng * log_ndtr(s + hg), axis=-1)
+            log_num = _log_gauss_density(x) + (ng * log_ndtr(s + hg)).sum(axis=-1)
             far = log_num + np.log(-np.expm1(-np.where(big, gap, 1.0)))
             near = np.where(big, far, near)
         return np.stack([log_den, near])
