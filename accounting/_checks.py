@@ -39,6 +39,14 @@ def nonnegative(name: str, value: float) -> float:
     return x
 
 
+def sensitivity_ratio(sensitivity: float, scale_name: str, scale: float) -> float:
+    """sensitivity / scale for a noise mechanism: both positive, the ratio finite and > 0."""
+    ratio = positive("sensitivity", sensitivity) / positive(scale_name, scale)
+    if not math.isfinite(ratio) or ratio == 0.0:
+        raise ValueError(f"sensitivity/{scale_name} must be a finite positive ratio, got {ratio!r}")
+    return ratio
+
+
 def delta(name: str, value: float) -> float:
     """A failure probability in [0, 1)."""
     x = finite(name, value)

@@ -30,10 +30,7 @@ _LOG2 = math.log(2.0)
 
 
 def _mu(sensitivity: float, sigma: float) -> float:
-    mu = _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)
-    if not math.isfinite(mu) or mu == 0.0:
-        raise ValueError(f"sensitivity/sigma must be a finite positive ratio, got {mu!r}")
-    return mu
+    return _checks.sensitivity_ratio(sensitivity, "sigma", sigma)
 
 
 def gaussian_rdp(alpha: float, sensitivity: float, sigma: float) -> float:

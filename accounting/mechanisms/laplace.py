@@ -20,10 +20,7 @@ _LOG2 = math.log(2.0)
 
 
 def _eps0(sensitivity: float, scale: float) -> float:
-    eps0 = _checks.positive("sensitivity", sensitivity) / _checks.positive("scale", scale)
-    if not math.isfinite(eps0) or eps0 == 0.0:
-        raise ValueError(f"sensitivity/scale must be a finite positive ratio, got {eps0!r}")
-    return eps0
+    return _checks.sensitivity_ratio(sensitivity, "scale", scale)
 
 
 def laplace_delta(eps: float, sensitivity: float, scale: float) -> float:
