@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf
 
 from accounting.curves.gdp import gdp_tradeoff
 from experiments.common.config import compose_config, load_params
