@@ -193,7 +193,7 @@ def test_halt_decision_is_made_before_the_output():
     filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
     cost = RoundLoss.gaussian(SIGMA)
     assert filt.request(cost)
-    decided = filt._next_ok  # decision for query 2, fixed before y_1 is observed
+    decided = filt._state.next_ok  # decision for query 2, fixed before y_1 is observed
     filt.observe((50.0, -50.0))  # an enormous realised loss does not change it
     assert filt.request(cost) == decided
     with pytest.raises(ValueError, match="observe"):
