@@ -48,7 +48,10 @@ def zcdp_to_eps(rho: float, delta: float) -> float:
     delta = _checks.open_unit("delta", delta)
     log_inv_delta = math.log(1.0 / delta)
     product = rho * log_inv_delta
-    root = math.sqrt(product) if math.isfinite(product) else math.sqrt(rho) * math.sqrt(log_inv_delta)
+    if math.isfinite(product):
+        root = math.sqrt(product)
+    else:  # rho * log(1/delta) overflows; the split form stays finite
+        root = math.sqrt(rho) * math.sqrt(log_inv_delta)
     eps = rho + 2.0 * root
     if not math.isfinite(eps):
         raise ValueError(f"rho={rho!r} is too large: the eps it implies exceeds the float range")

@@ -162,9 +162,7 @@ def run_interaction(
         if query is None:
             break
         if not isinstance(query, Query):
-            raise ValueError(
-                f"the analyst must return a Query or None, got {type(query).__name__}"
-            )
+            raise ValueError(f"the analyst must return a Query or None, got {type(query).__name__}")
         if not filt.request(query.cost):
             transcript.halted = True
             break

@@ -105,7 +105,9 @@ def rogers_k(
     return _rogers_k(square_sum, drift, eps_g, delta_g, delta_pp)
 
 
-def _rogers_k(square_sum: float, drift: float, eps_g: float, delta_g: float, delta_pp: float) -> float:
+def _rogers_k(
+    square_sum: float, drift: float, eps_g: float, delta_g: float, delta_pp: float
+) -> float:
     """K of :func:`rogers_k` from sum eps_j^2 and sum eps_j (e^eps_j - 1) / 2."""
     h = eps_g**2 / (ROGERS_H_CONSTANT * math.log(1.0 / delta_g))
     spread = 2.0 * (square_sum + h) * (1.0 + 0.5 * math.log1p(square_sum / h))

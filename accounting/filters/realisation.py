@@ -209,9 +209,7 @@ class _RealisedLossFilter(Filter[RoundLoss, RealisedState]):
         if cumulative.size == 0:
             return np.zeros(len(cost.laws))
         if len(cost.laws) != cumulative.size:
-            raise ValueError(
-                f"every query must list {cumulative.size} pairs, got {len(cost.laws)}"
-            )
+            raise ValueError(f"every query must list {cumulative.size} pairs, got {len(cost.laws)}")
         return cumulative
 
     def _observed_state(self, observed: Any) -> RealisedState:
