@@ -277,7 +277,8 @@ def _rounding_shift(pld: Pld, step: float) -> float:
 
 
 def _warn_if_biased(out: _Grid, bias: float, step: float, what: str) -> None:
-    """Warn when the summed rounding shift of the mean exceeds the composed loss's std.
+    """Warn when the summed rounding shift of the mean exceeds the composed loss's std
+    and one grid step.
 
     The shift grows like k and the spread like sqrt(k), so after enough compositions the
     pessimistic rounding, not the mechanism, decides delta(eps); the bound is still valid but
@@ -289,7 +290,7 @@ def _warn_if_biased(out: _Grid, bias: float, step: float, what: str) -> None:
     losses = (out.offset + np.arange(out.probs.size)) * step
     mean = float(np.dot(out.probs, losses) / total)
     std = math.sqrt(max(0.0, float(np.dot(out.probs, (losses - mean) ** 2) / total)))
-    if bias > std:
+    if bias > max(std, step):  # one rounding (bias <= step) never warns
         warnings.warn(
             f"{what}: the grid rounding moves the mean loss by {bias:.3g}, more than the "
             f"composed loss's standard deviation {std:.3g}; the bound is dominated by the "
