@@ -62,3 +62,29 @@ def randomized_response_rdp(alpha: float, eps: float) -> float:
     lp, lq = special.log_expit(eps), special.log_expit(-eps)
     value = float(np.logaddexp(alpha * lp + (1 - alpha) * lq, alpha * lq + (1 - alpha) * lp))
     return _checks.result("randomized_response_rdp", min(max(value / (alpha - 1.0), 0.0), eps))
+
+
+def randomized_response_laws(eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Binary randomized response: the true bit (1 under dataset 0) with prob e^eps/(1+e^eps).
+
+    Output laws (p, q) on datasets 0 and 1, e.g. for :class:`~accounting.mechanisms.finite.
+    FiniteMechanism`; their PLD is :func:`randomized_response_pld`.
+    """
+    eps = _checks.nonnegative("eps", eps)
+    keep = 1.0 / (1.0 + math.exp(-eps))
+    return np.array([keep, 1 - keep]), np.array([1 - keep, keep])
+
+
+def canonical_laws(eps: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The canonical (eps, delta)-DP pair, the least private (eps, delta)-DP mechanism.
+
+    Outputs (reveal 0, rr 0, rr 1, reveal 1): with prob delta the dataset is revealed,
+    otherwise eps-randomized response (Kairouz, Oh and Viswanath 2015, Thm. 2.1; its
+    hockey-stick curve is delta + (1 - delta)(e^eps - e^t)_+/(1 + e^eps) at t >= -eps).
+    """
+    eps = _checks.nonnegative("eps", eps)
+    delta = _checks.delta("delta", delta)
+    rr_p, rr_q = randomized_response_laws(eps)
+    p = np.concatenate([[delta], (1 - delta) * rr_p, [0.0]])
+    q = np.concatenate([[0.0], (1 - delta) * rr_q, [delta]])
+    return p, q
