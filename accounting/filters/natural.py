@@ -243,6 +243,30 @@ def adaptive_attack(
     return adaptive_attacks(budget, queries, [eps], tol=tol)[0]
 
 
+def crosscheck_natural_filter_cost(
+    budget: Profile,
+    queries: Sequence[Pld | PiecewiseLinearTradeoff],
+    cost: PiecewiseLinearTradeoff,
+    eps: Sequence[float],
+    tol: float = 1e-9,
+) -> float:
+    """max |delta_cost(eps) - delta_transcript(eps)| over the adversaries of each eps.
+
+    An independent check of a two-round :func:`natural_filter_cost`: by Lemma 1 and Prop. 6
+    its hockey stick at eps equals that of the transcript of :func:`adaptive_attacks` at
+    eps, computed from finite distributions. A disagreement above ``tol`` is a
+    ``RuntimeError`` (one of the two computations is wrong).
+    """
+    tol = _checks.nonnegative("tol", tol)
+    attacks = adaptive_attacks(budget, queries, [float(e) for e in eps])
+    err = max(
+        abs(float(cost.delta(a.eps)) - float(a.transcript_pld().delta(a.eps))) for a in attacks
+    )
+    if err > tol:
+        raise RuntimeError(f"exact cost and adversary transcript disagree by {err:g}")
+    return err
+
+
 def _rr_hockey_stick(eps: float, eps_rr: float, m: int) -> float:
     """H_{e^eps} of m-fold randomized response RR_eps_rr (exact binomial sum)."""
     if eps_rr == 0.0 or m == 0:

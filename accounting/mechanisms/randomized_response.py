@@ -15,6 +15,7 @@ from scipy import special
 
 from accounting import _checks
 from accounting.curves.pld import Pld
+from accounting.mechanisms.finite import FiniteMechanism
 from accounting.numerics import log1mexp
 
 
@@ -88,3 +89,21 @@ def canonical_laws(eps: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
     p = np.concatenate([[delta], (1 - delta) * rr_p, [0.0]])
     q = np.concatenate([[0.0], (1 - delta) * rr_q, [delta]])
     return p, q
+
+
+def subsampled_randomized_response(rate: float, eps: float) -> FiniteMechanism:
+    """Randomized response RR_eps run with probability ``rate``, else a constant output.
+
+    Outputs (rr 0, rr 1, not sampled): the sampled branch reports the true bit (0 under
+    dataset 0) with probability e^eps / (1 + e^eps); the third output has probability
+    1 - rate under both datasets (privacy amplification by subsampling, Balle, Barthe and
+    Gaboardi 2018, as a finite pair).
+    """
+    rate = _checks.finite("rate", rate)
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"rate must be in [0, 1], got {rate!r}")
+    keep = special.expit(_checks.nonnegative("eps", eps))
+    return FiniteMechanism(
+        np.array([rate * keep, rate * (1 - keep), 1 - rate]),
+        np.array([rate * (1 - keep), rate * keep, 1 - rate]),
+    )
