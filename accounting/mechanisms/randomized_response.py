@@ -20,9 +20,11 @@ from accounting.numerics import log1mexp
 
 
 def randomized_response_pld(eps: float) -> Pld:
-    """Exact two-point PLD: loss eps w.p. e^eps/(1+e^eps), -eps w.p. 1/(1+e^eps)."""
-    eps = _checks.nonnegative("eps", eps)
-    return Pld(np.array([-eps, eps]), special.expit(np.array([-eps, eps])), 0.0)
+    """Exact two-point PLD: loss eps w.p. e^eps/(1+e^eps), -eps w.p. 1/(1+e^eps).
+
+    The worst case of pure eps-DP, :meth:`Pld.pure_dp`.
+    """
+    return Pld.pure_dp(eps)
 
 
 def pure_dp_delta(eps0: float, eps: float, k: int = 1) -> float:

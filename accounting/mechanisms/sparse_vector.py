@@ -227,16 +227,12 @@ def gaussian_above_threshold_rdp_nonnegative(
     c the threshold, i.e. Thm. 6 at gamma = 2 with the ZW Prop. 10 moment bound; it needs
     c >= 0 and sigma_query >= sqrt(3) sigma_threshold.
 
-    Finding: that moment bound is not an upper bound everywhere. At the boundary
-    sigma_query = sqrt(3) sigma_threshold and c < ~0.35 sigma_threshold the exact moment
-    of the worst-case stream (all answers 0; float64 engine and an independent mpmath
-    quadrature agree) exceeds it, e.g. log-moment 2.562 vs 2.475 at c = 0 and 2.757 vs
-    2.564 at c = 0.1 sigma_threshold, so the closed form understates Thm. 6 by up to
-    ~0.1 / (alpha - 1). By default (``published=False``) the moment is therefore
-    max(Prop. 10 bound, exact worst-case moment): identical to the published value wherever
-    Prop. 10 holds (at sigma_query = sqrt(3) sigma_threshold: c >= 0.36 sigma_threshold,
-    e.g. LPB's c = 0.33 and 0.575 with sigma_threshold <= 0.16), and never below what
-    Thm. 6 certifies.
+    That moment bound is not an upper bound everywhere: near sigma_query = sqrt(3)
+    sigma_threshold with c < ~0.35 sigma_threshold the exact worst-case moment exceeds it,
+    so the closed form understates Thm. 6 by up to ~0.1 / (alpha - 1). By default
+    (``published=False``) the moment is max(Prop. 10 bound, exact worst-case moment):
+    the published value wherever Prop. 10 holds, never below what Thm. 6 certifies.
+    Numbers and details: ``docs/proofs/gaussian_svt_moment_bound.md``.
     """
     moment = log_stopping_time_moment_bound(2.0, sigma_threshold, sigma_query, threshold)
     if not published:
