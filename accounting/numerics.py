@@ -74,7 +74,7 @@ def _gauss_legendre_log(log_f: Callable[[np.ndarray], np.ndarray], lo, width) ->
     half = 0.5 * np.asarray(width, dtype=np.float64)[..., None]
     t = lo + half * (_GL_NODES + 1.0)
     with np.errstate(divide="ignore"):
-        return special.logsumexp(log_f(t) + np.log(_GL_WEIGHTS), axis=-1) + np.log(half[..., 0])
+        return logsumexp(log_f(t) + np.log(_GL_WEIGHTS), axis=-1) + np.log(half[..., 0])
 
 
 def log_ndtr_diff(a: float | np.ndarray, b: float | np.ndarray) -> float | np.ndarray:

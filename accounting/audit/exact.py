@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
 from accounting import _checks
 from accounting.audit.promise import (
@@ -33,6 +32,7 @@ from accounting.audit.promise import (
 from accounting.curves.pld import Pld
 from accounting.filters.base import Filter
 from accounting.mechanisms.finite import FiniteMechanism
+from accounting.numerics import logsumexp
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
 from accounting import _checks
 from accounting.audit.exact import (
@@ -34,6 +33,7 @@ from accounting.audit.promise import (
     worst_result,
 )
 from accounting.filters.base import Filter
+from accounting.numerics import logsumexp
 
 
 def _terminal(eps: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from scipy import special
 from accounting import _checks
 from accounting.curves.pld import Pld
 from accounting.mechanisms.finite import FiniteMechanism
-from accounting.numerics import log1mexp
+from accounting.numerics import log1mexp, logsumexp
 
 
 def randomized_response_pld(eps: float) -> Pld:
@@ -53,7 +53,7 @@ def pure_dp_delta(eps0: float, eps: float, k: int = 1) -> float:
         + (k - j) * special.log_expit(-eps0)
         + log1mexp(eps - loss)
     )
-    return _checks.result("pure_dp_delta", min(1.0, math.exp(special.logsumexp(log_terms))))
+    return _checks.result("pure_dp_delta", min(1.0, math.exp(logsumexp(log_terms, axis=0))))
 
 
 def randomized_response_rdp(alpha: float, eps: float) -> float:
