@@ -20,7 +20,9 @@ BIN       := $(VENV)/bin
 STAMP     := $(VENV)/.installed
 LOCK      := requirements.lock
 LOCK_VENV := .lock-venv
-# Resumes after a crash (profiles/local sets rerun-incomplete); logs: logs/<exp>/<scale>/.
+# Rerunning a command resumes after a crash: a lock left by a killed run is removed (only when
+# no Snakemake runs in this folder) and profiles/local reruns incomplete jobs. Logs: logs/.
+UNLOCK    := $(BIN)/python -m experiments.common.snakemake_lock
 SNAKEMAKE := $(BIN)/snakemake --profile profiles/local
 
 .PHONY: setup test figures smoke report lint format bench clean lock
@@ -37,10 +39,12 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 figures: $(STAMP)
+	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE)
 	$(SNAKEMAKE) --config scale=$(SCALE) --report report.html
 
 smoke: $(STAMP)
+	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=smoke
 
 # Exact versions of everything `pip install -e '.[experiments,dev]'` pulls in today, resolved
