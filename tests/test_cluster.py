@@ -38,7 +38,8 @@ for _kind, _gpus in (("cpu", 0), ("gpu", 1)):
             gpu=_gpus,
         shell:
             "(echo visible=${{CUDA_VISIBLE_DEVICES-all}} threads=$OMP_NUM_THREADS;"
-            " command -v python) > {output} 2> {log}"
+            " command -v python) > {output} 2> {log};"
+            " python -c 'from tqdm import tqdm; list(tqdm(range(3), desc=\"bar\"))' 2>> {log}"
 """
 
 
@@ -120,7 +121,11 @@ def test_slurm_profile_sends_gpu_rules_to_a_gpu_partition():
     partition_file = re.search(r"^slurm-partition-config: (\S+)$", config, re.M).group(1)
     assert "slurm_partition" not in config, "a default partition would override the choice"
     partitions = read_partition_file(REPO / partition_file)
-    logger = type("Quiet", (), {"info": print, "debug": print, "warning": print})()
+
+    def ignore(*args, **kwargs) -> None:
+        return None
+
+    logger = type("Quiet", (), {"info": ignore, "debug": ignore, "warning": ignore})()
     gpu_job = _Job(gpu=1, mem_mb=8000, runtime=120)
     cpu_job = _Job(mem_mb=8000, runtime=120)
     assert get_best_partition(partitions, gpu_job, logger) == "gpu"
@@ -169,6 +174,8 @@ def test_smoke_subset_runs_through_a_cluster_style_executor(work):
         assert (work / submission["out"]).stat().st_size > 0
     for log in ("taylor_survival_run_survival", "taylor_survival_run_puredp", "tiny_gpu"):
         assert any((work / "logs").rglob(f"{log}.log")), f"no log {log}.log under logs/"
+    # a job's progress bar ends up in its log
+    assert "bar: 100%" in (work / "logs/tiny/smoke/tiny_cpu.log").read_text()
     figures = sorted(p.name for p in (work / "figures" / "taylor_survival" / "smoke").iterdir())
     assert figures and all(p.endswith((".pdf", ".png")) for p in figures)
     again = _snakemake(work, *targets, "-n", "--config", "scale=smoke")
