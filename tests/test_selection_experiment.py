@@ -16,7 +16,7 @@ from scipy.stats import norm
 
 from accounting.curves.rdp import DEFAULT_ORDERS
 from accounting.mechanisms.sparse_vector import gaussian_above_threshold_rdp_nonnegative
-from experiments.selection.foundation_shim import compose_config, load_params
+from experiments.common.config import compose_config, load_params
 from experiments.selection.jobs import jobs
 from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
 from experiments.selection.online import (

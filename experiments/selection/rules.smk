@@ -3,12 +3,12 @@
 # rule per table; plots read the merged tables. NEAR jobs run only with the NEAR raw file.
 import sys
 
-from experiments.selection.foundation_shim import compose_config, load_params
+from experiments.common.config import load_params
 from experiments.selection.jobs import jobs as _selection_job_list
 from experiments.selection.plot import figure_names as _selection_figures
 from experiments.selection.schema import Params as _SelectionParams
 
-SELECTION = load_params(compose_config("selection", SCALE), _SelectionParams)
+SELECTION = load_params(experiment_config("selection"), _SelectionParams)
 SELECTION_CODE = [
     "config/selection.yaml",
     f"config/selection/scale/{SCALE}.yaml",
@@ -19,7 +19,8 @@ SELECTION_CODE = [
     "experiments/selection/online.py",
     "experiments/selection/offline.py",
     "experiments/selection/sampler.py",
-    "experiments/selection/foundation_shim.py",
+    "experiments/common/app.py",
+    "experiments/common/config.py",
     "accounting/mechanisms/selection.py",
     "accounting/mechanisms/selection_numerics.py",
     "accounting/mechanisms/sparse_vector.py",

@@ -30,8 +30,8 @@ from accounting.mechanisms.selection import (
     gaussian_report_noisy_max_eps,
     laplace_report_noisy_max_eps,
 )
+from experiments.common.app import experiment_main
 from experiments.selection.data import load_series
-from experiments.selection.foundation_shim import experiment_main
 from experiments.selection.jobs import job_rng, jobs
 from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
 from experiments.selection.online import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from experiments.selection.foundation_shim import nonempty, positive, probability
+from experiments.common.config import nonempty, positive, probability
 
 DATASETS = ("bikes", "lcl", "near")
 
