@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from omegaconf import OmegaConf
 from scipy.stats import norm
 
@@ -18,6 +19,7 @@ from accounting.curves.rdp import DEFAULT_ORDERS
 from accounting.mechanisms.sparse_vector import gaussian_above_threshold_rdp_nonnegative
 from experiments.common.config import compose_config, load_params
 from experiments.selection.jobs import jobs
+from experiments.selection.metrics import eps_at_accuracy
 from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
 from experiments.selection.online import (
     Instance,
@@ -27,6 +29,7 @@ from experiments.selection.online import (
     f1_score,
     released_vector,
 )
+from experiments.selection.sampler import resolve_device, rnm_eps_monte_carlo
 from experiments.selection.schema import Params
 
 REPO = Path(__file__).resolve().parents[1]
@@ -181,3 +184,29 @@ def test_smoke_rules_run(tmp_path):
     df = pd.read_csv(merged)
     assert (df.post_processing > 0).all() and (df.ours > 0).all()
     assert merged.with_name("rnm_bounds.csv.json").is_file()
+
+
+def test_eps_at_accuracy_interpolates_in_log_eps():
+    eps = np.array([0.1, 0.01, 1.0])
+    acc = np.array([0.8, 0.5, 1.0])
+    # between (0.1, 0.8) and (1.0, 1.0): log eps halfway at accuracy 0.9
+    assert eps_at_accuracy(eps, acc, 0.9) == pytest.approx(math.sqrt(0.1), rel=1e-12)
+    assert eps_at_accuracy(eps, acc, 0.4) == 0.01
+    assert eps_at_accuracy(eps, acc, 1.5) == math.inf
+
+
+def test_monte_carlo_sampler_matches_the_d2_closed_form():
+    # d = 2: E_z[Phi(z - m)] = Phi(-m / sqrt 2), so eps = log Phi(-(1 - 2 Delta)/(sigma sqrt 2))
+    # - log Phi(-1/(sigma sqrt 2)) for [a, b] = [0, 1].
+    sigma, delta = 0.5, 0.05
+    want = math.log(norm.cdf(-(1 - 2 * delta) / (sigma * math.sqrt(2)))) - math.log(
+        norm.cdf(-1 / (sigma * math.sqrt(2)))
+    )
+    gen = torch.Generator().manual_seed(3)
+    est = rnm_eps_monte_carlo(sigma, delta, 2, 400_000, 100_000, gen, resolve_device("cpu"))
+    assert est == pytest.approx(want, rel=0.02)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            resolve_device("cuda")
+    with pytest.raises(ValueError, match="d >= 2"):
+        rnm_eps_monte_carlo(sigma, delta, 1, 10, 10, gen, resolve_device("cpu"))
