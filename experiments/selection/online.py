@@ -158,7 +158,11 @@ def account(
     eps_max = pdp_eps(curve, per_delta)
     eps_max_paper = pdp_eps(curve, delta)
     fsrc = FilteredSelfReportingComposition(eps_budget, delta)
-    fsrc_paper = FilteredSelfReportingComposition(eps_budget, min(n_days * delta, 0.999))
+    if not n_days * delta < 1.0:
+        raise ValueError(
+            f"n_days * delta must be < 1 for the paper's FSRC reading, got {n_days * delta}"
+        )
+    fsrc_paper = FilteredSelfReportingComposition(eps_budget, n_days * delta)
     filt = WhitehouseFilter(eps_budget, delta, delta_pp_share * delta)
     filter_delta = filt.delta_pp / n_days
     filter_eps = rdp_to_eps(curve, filter_delta, method="improved").eps
@@ -170,7 +174,9 @@ def account(
             (filt, EpsDelta(filter_eps, filter_delta)),
         ):
             if not f.request(cost):
-                raise ValueError(f"eps_budget={eps_budget} too small: {type(f).__name__} halted")
+                raise ValueError(
+                    f"eps_budget={eps_budget} too small: {type(f).__name__} halted at instance {k}"
+                )
         out["fsrc"].append(fsrc.spent_post + eps_max)
         out["fsrc_paper"].append(fsrc_paper.spent_post + eps_max_paper)
         out["fsrc_paper_delta"].append(fsrc_paper.spent_delta)
