@@ -18,7 +18,6 @@ import math
 
 import numpy as np
 import pandas as pd
-import torch
 from omegaconf import DictConfig
 
 from accounting.curves.rdp import rdp_to_eps
@@ -41,7 +40,6 @@ from experiments.selection.online import (
     f1_score,
     released_vector,
 )
-from experiments.selection.sampler import resolve_device, rnm_eps_monte_carlo
 from experiments.selection.schema import Params
 
 log = logging.getLogger(__name__)
@@ -215,6 +213,10 @@ def threshold_sweep_table(
 
 def rnm_mc_table(cfg: DictConfig, p: Params, job: dict, rng: np.random.Generator) -> pd.DataFrame:
     """Monte Carlo estimates of eq. (1) for one (sigma, d) and a chunk of trials."""
+    import torch  # only the Monte Carlo jobs pay torch's ~2.4 s import
+
+    from experiments.selection.sampler import resolve_device, rnm_eps_monte_carlo
+
     q = p.rnm_mc
     device = resolve_device(str(cfg.device))
     gen = torch.Generator(device=device)
