@@ -20,7 +20,8 @@ LABELS = {
     "gaussian_post": "Gaussian post-processing (δ = 1/N)",
     "exponential": "exponential mechanism",
     "permute_and_flip": "permute-and-flip",
-    "laplace_rnm": "Laplace RNM",
+    "laplace_rnm": "Laplace RNM (ε = 2Δ/b)",
+    "laplace_post": "Laplace post-processing (ε = dΔ/b)",
     "fsrc": "FSRC (ours)",
     "filter": "Whitehouse filter",
     "composition": "RDP composition",
@@ -80,7 +81,14 @@ def plot_offline(df: pd.DataFrame, outdir: Path) -> None:
             save(fig, outdir / f"privacy_utility_{ds}_d{d}")
         with figure(width="single") as (fig, ax):
             for k, mech in enumerate(
-                ("gaussian_ours", "exponential", "permute_and_flip", "laplace_rnm", "gaussian_post")
+                (
+                    "gaussian_ours",
+                    "exponential",
+                    "permute_and_flip",
+                    "laplace_rnm",
+                    "laplace_post",
+                    "gaussian_post",
+                )
             ):
                 m = sub[sub.mechanism == mech].sort_values("eps")
                 _band(
@@ -95,9 +103,9 @@ def plot_offline(df: pd.DataFrame, outdir: Path) -> None:
                 xlabel="privacy loss ε",
                 ylabel="accuracy (eq. 39)",
                 xscale="log",
-                title=f"{ds}, d = {d}: pure-DP baselines (Δ = 1/N)",
+                title=f"{ds}, d = {d}: baselines (Δ = 1/N)",
             )
-            ax.legend()
+            ax.legend(loc="lower right", fontsize=6)
             save(fig, outdir / f"baselines_{ds}_d{d}")
 
 
