@@ -15,7 +15,7 @@ import torch
 from omegaconf import OmegaConf
 from scipy.stats import norm
 
-from accounting.curves.rdp import DEFAULT_ORDERS
+from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_eps
 from accounting.mechanisms.sparse_vector import gaussian_above_threshold_rdp_nonnegative
 from experiments.common.config import compose_config, load_params
 from experiments.selection.jobs import jobs
@@ -210,3 +210,19 @@ def test_monte_carlo_sampler_matches_the_d2_closed_form():
             resolve_device("cuda")
     with pytest.raises(ValueError, match="d >= 2"):
         rnm_eps_monte_carlo(sigma, delta, 1, 10, 10, gen, resolve_device("cpu"))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # autodp's Brent search divides by 0
+def test_heatmap_exante_is_autodps_conversion_on_our_grid():
+    """Fig. 1's ex-ante eps: Thm. 7 RDP converted by Balle et al. 2020 Thm. 21, as autodp does."""
+    converter = pytest.importorskip("autodp.converter")
+    mech = Mechanism(0.65, 0.25, 0.25 * math.sqrt(3), 1e-3)
+    ours = rdp_to_eps(mech.rdp_curve(), 1e-5, method="improved").eps
+
+    def rdp(alpha: float) -> float:
+        return gaussian_above_threshold_rdp_nonnegative(
+            alpha, 0.25, 0.25 * math.sqrt(3), 1e-3, 0.65
+        )
+
+    theirs = converter.rdp_to_approxdp(rdp)(1e-5)  # optimised over continuous orders
+    assert theirs - 1e-9 <= ours <= theirs + 3e-3
