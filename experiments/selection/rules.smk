@@ -9,26 +9,7 @@ from experiments.selection.plot import figure_names as _selection_figures
 from experiments.selection.schema import Params as _SelectionParams
 
 SELECTION = load_params(experiment_config("selection"), _SelectionParams)
-SELECTION_CODE = [
-    "config/selection.yaml",
-    f"config/selection/scale/{SCALE}.yaml",
-    "experiments/selection/run.py",
-    "experiments/selection/schema.py",
-    "experiments/selection/jobs.py",
-    "experiments/selection/data.py",
-    "experiments/selection/online.py",
-    "experiments/selection/offline.py",
-    "experiments/selection/sampler.py",
-    "experiments/common/app.py",
-    "experiments/common/config.py",
-    "accounting/mechanisms/selection.py",
-    "accounting/mechanisms/selection_numerics.py",
-    "accounting/mechanisms/sparse_vector.py",
-    "accounting/mechanisms/gaussian.py",
-    "accounting/curves/rdp.py",
-    "accounting/filters/dp.py",
-    "accounting/filters/expost.py",
-]
+SELECTION_CODE = code_inputs("experiments.selection.run")
 SELECTION_DATA = {"bikes": PROCESSED["bikes"], "lcl": PROCESSED["lcl_matrix"],
                   "near": PROCESSED["near_matrix"]}
 
@@ -100,7 +81,7 @@ rule selection_merge:
         parts=lambda w: expand(
             f"results/selection/{SCALE}/parts/{w.table}/{{job}}.csv", job=_selection_jobs(w.table)
         ),
-        code="experiments/selection/merge.py",
+        code=code_inputs("experiments.selection.merge"),
     output:
         f"results/selection/{SCALE}/{{table}}.csv",
     log:
@@ -131,7 +112,7 @@ for _table in ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm
             f"selection_plot_{_table}"
         input:
             table=f"results/selection/{SCALE}/{_table}.csv",
-            code="experiments/selection/plot.py",
+            code=code_inputs("experiments.selection.plot"),
         output:
             [
                 report(f"figures/selection/{SCALE}/{n}.png", category="selection")
