@@ -16,11 +16,11 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from accounting.mechanisms.sparse_vector import svt_check_noise_for_split
-from experiments.adult_synth.app import load_params
 from experiments.adult_synth.checks import accepted_index
 from experiments.adult_synth.data import load, split
 from experiments.adult_synth.queries import marginal, select_queries
 from experiments.adult_synth.schema import Params
+from experiments.common.config import load_params
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_EPS = np.logspace(-2, 0, 7)
@@ -214,7 +214,7 @@ def test_smoke_every_stage_and_figures(tmp_path):
 
     def stage(table: str, out: Path | None = None, **extra) -> pd.DataFrame:
         cfg = _cfg(tmp_path, table, **extra)
-        p = load_params(Params, cfg.params)
+        p = load_params(cfg, Params)
         frame = exp.run(cfg, p)
         assert not frame.empty
         target = Path(out or cfg.out)
@@ -272,7 +272,7 @@ def test_release_jobs_missing_are_refused(tmp_path):
     write_fake(tmp_path)
     cfg = _cfg(tmp_path, "releases")
     with pytest.raises(ValueError, match="missing"):
-        exp.run(cfg, load_params(Params, cfg.params))
+        exp.run(cfg, load_params(cfg, Params))
 
 
 def test_dag_has_one_job_per_repeat():
@@ -341,6 +341,6 @@ def test_bad_input_is_refused(tmp_path):
     for bad in (1.5, -0.1):
         with pytest.raises(ValueError, match=r"params\.threshold"):
             Params(eps=[0.01, 1.0], threshold=bad)
-    with pytest.raises(ValueError, match="unknown params keys"):
-        load_params(Params, {"eps": [0.01, 1.0], "thresold": 0.8})
+    with pytest.raises(ValueError, match="thresold"):
+        load_params({"params": {"eps": [0.01, 1.0], "thresold": 0.8}}, Params)
     assert marginal(fake_adult(10), ("sex",), DOMAIN).sum() == 10

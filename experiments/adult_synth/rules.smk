@@ -1,22 +1,13 @@
 # Räisä et al., accuracy-first ex-post RDP: synthetic data on Adult (Sec. 6, App. D).
 # selection (once) -> release jobs, one per repeat (all eps levels) -> releases (merge) -> checks
 # -> figures; baseline and table3 alongside. A killed run resumes: finished jobs are files.
-from omegaconf import OmegaConf
-
-
-def _adult_synth_params(scale):
-    """params of config/adult_synth.yaml with config/adult_synth/scale/<scale>.yaml applied."""
-    base = OmegaConf.load("config/adult_synth.yaml").params
-    extra = Path(f"config/adult_synth/scale/{scale}.yaml")
-    return OmegaConf.merge(base, OmegaConf.load(extra) if extra.exists() else {})
-
-
-ADULT_SYNTH = _adult_synth_params(SCALE)
+ADULT_SYNTH = experiment_config("adult_synth")["params"]
 ADULT_SYNTH_DIR = f"results/adult_synth/{SCALE}"
 ADULT_SYNTH_CODE = [
     "config/adult_synth.yaml",
     f"config/adult_synth/scale/{SCALE}.yaml",
-    "experiments/adult_synth/app.py",
+    "experiments/common/app.py",
+    "experiments/common/config.py",
     "experiments/adult_synth/schema.py",
     "experiments/adult_synth/data.py",
     "experiments/adult_synth/queries.py",
@@ -26,7 +17,7 @@ ADULT_SYNTH_CODE = [
     "accounting/mechanisms/brownian.py",
 ]
 ADULT_SYNTH_RELEASE_CODE = ADULT_SYNTH_CODE + ["experiments/adult_synth/synthesis.py"]
-ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/r{r}.csv" for r in range(ADULT_SYNTH.repeats)]
+ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/r{r}.csv" for r in range(ADULT_SYNTH["repeats"])]
 ADULT_SYNTH_RUN = f"python -m experiments.adult_synth.run scale={SCALE}"
 
 
@@ -133,7 +124,7 @@ rule adult_synth_plot:
         f"logs/adult_synth/{SCALE}/plot.log",
     params:
         outdir=f"figures/adult_synth/{SCALE}",
-        threshold=ADULT_SYNTH.threshold,
+        threshold=ADULT_SYNTH["threshold"],
     shell:
         "python -m experiments.adult_synth.plot {input.releases} {input.checks} {input.baseline}"
         " {input.table3} {params.outdir} --threshold {params.threshold} > {log} 2>&1"

@@ -32,11 +32,11 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from accounting.curves.rdp import expost_rdp_to_approximate_dp
-from experiments.adult_synth.app import experiment_main
 from experiments.adult_synth.checks import CHECKS, accepted_index
 from experiments.adult_synth.data import Split, load, split
 from experiments.adult_synth.queries import select_queries
 from experiments.adult_synth.schema import Params
+from experiments.common.app import experiment_main
 
 log = logging.getLogger(__name__)
 

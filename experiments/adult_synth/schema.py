@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-
-def _positive(name: str, value: float) -> None:
-    if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-        raise ValueError(f"params.{name} must be a finite number > 0, got {value!r}")
+from experiments.common.config import nonempty, positive, probability
 
 
 def _count(name: str, value: int, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if value < minimum:
         raise ValueError(f"params.{name} must be an integer >= {minimum}, got {value!r}")
 
 
-def _fraction(name: str, value: float, *, closed: bool) -> None:
-    ok = isinstance(value, int | float) and (0.0 <= value <= 1.0 if closed else 0 < value < 1)
-    if not ok:
-        interval = "[0, 1]" if closed else "(0, 1)"
-        raise ValueError(f"params.{name} must be in {interval}, got {value!r}")
+def _open_unit(name: str, value: float) -> None:
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"params.{name} must be in (0, 1), got {value!r}")
 
 
 @dataclass
@@ -45,32 +39,30 @@ class Params:
     delta: float = 1e-5  # Table 3
 
     def __post_init__(self) -> None:
-        if not isinstance(self.target, str) or not self.target:
-            raise ValueError(f"params.target must be a column name, got {self.target!r}")
+        if not self.target:
+            raise ValueError("params.target must be a column name, got ''")
         _count("n_rows", self.n_rows, minimum=0)
-        _fraction("train_frac", self.train_frac, closed=False)
-        _fraction("val_frac", self.val_frac, closed=False)
+        for name in ("train_frac", "val_frac", "one_way_share", "delta"):
+            _open_unit(name, getattr(self, name))
         if self.train_frac + self.val_frac >= 1.0:
             raise ValueError(
                 "params.train_frac + params.val_frac must be < 1 (the rest is the test set), "
                 f"got {self.train_frac} + {self.val_frac}"
             )
-        if self.alpha <= 1 or not math.isfinite(self.alpha):
+        if not 1.0 < self.alpha < float("inf"):
             raise ValueError(f"params.alpha must be a finite order > 1, got {self.alpha!r}")
-        for name in ("eps_query", "eps_check", "delta"):
-            _positive(name, getattr(self, name))
-        _fraction("one_way_share", self.one_way_share, closed=False)
-        _fraction("delta", self.delta, closed=False)
-        _fraction("threshold", self.threshold, closed=True)
-        self.eps = list(self.eps)
+        positive("eps_query", self.eps_query)
+        positive("eps_check", self.eps_check)
+        probability("threshold", self.threshold)
+        nonempty("eps", self.eps)
         if len(self.eps) < 2:
             raise ValueError(
                 "params.eps must list at least 2 increasing levels > 0 (a check sits between "
-                f"consecutive releases), got {self.eps}"
+                f"consecutive releases), got {list(self.eps)}"
             )
         for e in self.eps:
-            _positive("eps", e)
+            positive("eps", e)
         if any(b <= a for a, b in zip(self.eps, self.eps[1:], strict=False)):
-            raise ValueError(f"params.eps must be strictly increasing, got {self.eps}")
+            raise ValueError(f"params.eps must be strictly increasing, got {list(self.eps)}")
         for name in ("repeats", "n_synth", "n_baseline", "pgm_iters", "gbc_estimators"):
             _count(name, getattr(self, name))
