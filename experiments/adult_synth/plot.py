@@ -23,16 +23,32 @@ def _reference_lines(ax, threshold: float, non_dp: float, *, vertical: bool = Fa
     line(non_dp, color="0.3", ls=":", lw=0.8, label="non-DP")
 
 
-def fig1(means: pd.DataFrame, checks: pd.DataFrame, threshold: float, non_dp: float, out: Path):
+def _eps_axis(ax, levels: np.ndarray) -> None:
+    """Log eps axis spanning every level, ticks at the levels."""
+    ax.set_xscale("log")
+    ax.set_xlim(levels.min() / 1.4, levels.max() * 1.4)
+    ax.set_xticks(levels, [f"{x:.3g}" for x in levels], rotation=45)
+    ax.minorticks_off()
+
+
+def fig1(
+    means: pd.DataFrame,
+    checks: pd.DataFrame,
+    levels: np.ndarray,
+    threshold: float,
+    non_dp: float,
+    out: Path,
+):
     """Released validation accuracy by eps per repeat (up to its accepted release)."""
     with figure(ncols=2, width="double", sharey=True) as (fig, axes):
         for ax, (kind, color) in zip(axes, zip(LABELS, COLORS, strict=False), strict=True):
             for _, acc in checks[checks["check"] == kind].iterrows():
                 path = means[(means["repeat"] == acc["repeat"]) & (means["level"] <= acc["level"])]
-                ax.plot(path["eps"], path["val_acc"], color=color, alpha=0.25, lw=0.7)
+                ax.plot(path["eps"], path["val_acc"], ".-", color=color, alpha=0.25, lw=0.7)
                 ax.plot(acc["eps"], acc["val_acc"], MARKERS[0], color=color, alpha=0.7)
             _reference_lines(ax, threshold, non_dp)
-            ax.set(xscale="log", xlabel=r"$\epsilon$ (RDP, $\alpha=20$)", title=LABELS[kind])
+            _eps_axis(ax, levels)
+            ax.set(xlabel=r"$\epsilon$ (RDP, $\alpha=20$)", title=LABELS[kind])
         axes[0].set_ylabel("validation accuracy")
         axes[0].legend(loc="lower right")
         save(fig, out / "fig1")
@@ -65,7 +81,7 @@ def fig2(checks: pd.DataFrame, levels: np.ndarray, threshold: float, base: pd.Da
             f.plot(acc["eps"] * shift, acc["test_acc"], MARKERS[k], color=color, alpha=0.6)
         a.set(xticks=pos, xlabel=r"accepted $\epsilon$", ylabel="repeats", title="(a)")
         a.set_xticklabels([f"{x:.3g}" for x in levels], rotation=45)
-        a.legend(loc="upper center")
+        a.legend(loc="upper right")
         lo = min(checks["val_acc"].min(), checks["test_acc"].min())
         hi = max(checks["val_acc"].max(), checks["test_acc"].max())
         b.plot([lo, hi], [lo, hi], color="0.6", lw=0.8)
@@ -78,7 +94,8 @@ def fig2(checks: pd.DataFrame, levels: np.ndarray, threshold: float, base: pd.Da
         for ax, key, title in ((e, "val_acc", "(e)"), (f, "test_acc", "(f)")):
             _reference_lines(ax, threshold, non_dp[key])
             name = "validation" if key == "val_acc" else "test"
-            ax.set(xscale="log", xlabel=r"accepted $\epsilon$", ylabel=f"{name} accuracy")
+            _eps_axis(ax, levels)
+            ax.set(xlabel=r"accepted $\epsilon$", ylabel=f"{name} accuracy")
             ax.set_title(title)
         save(fig, out / "fig2")
 
@@ -115,7 +132,7 @@ def main() -> None:
     checks = pd.read_csv(args.checks)
     base = pd.read_csv(args.baseline)
     levels = np.sort(releases["eps"].unique())
-    fig1(means, checks, args.threshold, base["val_acc"].mean(), args.outdir)
+    fig1(means, checks, levels, args.threshold, base["val_acc"].mean(), args.outdir)
     fig2(checks, levels, args.threshold, base, args.outdir)
     table3(pd.read_csv(args.table3), args.outdir)
 
