@@ -4,7 +4,7 @@ Run once on the training part at RDP level ``eps_query`` (order alpha), split as
 * ``one_way_share`` of it for the Gaussian 1-way marginals of all d columns (l2-sensitivity
   sqrt(d) under add/remove, variance alpha d / (2 eps_1), Mironov 2017 Cor. 3);
 * the rest evenly over the d - 1 exponential-mechanism picks of a maximum spanning tree
-  (Kruskal order, MST Sec. 4.1), each an eps-DP exponential mechanism with RDP alpha eps^2/8
+  (Kruskal order, as MST), each an eps-DP exponential mechanism with RDP alpha eps^2/8
   (accounting.mechanisms.bounded_range).
 The score of a pair (a, b) is the L1 distance between its true 2-way marginal and the product
 of the noisy 1-way marginals (sensitivity 1: one row moves one cell by 1; the product is
