@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 
-from accounting.mechanisms.sparse_vector import svt_check_noise_for_split
+from accounting.mechanisms.threshold_checks import svt_check_noise_for_split
 from experiments.adult_synth.checks import accepted_index
 from experiments.adult_synth.data import load, split
 from experiments.adult_synth.queries import marginal, select_queries
@@ -138,7 +138,7 @@ def test_release_variances_match_the_paper_formula():
 
 
 def test_plain_check_noise_matches_app_d():
-    from accounting.mechanisms.sparse_vector import gaussian_check_sigma
+    from accounting.mechanisms.threshold_checks import gaussian_check_sigma
 
     n_val, m = 18089, 7
     sigma = gaussian_check_sigma(0.01, 20.0, 1.0 / n_val, m - 1)
@@ -148,7 +148,7 @@ def test_plain_check_noise_matches_app_d():
 
 
 def test_svt_check_noise_matches_app_d():
-    from accounting.mechanisms.sparse_vector import svt_check_noise
+    from accounting.mechanisms.threshold_checks import svt_check_noise
 
     n_val, eps_check, alpha = 18089, 0.01, 20.0
     delta = 1.0 / n_val
@@ -163,7 +163,7 @@ def test_svt_check_noise_matches_app_d():
     totals = [svt_check_noise_for_split(eps_check, alpha, delta, t).total_variance for t in grid]
     assert noise.total_variance <= min(totals) * (1 + 1e-12)
     # SVT's overhead: more noise than the 6 plain checks together (App. D, last paragraph)
-    from accounting.mechanisms.sparse_vector import gaussian_check_sigma
+    from accounting.mechanisms.threshold_checks import gaussian_check_sigma
 
     assert noise.total_variance > gaussian_check_sigma(eps_check, alpha, delta, 6) ** 2
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from accounting.mechanisms.sparse_vector import (
+from accounting.mechanisms.threshold_checks import (
     SvtThresholdCheck,
     gaussian_check_sigma,
     svt_check_noise,

@@ -81,7 +81,7 @@ rule adult_synth_checks:
     input:
         ADULT_SYNTH_CODE,
         "experiments/adult_synth/checks.py",
-        "accounting/mechanisms/sparse_vector.py",
+        "accounting/mechanisms/threshold_checks.py",
         releases=f"{ADULT_SYNTH_DIR}/releases.csv",
     output:
         f"{ADULT_SYNTH_DIR}/checks.csv",
