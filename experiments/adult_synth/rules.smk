@@ -3,20 +3,7 @@
 # -> figures; baseline and table3 alongside. A killed run resumes: finished jobs are files.
 ADULT_SYNTH = experiment_config("adult_synth")["params"]
 ADULT_SYNTH_DIR = f"results/adult_synth/{SCALE}"
-ADULT_SYNTH_CODE = [
-    "config/adult_synth.yaml",
-    f"config/adult_synth/scale/{SCALE}.yaml",
-    "experiments/common/app.py",
-    "experiments/common/config.py",
-    "experiments/adult_synth/schema.py",
-    "experiments/adult_synth/data.py",
-    "experiments/adult_synth/queries.py",
-    "experiments/adult_synth/run.py",
-    "accounting/mechanisms/bounded_range.py",
-    "accounting/mechanisms/selection.py",
-    "accounting/mechanisms/brownian.py",
-]
-ADULT_SYNTH_RELEASE_CODE = ADULT_SYNTH_CODE + ["experiments/adult_synth/synthesis.py"]
+ADULT_SYNTH_CODE = code_inputs("experiments.adult_synth.run")
 ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/r{r}.csv" for r in range(ADULT_SYNTH["repeats"])]
 ADULT_SYNTH_RUN = f"python -m experiments.adult_synth.run scale={SCALE}"
 
@@ -38,7 +25,7 @@ rule adult_synth_release:
     input:
         PROCESSED["adult"],
         PROCESSED["adult_domain"],
-        ADULT_SYNTH_RELEASE_CODE,
+        ADULT_SYNTH_CODE,
         selection=f"{ADULT_SYNTH_DIR}/selection.csv",
     output:
         f"{ADULT_SYNTH_DIR}/jobs/r{{repeat}}.csv",
@@ -54,7 +41,7 @@ rule adult_synth_baseline:
     input:
         PROCESSED["adult"],
         PROCESSED["adult_domain"],
-        ADULT_SYNTH_RELEASE_CODE,
+        ADULT_SYNTH_CODE,
         selection=f"{ADULT_SYNTH_DIR}/selection.csv",
     output:
         f"{ADULT_SYNTH_DIR}/baseline.csv",
@@ -80,8 +67,6 @@ rule adult_synth_merge:
 rule adult_synth_checks:
     input:
         ADULT_SYNTH_CODE,
-        "experiments/adult_synth/checks.py",
-        "accounting/mechanisms/threshold_checks.py",
         releases=f"{ADULT_SYNTH_DIR}/releases.csv",
     output:
         f"{ADULT_SYNTH_DIR}/checks.csv",
@@ -94,7 +79,6 @@ rule adult_synth_checks:
 rule adult_synth_table3:
     input:
         ADULT_SYNTH_CODE,
-        "accounting/curves/rdp.py",
     output:
         f"{ADULT_SYNTH_DIR}/table3.csv",
     log:
@@ -109,7 +93,7 @@ rule adult_synth_plot:
         checks=f"{ADULT_SYNTH_DIR}/checks.csv",
         baseline=f"{ADULT_SYNTH_DIR}/baseline.csv",
         table3=f"{ADULT_SYNTH_DIR}/table3.csv",
-        code="experiments/adult_synth/plot.py",
+        code=code_inputs("experiments.adult_synth.plot"),
     output:
         **{
             f"{name}_{fmt}": (
