@@ -52,8 +52,11 @@ class AlwaysContinue(Filter):
 
     cost_types = (object,)
 
-    def _admits(self, cost: object) -> bool:
-        return True
+    def __init__(self) -> None:
+        super().__init__(())
+
+    def _admit(self, cost: object) -> tuple[()] | None:
+        return ()
 
 
 class StrictAdditive(Filter):
@@ -62,18 +65,13 @@ class StrictAdditive(Filter):
     cost_types = (EpsDelta,)
 
     def __init__(self, budget: EpsDelta) -> None:
-        super().__init__()
-        self.budget, self.eps, self.delta = budget, 0.0, 0.0
+        super().__init__((0.0, 0.0))
+        self.budget = budget
 
-    def _admits(self, cost: EpsDelta) -> bool:
-        return (
-            self.eps + cost.eps <= self.budget.eps + 1e-12
-            and self.delta + cost.delta <= self.budget.delta + 1e-12
-        )
-
-    def _commit(self, cost: EpsDelta) -> None:
-        self.eps += cost.eps
-        self.delta += cost.delta
+    def _admit(self, cost: EpsDelta) -> tuple[float, float] | None:
+        eps, delta = self._state[0] + cost.eps, self._state[1] + cost.delta
+        ok = eps <= self.budget.eps + 1e-12 and delta <= self.budget.delta + 1e-12
+        return (eps, delta) if ok else None
 
 
 class CountFilter(Filter):
@@ -82,11 +80,11 @@ class CountFilter(Filter):
     cost_types = (object,)
 
     def __init__(self, k: int) -> None:
-        super().__init__()
+        super().__init__(0)
         self.k = k
 
-    def _admits(self, cost: object) -> bool:
-        return len(self.accepted_costs) < self.k
+    def _admit(self, cost: object) -> int | None:
+        return self._state + 1 if self._state < self.k else None
 
 
 class LocalNatural(Filter):
@@ -98,14 +96,12 @@ class LocalNatural(Filter):
     cost_types = (Pld,)
 
     def __init__(self, budget: EpsDelta) -> None:
-        super().__init__()
-        self.budget, self.spent = budget, Pld.identity()
+        super().__init__(Pld.identity())
+        self.budget = budget
 
-    def _admits(self, cost: Pld) -> bool:
-        return self.spent.compose(cost).delta(self.budget.eps) <= self.budget.delta + 1e-12
-
-    def _commit(self, cost: Pld) -> None:
-        self.spent = self.spent.compose(cost)
+    def _admit(self, cost: Pld) -> Pld | None:
+        spent = self._state.compose(cost)
+        return spent if spent.delta(self.budget.eps) <= self.budget.delta + 1e-12 else None
 
 
 class StrictRenyi(Filter):
@@ -114,14 +110,12 @@ class StrictRenyi(Filter):
     cost_types = (RenyiCurve,)
 
     def __init__(self, alpha: float, budget: float) -> None:
-        super().__init__()
-        self.alpha, self.budget, self.spent = alpha, budget, 0.0
+        super().__init__(0.0)
+        self.alpha, self.budget = alpha, budget
 
-    def _admits(self, cost: RenyiCurve) -> bool:
-        return self.spent + cost.at(self.alpha) <= self.budget + 1e-12
-
-    def _commit(self, cost: RenyiCurve) -> None:
-        self.spent += cost.at(self.alpha)
+    def _admit(self, cost: RenyiCurve) -> float | None:
+        spent = self._state + cost.at(self.alpha)
+        return spent if spent <= self.budget + 1e-12 else None
 
 
 class StopOnReveal(Filter):
@@ -131,14 +125,13 @@ class StopOnReveal(Filter):
     needs_observation = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.revealed = False
+        super().__init__(False)  # state: revealed
 
-    def _admits(self, cost: object) -> bool:
-        return not self.revealed
+    def _admit(self, cost: object) -> bool | None:
+        return None if self._state else False
 
-    def _observe(self, observed: float) -> None:
-        self.revealed = self.revealed or not math.isfinite(observed)
+    def _observed_state(self, observed: float) -> bool:
+        return self._state or not math.isfinite(observed)
 
 
 def rr(eps: float, cost: object = None) -> DiscreteQuery:

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from filter_contract import FilterContract
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -241,3 +242,38 @@ def test_a_rejected_or_repeated_observation_does_not_skip_the_accounting() -> No
     with pytest.raises(ValueError, match="already"):
         comp.observe(False)  # ... and a second report cannot undo it
     assert not comp.request(RenyiCurve.single(4.0, 0.1))
+
+
+# ---------------------------------------------------------------- the shared filter contract
+
+
+class TestFilteredSelfReportingCompositionContract(FilterContract):
+    filter_class = FilteredSelfReportingComposition
+
+    def make(self) -> FilteredSelfReportingComposition:
+        return FilteredSelfReportingComposition(1.0, 1e-3)
+
+    def admitted_cost(self) -> ProbabilisticDP:
+        return ProbabilisticDP(0.5, 1e-4)
+
+    def halting_cost(self) -> ProbabilisticDP:
+        return ProbabilisticDP(1.0)
+
+    def observation(self) -> float:
+        return 0.2
+
+
+class TestExPostRdpCompositionContract(FilterContract):
+    filter_class = ExPostRdpComposition
+
+    def make(self) -> ExPostRdpComposition:
+        return ExPostRdpComposition(4.0, 0.5, max_rounds=10, budget=2.0)
+
+    def admitted_cost(self) -> RenyiCurve:
+        return RenyiCurve.single(4.0, 0.5)
+
+    def halting_cost(self) -> RenyiCurve:
+        return RenyiCurve.single(4.0, 2.5)
+
+    def observation(self) -> bool:
+        return False

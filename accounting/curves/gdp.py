@@ -80,8 +80,10 @@ def gdp_eps(delta: float, mu: float) -> float:
         return gdp_log_delta(e, mu) - target
 
     hi = mu * mu / 2.0 + mu
-    while gap(hi) > 0:
+    while math.isfinite(hi) and gap(hi) > 0:
         hi *= 2.0
+    if not math.isfinite(hi):  # eps >= mu^2/2 - O(mu) is beyond the float range
+        raise ValueError(f"mu={mu!r} is too large: its eps at delta={delta!r} exceeds the floats")
     eps = brentq(gap, 0.0, hi, xtol=1e-14, rtol=1e-15)
     while gap(eps) > 0:
         eps = math.nextafter(eps, math.inf)

@@ -45,7 +45,16 @@ def zcdp_to_eps(rho: float, delta: float) -> float:
     """
     rho = _checks.nonnegative("rho", rho)
     delta = _checks.open_unit("delta", delta)
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+    log_inv_delta = math.log(1.0 / delta)
+    product = rho * log_inv_delta
+    if math.isfinite(product):
+        root = math.sqrt(product)
+    else:  # rho * log(1/delta) overflows; the split form stays finite
+        root = math.sqrt(rho) * math.sqrt(log_inv_delta)
+    eps = rho + 2.0 * root
+    if not math.isfinite(eps):
+        raise ValueError(f"rho={rho!r} is too large: the eps it implies exceeds the float range")
+    return eps
 
 
 def _cks_eps_at(u: np.ndarray, rho: float, log_inv_delta: float) -> np.ndarray:

@@ -53,7 +53,10 @@ def query_pld(cost: Any) -> Pld:
     raise ValueError(f"cost must be one of {names}, got {type(cost).__name__}")
 
 
-class NaturalFilter(Filter):
+NaturalCost = Pld | PiecewiseLinearTradeoff | PureDP | EpsDelta
+
+
+class NaturalFilter(Filter[NaturalCost, Pld]):
     """Natural filter (residue paper, Alg. 2). WARNING: NOT FREE IN GENERAL.
 
     *** The interaction it permits can exceed its budget. *** An analyst who chooses the
@@ -82,18 +85,20 @@ class NaturalFilter(Filter):
     cost_types: ClassVar[tuple[type, ...]] = NATURAL_COSTS
 
     def __init__(self, budget: Profile, tol: float = 1e-12) -> None:
-        super().__init__()
+        super().__init__(Pld.identity())
         if not callable(getattr(budget, "tradeoff", None)):
             raise ValueError(f"budget must have a trade-off curve, got {type(budget).__name__}")
         self.budget = budget
         self.tol = _checks.nonnegative("tol", tol)
-        self.composed = Pld.identity()
 
-    def _admits(self, cost: Any) -> bool:
-        return is_dominated(self.composed.compose(query_pld(cost)), self.budget, tol=self.tol)
+    @property
+    def composed(self) -> Pld:
+        """The exact composition of the accepted queries' PLDs."""
+        return self._state
 
-    def _commit(self, cost: Any) -> None:
-        self.composed = self.composed.compose(query_pld(cost))
+    def _admit(self, cost: NaturalCost) -> Pld | None:
+        nxt = self._state.compose(query_pld(cost))
+        return nxt if is_dominated(nxt, self.budget, tol=self.tol) else None
 
 
 def natural_filter_cost(

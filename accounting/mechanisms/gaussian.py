@@ -111,10 +111,16 @@ def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
         -math.log(mu_hi),
         -math.log(mu_lo),
     )
-    return nudge_up(
-        lambda s: _satisfies(log_gaussian_hockey_stick(eps, sensitivity / s), delta),
-        sensitivity * math.exp(root),
+    too_large = f"sensitivity={sensitivity!r} is too large: its sigma exceeds the float range"
+    sigma = sensitivity * math.exp(root)
+    if not math.isfinite(sigma):
+        raise ValueError(too_large)
+    sigma = nudge_up(
+        lambda s: _satisfies(log_gaussian_hockey_stick(eps, sensitivity / s), delta), sigma
     )
+    if not math.isfinite(sigma):
+        raise ValueError(too_large)
+    return sigma
 
 
 def gaussian_pld(
