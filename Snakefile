@@ -22,6 +22,19 @@ if SCALE not in SCALES:
 ALL_FIGURES = []
 
 
+def experiment_config(name, scale=None):
+    """config/<name>.yaml composed at `scale` (default SCALE) as the Hydra app sees it, as a dict.
+
+    Rules read sweep lists from it to expand wildcards.
+    """
+    from omegaconf import OmegaConf
+
+    from experiments.common.config import compose_config
+
+    cfg = compose_config(name, scale or SCALE)
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
 include: "experiments/data/rules.smk"
 
 

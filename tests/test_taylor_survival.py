@@ -9,7 +9,6 @@ import mpmath as mp
 import numpy as np
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_dir
 from scipy import optimize, stats
 
 from accounting.filters.base import Query, run_interaction
@@ -20,12 +19,11 @@ from accounting.filters.realisation import (
     gaussian_kappa,
     realisation_delta,
 )
-from experiments.common.config import params
+from experiments.common.config import compose_config, load_params
 from experiments.taylor_survival import plot, run
 
 SIGMA, N, DT, TH = 2.0, 48, 4.797e-6, 2.073e-9
 DELTA = realisation_delta(N, DT, TH)  # 4.8965e-6
-CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "config")
 
 
 def gaussian_delta_ref(eps: float, mu: float) -> float:
@@ -142,9 +140,7 @@ def test_published_pair_feasibility_and_rule_pair():
 
 
 def params_for(scale: str, overrides: list[str] | None = None):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base=None):
-        cfg = compose("taylor_survival", overrides=[f"scale={scale}", *(overrides or [])])
-    return params(cfg)
+    return load_params(compose_config("taylor_survival", scale, overrides or []), run.Params)
 
 
 @pytest.fixture(scope="module")
@@ -152,10 +148,10 @@ def survival_df() -> pd.DataFrame:
     p = params_for(
         "smoke",
         [
-            "++by_scale.smoke.sigmas=[2.0]",
-            "++by_scale.smoke.deltas=[published]",
-            "++by_scale.smoke.eps=[8,10,12]",
-            "++by_scale.smoke.n_paths=20000",
+            "params.sigmas=[2.0]",
+            "params.deltas=[published]",
+            "params.eps=[8,10,12]",
+            "params.n_paths=20000",
         ],
     )
     return run.survival_table(p)
@@ -244,12 +240,12 @@ def test_cli_tables_and_figures(tmp_path):
                 "scale=smoke",
                 f"table={table}",
                 f"out={outs[table]}",
-                "by_scale.smoke.sigmas=[2.0]",
-                "by_scale.smoke.deltas=[published]",
-                "by_scale.smoke.eps=[10]",
-                "by_scale.smoke.plot_eps=[10]",
-                "by_scale.smoke.n_paths=500",
-                "by_scale.smoke.puredp.n_paths=50",
+                "params.sigmas=[2.0]",
+                "params.deltas=[published]",
+                "params.eps=[10]",
+                "params.plot_eps=[10]",
+                "params.n_paths=500",
+                "params.puredp.n_paths=50",
             ],
             cwd=root,
             check=True,

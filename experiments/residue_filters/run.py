@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Callable, Sequence
 
-import hydra
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
@@ -48,8 +46,8 @@ from accounting.curves.tradeoff import PiecewiseLinearTradeoff as PL
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
 from accounting.filters.natural import adaptive_attacks, natural_filter_cost
 from accounting.mechanisms.randomized_response import randomized_response_pld
-from experiments.common.config import params
-from experiments.common.provenance import write_table
+from experiments.common.app import experiment_main
+from experiments.residue_filters.schema import Params
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +98,7 @@ def fig1_regime(
     )
 
 
-def fig1_table(p: DictConfig) -> pd.DataFrame:
+def fig1_table(p: Params) -> pd.DataFrame:
     alpha = np.linspace(0.0, 1.0, int(p.alpha_points))
     frames = [
         fig1_regime(
@@ -166,9 +164,9 @@ def eps_delta_name(eps: float, delta: float) -> str:
     return f"({eps:g}, {delta:g})-DP"
 
 
-def fig2_table(p: DictConfig) -> pd.DataFrame:
+def fig2_table(p: Params) -> pd.DataFrame:
     alpha = np.linspace(0.0, 1.0, int(p.alpha_points))
-    check = np.linspace(*p.check_eps)
+    check = np.linspace(p.check_eps.lo, p.check_eps.hi, p.check_eps.n)
     a = p.fig2.a
     queries = [PL.eps_delta(float(e), float(d)) for e, d in a.queries]
     shown = [(eps_delta_name(e, d), q) for (e, d), q in zip(a.queries, queries, strict=True)]
@@ -193,9 +191,9 @@ def subsampled_rr(q: float, eps: float) -> PL:
     )
 
 
-def fig3_table(p: DictConfig) -> pd.DataFrame:
+def fig3_table(p: Params) -> pd.DataFrame:
     alpha = np.linspace(0.0, 1.0, int(p.alpha_points))
-    check = np.linspace(*p.check_eps)
+    check = np.linspace(p.check_eps.lo, p.check_eps.hi, p.check_eps.n)
     a = p.fig3.a
     rr = [PL.pure_dp(float(e)) for e in np.linspace(a.rr_eps.lo, a.rr_eps.hi, a.rr_eps.n)]
     sub = [
@@ -226,7 +224,7 @@ def admitted(filt: GdpFilter | GdpResidueFilter, eps: float, cap: int) -> int:
     return n
 
 
-def counts_table(p: DictConfig) -> pd.DataFrame:
+def counts_table(p: Params) -> pd.DataFrame:
     c = p.counts
     grid = np.round(np.geomspace(c.eps.lo, c.eps.hi, c.eps.n), 6)
     rows = []
@@ -243,7 +241,7 @@ def counts_table(p: DictConfig) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-TABLES: dict[str, Callable[[DictConfig], pd.DataFrame]] = {
+TABLES: dict[str, Callable[[Params], pd.DataFrame]] = {
     "fig1": fig1_table,
     "fig2": fig2_table,
     "fig3": fig3_table,
@@ -251,16 +249,14 @@ TABLES: dict[str, Callable[[DictConfig], pd.DataFrame]] = {
 }
 
 
-@hydra.main(config_path="../../config", config_name="residue_filters", version_base=None)
-def main(cfg: DictConfig) -> None:
-    started = time.perf_counter()
+def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
+    """The table named by ``cfg.table``."""
     if cfg.table not in TABLES:
         raise ValueError(f"table must be one of {sorted(TABLES)}, got {cfg.table!r}")
-    p = params(cfg)
-    df = TABLES[cfg.table](p)
-    write_table(df, cfg.out, cfg, int(p.seed), started)
-    log.info("wrote %s (%d rows) in %.1f s", cfg.out, len(df), time.perf_counter() - started)
+    return TABLES[cfg.table](p)
 
+
+main = experiment_main("residue_filters", Params, run)
 
 if __name__ == "__main__":
     main()

@@ -18,10 +18,8 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-import time
 from collections.abc import Callable, Sequence
 
-import hydra
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
@@ -39,8 +37,8 @@ from accounting.filters.realisation import (
 )
 from accounting.filters.renyi import RdpDpFilter
 from accounting.mechanisms.gaussian import gaussian_eps, gaussian_rdp
-from experiments.common.config import params
-from experiments.common.provenance import write_table
+from experiments.common.app import experiment_main
+from experiments.taylor_survival.schema import Params, Published
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +212,7 @@ def realisation_survival_quadrature(
 
 
 def realisation_pairs(
-    names: Sequence[str], published: DictConfig, n_max: int, delta: float
+    names: Sequence[str], published: Published, n_max: int, delta: float
 ) -> list[tuple[str, float, float]]:
     """(name, delta~, theta) of each pair that is feasible at (N, delta).
 
@@ -236,14 +234,14 @@ def realisation_pairs(
     return pairs
 
 
-def resolve_delta(value: float | str, published: DictConfig, n_max: int) -> float:
+def resolve_delta(value: float | str, published: Published, n_max: int) -> float:
     """A delta from the sweep list; "published" is the delta the published pair spends at N."""
     if value == "published":
         return realisation_delta(n_max, float(published.delta_tilde), float(published.theta))
     return float(value)
 
 
-def survival_table(p: DictConfig) -> pd.DataFrame:
+def survival_table(p: Params) -> pd.DataFrame:
     """One row per (sigma, delta, N, eps, filter, pair, t)."""
     rows = []
     sens = float(p.sensitivity)
@@ -351,7 +349,7 @@ def puredp_epsilons(
     }
 
 
-def puredp_table(p: DictConfig) -> pd.DataFrame:
+def puredp_table(p: Params) -> pd.DataFrame:
     """Mean eps^t and survival P(T >= t) = P(eps^i <= budget for all i <= t), per dataset."""
     q = p.puredp
     rows = []
@@ -385,16 +383,14 @@ def puredp_table(p: DictConfig) -> pd.DataFrame:
 TABLES = {"survival": survival_table, "puredp": puredp_table}
 
 
-@hydra.main(config_path="../../config", config_name="taylor_survival", version_base=None)
-def main(cfg: DictConfig) -> None:
-    started = time.perf_counter()
+def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
+    """The table named by ``cfg.table``."""
     if cfg.table not in TABLES:
         raise ValueError(f"table must be one of {sorted(TABLES)}, got {cfg.table!r}")
-    p = params(cfg)
-    df = TABLES[cfg.table](p)
-    write_table(df, cfg.out, cfg, int(p.seed), started)
-    log.info("wrote %s (%d rows)", cfg.out, len(df))
+    return TABLES[cfg.table](p)
 
+
+main = experiment_main("taylor_survival", Params, run)
 
 if __name__ == "__main__":
     main()
