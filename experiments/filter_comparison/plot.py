@@ -4,6 +4,7 @@ bar when the stream ended first) and the time per admitted query written at the 
 
     python -m experiments.filter_comparison.plot results/filter_comparison/smoke/comparison.csv \\
         figures/filter_comparison/smoke
+    python -m experiments.filter_comparison.plot --markdown results/.../comparison.csv  # docs table
 """
 
 from __future__ import annotations
@@ -90,12 +91,32 @@ def plot(table: pd.DataFrame, outdir: Path) -> None:
         save(fig, Path(outdir) / "comparison")
 
 
+def markdown(table: pd.DataFrame) -> str:
+    """The docs/filters.md table: median admitted [min, max] and time per admitted query."""
+    stats = summary(table)
+    lines = ["| workload | setting | filter | admitted, median [min, max] | time / query |"]
+    lines.append("|---|---|---|---:|---:|")
+    for row in stats.itertuples():
+        spread = f" [{row.low:g}, {row.high:g}]" if row.runs > 1 else ""
+        end = " (stream ended)" if row.censored else ""
+        cells = [row.workload, row.setting, row.filter, f"{row.median:g}{spread}{end}"]
+        lines.append("| " + " | ".join([*cells, _time(row.seconds)]) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("table", type=Path)
-    parser.add_argument("outdir", type=Path)
+    parser.add_argument("outdir", type=Path, nargs="?")
+    parser.add_argument("--markdown", action="store_true", help="print the docs table instead")
     args = parser.parse_args()
-    plot(pd.read_csv(args.table), args.outdir)
+    table = pd.read_csv(args.table)
+    if args.markdown:
+        print(markdown(table))
+    elif args.outdir is None:
+        parser.error("outdir is required unless --markdown")
+    else:
+        plot(table, args.outdir)
 
 
 if __name__ == "__main__":
