@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -56,6 +57,8 @@ def test_claims_and_missing_values():
     assert score(claim, True) == "pass"
     assert score(claim, False) == "differs"
     assert score(claim, None) == "no data"
+    assert score(claim, np.bool_(True)) == "pass"  # numpy scalars from a metrics module
+    assert score(num("abs_tol", 1.0, 0.1), np.float32(1.05)) == "pass"
     assert score(num("abs_tol", 1.0, 0.1), None) == "no data"
 
 

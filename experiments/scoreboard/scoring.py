@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -113,6 +114,10 @@ def score(check: Check, ours: Any) -> str:
     """ "pass", "differs" or "no data" (``ours`` is None) for one check."""
     if ours is None:
         return "no data"
+    if isinstance(ours, np.bool_):  # numpy scalars from a metrics module
+        ours = bool(ours)
+    elif isinstance(ours, np.integer | np.floating):
+        ours = float(ours)
     if check.kind == "claim":
         if not isinstance(ours, bool):
             raise ValueError(f"{check.key}: a claim needs a bool from metrics, got {ours!r}")
