@@ -13,7 +13,9 @@ import numpy as np
 
 
 def finite(name: str, value: float) -> float:
-    """Return ``value`` as float if it is a finite real number."""
+    """Return ``value`` as float if it is a finite real number (not a bool or a string)."""
+    if isinstance(value, bool | np.bool_ | str | bytes):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError) as err:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from filter_contract import FilterContract
 from scipy.special import expit
 
 from accounting.costs import EpsDelta, Gdp, PureDP
@@ -14,13 +15,13 @@ from accounting.curves.tradeoff import PiecewiseLinearTradeoff as PL
 from accounting.curves.tradeoff import eps_delta_pld
 from accounting.filters.base import run_interaction
 from accounting.filters.natural import (
-    FiniteMechanism,
     NaturalFilter,
     adaptive_attack,
     natural_filter_cost,
     natural_filter_guarantee,
     query_pld,
 )
+from accounting.mechanisms.finite import FiniteMechanism
 
 ALPHA = np.linspace(0.0, 1.0, 4001)
 FIG2A_BUDGET = PL.eps_delta(2.0, 0.2)
@@ -163,3 +164,19 @@ def test_theorem9_guarantee_is_valid_and_polylogarithmic() -> None:
         natural_filter_guarantee(1.0, 0.5, rounds=3)
     with pytest.raises(ValueError, match="rounds"):
         natural_filter_guarantee(1.0, 1e-6, rounds=0)
+
+
+# ---------------------------------------------------------------- the shared filter contract
+
+
+class TestNaturalFilterContract(FilterContract):
+    filter_class = NaturalFilter
+
+    def make(self) -> NaturalFilter:
+        return NaturalFilter(PL.pure_dp(1.0))
+
+    def admitted_cost(self) -> PureDP:
+        return PureDP(0.5)
+
+    def halting_cost(self) -> PureDP:
+        return PureDP(1.5)

@@ -111,10 +111,16 @@ def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
         -math.log(mu_hi),
         -math.log(mu_lo),
     )
-    return nudge_up(
-        lambda s: _satisfies(log_gaussian_hockey_stick(eps, sensitivity / s), delta),
-        sensitivity * math.exp(root),
+    too_large = f"sensitivity={sensitivity!r} is too large: its sigma exceeds the float range"
+    sigma = sensitivity * math.exp(root)
+    if not math.isfinite(sigma):
+        raise ValueError(too_large)
+    sigma = nudge_up(
+        lambda s: _satisfies(log_gaussian_hockey_stick(eps, sensitivity / s), delta), sigma
     )
+    if not math.isfinite(sigma):
+        raise ValueError(too_large)
+    return sigma
 
 
 def gaussian_pld(
@@ -145,3 +151,22 @@ def gaussian_pld(
     return discretise_continuous(
         log_mass, mean - z * sd, mean + z * sd, step, discretisation, log_q_mass
     )
+
+
+def gaussian_zcdp_delta(rho: float, eps: float) -> float:
+    """Exact delta(eps) of the Gaussian mechanism that is exactly rho-zCDP.
+
+    rho = Delta^2 / (2 sigma^2) (Bun and Steinke 2016, Prop. 1.6), so mu = Delta / sigma =
+    sqrt(2 rho) and delta is Balle and Wang 2018, Thm. 8 (``gaussian_delta``). No conversion
+    of rho-zCDP can certify a smaller delta, since this mechanism is rho-zCDP.
+    """
+    rho = _checks.nonnegative("rho", rho)
+    eps = _checks.nonnegative("eps", eps)
+    return 0.0 if rho == 0.0 else gaussian_delta(eps, math.sqrt(2.0 * rho), 1.0)
+
+
+def gaussian_zcdp_eps(rho: float, delta: float) -> float:
+    """Exact eps(delta) of the Gaussian mechanism that is exactly rho-zCDP (mu = sqrt(2 rho))."""
+    rho = _checks.nonnegative("rho", rho)
+    delta = _checks.open_unit("delta", delta)
+    return 0.0 if rho == 0.0 else gaussian_eps(delta, math.sqrt(2.0 * rho), 1.0)

@@ -1,25 +1,11 @@
 # Filter comparison (issue 13 item 1): every filter of docs/filters.md on the shared workloads
 # (a)-(e), one job per workload, merged into one table, one figure with a panel per workload.
 FILTER_COMPARISON_WORKLOADS = ("a", "b", "c", "d", "e")
-FILTER_COMPARISON_CODE = [
-    "config/filter_comparison.yaml",
-    *(f"config/filter_comparison/scale/{s}.yaml" for s in ("smoke", "paper")),
-    "experiments/filter_comparison/run.py",
-    "experiments/filter_comparison/schema.py",
-    "experiments/filter_comparison/filters.py",
-    "experiments/filter_comparison/workloads.py",
-    "accounting/filters/dp.py",
-    "accounting/filters/renyi.py",
-    "accounting/filters/gdp.py",
-    "accounting/filters/expost.py",
-    "accounting/filters/individual.py",
-    "accounting/mechanisms/selection.py",
-]
 
 
 rule filter_comparison_run:
     input:
-        FILTER_COMPARISON_CODE,
+        code_inputs("experiments.filter_comparison.run"),
     output:
         f"results/filter_comparison/{SCALE}/{{workload}}.csv",
     wildcard_constraints:
@@ -36,7 +22,7 @@ rule filter_comparison_run:
 rule filter_comparison_merge:
     input:
         tables=[f"results/filter_comparison/{SCALE}/{w}.csv" for w in FILTER_COMPARISON_WORKLOADS],
-        code="experiments/filter_comparison/merge.py",
+        code=code_inputs("experiments.filter_comparison.merge"),
     output:
         f"results/filter_comparison/{SCALE}/comparison.csv",
     log:
@@ -48,7 +34,7 @@ rule filter_comparison_merge:
 rule filter_comparison_plot:
     input:
         table=f"results/filter_comparison/{SCALE}/comparison.csv",
-        code="experiments/filter_comparison/plot.py",
+        code=code_inputs("experiments.filter_comparison.plot"),
     output:
         png=report(f"figures/filter_comparison/{SCALE}/comparison.png", category="filter_comparison"),
         pdf=f"figures/filter_comparison/{SCALE}/comparison.pdf",

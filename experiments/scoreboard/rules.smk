@@ -7,11 +7,10 @@ SCOREBOARD_EXPERIMENTS = sorted(
     for p in Path(workflow.basedir).glob("config/*/paper.yaml")
     if (p.parent.parent / f"{p.parent.name}.yaml").is_file()
 )
+# run.py imports each experiments/<exp>/metrics.py by name at run time, which code_inputs
+# cannot see: those and the paper.yaml files are listed here.
 SCOREBOARD_CODE = [
-    "config/scoreboard.yaml",
-    "experiments/scoreboard/run.py",
-    "experiments/scoreboard/schema.py",
-    "experiments/scoreboard/scoring.py",
+    *code_inputs("experiments.scoreboard.run"),
     *(f"config/{e}/paper.yaml" for e in SCOREBOARD_EXPERIMENTS),
     *(
         f"experiments/{e}/metrics.py"
@@ -52,7 +51,7 @@ rule scoreboard_run:
 rule scoreboard_plot:
     input:
         board=f"results/scoreboard/{SCALE}.csv",
-        code="experiments/scoreboard/plot.py",
+        code=code_inputs("experiments.scoreboard.plot"),
     output:
         png=report(f"figures/scoreboard/{SCALE}/scoreboard.png", category="scoreboard"),
         pdf=f"figures/scoreboard/{SCALE}/scoreboard.pdf",
