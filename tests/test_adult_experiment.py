@@ -191,7 +191,7 @@ def _cfg(tmp: Path, table: str, **extra):
         f"table={table}",
         f"data={csv}",
         f"domain={dom}",
-        f"selection={res}/selection.csv",
+        f"queries_file={res}/selection.csv",
         f"job_dir={res}/jobs",
         f"releases={res}/releases.csv",
         f"out={res}/{table}.csv",

@@ -123,3 +123,11 @@ def test_app_refuses_an_empty_table(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "the run produced an empty table" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("exp", EXPERIMENTS)
+def test_top_level_keys_do_not_shadow_config_groups(exp: str) -> None:
+    """A key named like a config folder (another experiment's name) cannot be overridden."""
+    groups = {p.name for p in CONFIG_DIR.iterdir() if p.is_dir()}
+    keys = set(compose_config(exp, "smoke").keys()) - {"scale"}
+    assert not keys & groups, f"config/{exp}.yaml keys {sorted(keys & groups)} shadow groups"

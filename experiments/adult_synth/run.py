@@ -89,7 +89,7 @@ def release_table(cfg: DictConfig, p: Params) -> pd.DataFrame:
     if not 0 <= repeat < p.repeats:
         raise ValueError(f"repeat must be in [0, {p.repeats}), got {repeat}")
     s = fixed_split(cfg, p)
-    cliques = read_cliques(cfg.selection)
+    cliques = read_cliques(cfg.queries_file)
     answers = synthesis.true_answers(s.train, s.domain, cliques)
     path = synthesis.brownian_releases(
         answers, len(cliques), p.alpha, p.eps, _rng(cfg.seed, 2, repeat)
@@ -119,7 +119,7 @@ def baseline_table(cfg: DictConfig, p: Params) -> pd.DataFrame:
     from experiments.adult_synth import synthesis
 
     s = fixed_split(cfg, p)
-    cliques = read_cliques(cfg.selection)
+    cliques = read_cliques(cfg.queries_file)
     answers = synthesis.true_answers(s.train, s.domain, cliques)
     started = time.perf_counter()
     model = synthesis.fit_pgm(answers, 0.0, s.domain, cliques, p.pgm_iters)
