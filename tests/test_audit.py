@@ -31,6 +31,7 @@ from accounting.audit import (
     exact_audit,
     gaussian_query,
     hockey_stick,
+    monte_carlo,
     monte_carlo_audit,
     randomized_response_laws,
     renyi_divergence,
@@ -457,10 +458,10 @@ def test_confidence_bounds_cover_at_their_level() -> None:
     rng = np.random.default_rng(8)
     n, alpha, truth = 500, 0.05, 0.05
     z = np.where(rng.random((400, n)) < 0.2, rng.random((400, n)) * 0.25, 0.0)  # mean 0.025
-    lower = z.mean(1) - audit._bernstein_radius(z.var(1, ddof=1), n, alpha)
+    lower = z.mean(1) - monte_carlo._bernstein_radius(z.var(1, ddof=1), n, alpha)
     assert np.mean(lower <= 0.025) >= 1 - alpha
     k = (rng.random((400, n)) < truth).sum(1)
-    lo, hi = audit._clopper_pearson(k, n, alpha)
+    lo, hi = monte_carlo._clopper_pearson(k, n, alpha)
     assert np.mean(lo <= truth) >= 1 - 2 * alpha and np.mean(hi >= truth) >= 1 - 2 * alpha
     assert np.all(lo[k == 0] == 0) and np.all(np.isfinite(hi))
 

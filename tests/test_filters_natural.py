@@ -15,13 +15,13 @@ from accounting.curves.tradeoff import PiecewiseLinearTradeoff as PL
 from accounting.curves.tradeoff import eps_delta_pld
 from accounting.filters.base import run_interaction
 from accounting.filters.natural import (
-    FiniteMechanism,
     NaturalFilter,
     adaptive_attack,
     natural_filter_cost,
     natural_filter_guarantee,
     query_pld,
 )
+from accounting.mechanisms.finite import FiniteMechanism
 
 ALPHA = np.linspace(0.0, 1.0, 4001)
 FIG2A_BUDGET = PL.eps_delta(2.0, 0.2)

@@ -12,7 +12,6 @@ from omegaconf import OmegaConf
 
 from experiments.common import provenance as prov
 from experiments.common.atomic import atomic_path
-from experiments.common.config import params
 from experiments.common.plotting import figure, save
 from experiments.common.provenance import read_sidecar, write_table
 
@@ -23,7 +22,6 @@ def _cfg(scale: str = "smoke"):
             "scale": {"name": scale},
             "seed": 3,
             "params": {"n": 10, "grid": [1, 2], "nested": {"a": 1, "b": 2}, "tag": "${scale.name}"},
-            "by_scale": {"smoke": {"n": 2, "nested": {"b": 5}}, "default": None, "paper": {}},
         }
     )
 
@@ -82,23 +80,6 @@ def test_git_unknown_outside_repository(tmp_path, monkeypatch):
     monkeypatch.setattr(prov, "REPO_ROOT", tmp_path)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
     assert prov.git_state() == {"commit": "unknown", "dirty": None}
-
-
-def test_params_merges_scale_over_common():
-    p = params(_cfg("smoke"))
-    assert p.n == 2 and p.nested == {"a": 1, "b": 5} and list(p.grid) == [1, 2]
-    assert p.tag == "smoke"
-    assert params(_cfg("default")).n == 10
-    assert params({"scale": {"name": "paper"}, "params": {"n": 1}}).n == 1  # no by_scale
-
-
-def test_params_unknown_scale_is_clear_error():
-    cfg = _cfg("smoke")
-    cfg.scale.name = "smok"
-    with pytest.raises(ValueError, match="smok"):
-        params(cfg)
-    with pytest.raises(ValueError, match="scale.name"):
-        params({"params": {"n": 1}})
 
 
 def test_scale_group_files_exist_and_name_themselves():

@@ -11,20 +11,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf
 
 from accounting.curves.gdp import gdp_tradeoff
-from experiments.common.config import params
+from experiments.common.config import compose_config, load_params
 from experiments.common.provenance import write_table
 from experiments.residue_filters import plot, run
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def smoke_params() -> OmegaConf:
-    cfg = OmegaConf.load(ROOT / "config" / "residue_filters.yaml")
-    cfg.scale = {"name": "smoke"}
-    return params(cfg)
+def smoke_params() -> run.Params:
+    return load_params(compose_config("residue_filters", "smoke"), run.Params)
 
 
 @pytest.fixture(scope="module")

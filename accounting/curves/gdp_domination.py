@@ -18,6 +18,7 @@ from accounting import _checks
 from accounting.curves.domination import mixture_below_certificate
 from accounting.curves.gdp import gdp_log_delta, gdp_log_delta_slope
 from accounting.curves.pld import Pld
+from accounting.numerics import logsumexp
 
 _MASS_TOL = 1e-12  # +inf / -inf masses below this are float noise of a PLD's construction
 _TAIL_CAP = 1e5
@@ -90,7 +91,7 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
 
     grid = np.linspace(0.0, e_hi, math.ceil(e_hi / step) + 1)
     vals = evaluate(grid)
-    if np.any(_row_logsumexp(vals[0]) > vals[2]):
+    if np.any(logsumexp(vals[0], axis=-1) > vals[2]):
         return False  # violated at a grid point
     xl, xr = grid[:-1], grid[1:]
     left, right = [v[:-1] for v in vals], [v[1:] for v in vals]
@@ -106,18 +107,13 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
         shape = sub.shape
         terms, slopes = (v.reshape(shape + v.shape[-1:]) for v in flat[:2])
         up = flat[2].reshape(shape)
-        if np.any(_row_logsumexp(terms) > up):
+        if np.any(logsumexp(terms, axis=-1) > up):
             return False  # violated at a sample point: refining cannot help
         xl, xr = sub[:, :-1].ravel(), sub[:, 1:].ravel()
         k = terms.shape[-1]
         left = [terms[:, :-1].reshape(-1, k), slopes[:, :-1].reshape(-1, k), up[:, :-1].ravel()]
         right = [terms[:, 1:].reshape(-1, k), slopes[:, 1:].reshape(-1, k), up[:, 1:].ravel()]
     return False
-
-
-def _row_logsumexp(x: np.ndarray) -> np.ndarray:
-    top = x.max(axis=-1)
-    return top + np.log(np.exp(x - top[..., None]).sum(axis=-1))
 
 
 def composition_dominated(nu: float, mu: float, query: Pld, step: float = 0.05) -> bool:

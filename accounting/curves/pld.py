@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy import signal
+from scipy import signal, special
 
 from accounting import _checks
 from accounting.numerics import nudge_up
@@ -90,6 +90,16 @@ class Pld:
     def identity(cls) -> Pld:
         """The PLD of a mechanism that reveals nothing: loss 0 with probability 1."""
         return cls(np.zeros(1), np.ones(1), 0.0)
+
+    @classmethod
+    def pure_dp(cls, eps: float) -> Pld:
+        """The worst case of pure eps-DP: loss eps w.p. e^eps/(1+e^eps), -eps otherwise.
+
+        It is the PLD of randomized response RR_eps, which every eps-DP pair is a
+        post-processing of (Kairouz, Oh and Viswanath 2015, Thm. 2.1).
+        """
+        eps = _checks.nonnegative("eps", eps)
+        return cls(np.array([-eps, eps]), special.expit(np.array([-eps, eps])), 0.0)
 
     @cached_property
     def _log_q(self) -> np.ndarray:

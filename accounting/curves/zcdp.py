@@ -8,9 +8,9 @@ Two zCDP -> DP conversions are offered, valid for every rho-zCDP mechanism:
   2020 (Prop. 12 applied at every order, Cor. 13), which is never worse.
 
 The Gaussian mechanism is the one rho-zCDP mechanism whose exact (eps, delta) curve is
-known in closed form; ``gaussian_zcdp_delta`` / ``gaussian_zcdp_eps`` give it (mu = sqrt(2 rho),
-Balle and Wang 2018, Thm. 8, via ``accounting.mechanisms.gaussian``), a lower bound on what any
-conversion can certify.
+known in closed form; ``accounting.mechanisms.gaussian.gaussian_zcdp_delta`` /
+``gaussian_zcdp_eps`` give it (mu = sqrt(2 rho), Balle and Wang 2018, Thm. 8), a lower bound
+on what any conversion can certify.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import numpy as np
 from scipy import optimize
 
 from accounting import _checks
-from accounting.mechanisms.gaussian import gaussian_delta, gaussian_eps
 
 Conversion = Literal["bun_steinke", "optimal"]
 
@@ -186,22 +185,3 @@ def zcdp_budget(eps: float, delta: float, conversion: Conversion = "bun_steinke"
         else:
             hi = mid
     return lo
-
-
-def gaussian_zcdp_delta(rho: float, eps: float) -> float:
-    """Exact delta(eps) of the Gaussian mechanism that is exactly rho-zCDP.
-
-    rho = Delta^2 / (2 sigma^2) (Bun and Steinke 2016, Prop. 1.6), so mu = Delta / sigma =
-    sqrt(2 rho) and delta is Balle and Wang 2018, Thm. 8 (``gaussian_delta``). No conversion
-    of rho-zCDP can certify a smaller delta, since this mechanism is rho-zCDP.
-    """
-    rho = _checks.nonnegative("rho", rho)
-    eps = _checks.nonnegative("eps", eps)
-    return 0.0 if rho == 0.0 else gaussian_delta(eps, math.sqrt(2.0 * rho), 1.0)
-
-
-def gaussian_zcdp_eps(rho: float, delta: float) -> float:
-    """Exact eps(delta) of the Gaussian mechanism that is exactly rho-zCDP (mu = sqrt(2 rho))."""
-    rho = _checks.nonnegative("rho", rho)
-    delta = _checks.open_unit("delta", delta)
-    return 0.0 if rho == 0.0 else gaussian_eps(delta, math.sqrt(2.0 * rho), 1.0)

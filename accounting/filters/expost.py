@@ -120,7 +120,8 @@ class ExPostRdpComposition(Filter[RenyiCurve, _ExPostState]):
     for an eps_i chosen from earlier outputs (``request(RenyiCurve)``; only the order alpha is
     read). After each release a stopping rule T on X_eps only answers halt or continue
     (``observe(halt: bool)``); T, over ALL its checks together, is (alpha, eps_T)-RDP, fixed
-    before the run (e.g. ``gaussian_check_noise``). The order alpha is fixed before the run.
+    before the run (e.g. ``threshold_checks.gaussian_check_sigma``). The order alpha is fixed
+    before the run.
     Reported privacy bound (Algorithm 1): eps = max(sum_{j <= t} eps_j, eps_T), ``total_eps``;
     the output (t, y_1:t, eps_1:t, eps) is alpha-ex-post RDP. Why the max and not the sum: a
     neighbour differs in X_y or in X_eps, never both, so only one of the two sources leaks.
@@ -182,20 +183,3 @@ class ExPostRdpComposition(Filter[RenyiCurve, _ExPostState]):
                 f"observe() takes the stopping rule's halt decision (bool), got {observed!r}"
             )
         return _ExPostState(self._state.rounds, self._state.total, observed)
-
-
-def gaussian_check_noise(
-    alpha: float, sensitivity: float, stopping_eps: float, max_checks: int
-) -> float:
-    """Noise std of a Gaussian accuracy check so that ``max_checks`` checks are (alpha, eps_T)-RDP.
-
-    Each check releases a statistic of sensitivity Delta plus N(0, sigma^2), which is
-    (alpha, alpha Delta^2 / (2 sigma^2))-RDP (Mironov 2017, Cor. 3); m checks compose to
-    (alpha, m alpha Delta^2 / (2 sigma^2)), so sigma^2 = m alpha Delta^2 / (2 eps_T)
-    (Räisä et al., App. D, with m the maximum number of checks).
-    """
-    alpha = _checks.order("alpha", alpha)
-    sensitivity = _checks.positive("sensitivity", sensitivity)
-    stopping_eps = _checks.positive("stopping_eps", stopping_eps)
-    m = _checks.integer("max_checks", max_checks)
-    return math.sqrt(m * alpha * sensitivity**2 / (2.0 * stopping_eps))

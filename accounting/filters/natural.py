@@ -33,6 +33,7 @@ from accounting.curves.domination import Profile, as_tradeoff, is_dominated, sup
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters.base import Analyst, Filter, Query
+from accounting.mechanisms.finite import FiniteMechanism
 
 NATURAL_COSTS = (Pld, PiecewiseLinearTradeoff, PureDP, EpsDelta)
 _IDENTITY = PiecewiseLinearTradeoff(np.ones(1), np.ones(1), 1.0)
@@ -139,61 +140,9 @@ def natural_filter_cost(
     return cost(_IDENTITY, rounds)
 
 
-@dataclass(frozen=True, eq=False)
-class FiniteMechanism:
-    """A mechanism on two neighbouring datasets with finitely many outputs.
-
-    ``p`` (dataset 0) and ``q`` (dataset 1) are the output distributions; its PLD is that
-    of (p, q). :meth:`from_pld` builds the canonical pair of a PLD (residue paper,
-    Prop. 1): one output per finite loss L with masses (p_L, p_L e^-L), one output with
-    Q-mass 0 for the +inf loss, and one with P-mass 0 for the remaining Q-mass.
-    """
-
-    p: np.ndarray
-    q: np.ndarray
-
-    def __post_init__(self) -> None:
-        p = _checks.finite_array("p", self.p).ravel()
-        q = _checks.finite_array("q", self.q).ravel()
-        if p.shape != q.shape or np.any(p < 0) or np.any(q < 0):
-            raise ValueError("p and q must be non-negative vectors of equal length")
-        if abs(p.sum() - 1.0) > 1e-9 or abs(q.sum() - 1.0) > 1e-9:
-            raise ValueError("p and q must each sum to 1")
-        object.__setattr__(self, "p", p / p.sum())
-        object.__setattr__(self, "q", q / q.sum())
-
-    @classmethod
-    def from_pld(cls, pld: Pld | PiecewiseLinearTradeoff) -> FiniteMechanism:
-        pld = query_pld(pld)
-        p = list(pld.probs)
-        q = list(pld.probs * np.exp(-pld.losses))
-        if pld.inf_mass > 0:
-            p.append(pld.inf_mass)
-            q.append(0.0)
-        rest = 1.0 - math.fsum(q)
-        if rest > 0:
-            p.append(0.0)
-            q.append(rest)
-        return cls(np.array(p), np.array(q))
-
-    @property
-    def losses(self) -> np.ndarray:
-        """Privacy loss log(p / q) of each output (+inf where q = 0, -inf where p = 0)."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.p) - np.log(self.q)
-
-    def pld(self) -> Pld:
-        return Pld.from_distributions(self.p, self.q)
-
-    def release(self, data: int, rng: np.random.Generator) -> int:
-        """One output on dataset ``data`` (0 or 1)."""
-        if data not in (0, 1):
-            raise ValueError(f"data must be 0 or 1, got {data!r}")
-        return int(rng.choice(self.p.size, p=self.p if data == 0 else self.q))
-
-    def query(self) -> Query:
-        """This mechanism as a :class:`Query` whose cost is its exact PLD."""
-        return Query(cost=self.pld(), release=self.release)
+def _pld_query(mechanism: FiniteMechanism) -> Query:
+    """A finite mechanism as a :class:`Query` whose cost is its exact PLD."""
+    return Query(cost=mechanism.pld(), release=mechanism.release)
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,9 +164,9 @@ class AdaptiveAttack:
 
         def choose(outputs: list[Any]) -> Query | None:
             if not outputs:
-                return self.first.query()
+                return _pld_query(self.first)
             if len(outputs) == 1:
-                return self.second[outputs[0]].query()
+                return _pld_query(self.second[outputs[0]])
             return None
 
         return choose
@@ -297,6 +246,30 @@ def adaptive_attack(
 ) -> AdaptiveAttack:
     """The Cor. 1 adversary for one target eps (see :func:`adaptive_attacks`)."""
     return adaptive_attacks(budget, queries, [eps], tol=tol)[0]
+
+
+def crosscheck_natural_filter_cost(
+    budget: Profile,
+    queries: Sequence[Pld | PiecewiseLinearTradeoff],
+    cost: PiecewiseLinearTradeoff,
+    eps: Sequence[float],
+    tol: float = 1e-9,
+) -> float:
+    """max |delta_cost(eps) - delta_transcript(eps)| over the adversaries of each eps.
+
+    An independent check of a two-round :func:`natural_filter_cost`: by Lemma 1 and Prop. 6
+    its hockey stick at eps equals that of the transcript of :func:`adaptive_attacks` at
+    eps, computed from finite distributions. A disagreement above ``tol`` is a
+    ``RuntimeError`` (one of the two computations is wrong).
+    """
+    tol = _checks.nonnegative("tol", tol)
+    attacks = adaptive_attacks(budget, queries, [float(e) for e in eps])
+    err = max(
+        abs(float(cost.delta(a.eps)) - float(a.transcript_pld().delta(a.eps))) for a in attacks
+    )
+    if err > tol:
+        raise RuntimeError(f"exact cost and adversary transcript disagree by {err:g}")
+    return err
 
 
 def _rr_hockey_stick(eps: float, eps_rr: float, m: int) -> float:

@@ -32,6 +32,7 @@ from scipy import optimize, special
 from accounting import _checks
 from accounting.curves.pld import Pld
 from accounting.filters.base import Analyst, Filter, Query
+from accounting.mechanisms.finite import FiniteMechanism
 
 # --------------------------------------------------------------------------- loss laws
 
@@ -96,8 +97,8 @@ class DiscreteLoss:
 
     @classmethod
     def from_distributions(cls, p: np.ndarray, q: np.ndarray) -> DiscreteLoss:
-        """Law of log p(Y)/q(Y) for Y ~ p on a finite output space."""
-        return cls.from_pld(Pld.from_distributions(p, q))
+        """Law of log p(Y)/q(Y) for Y ~ p: the loss of :class:`FiniteMechanism` (p, q)."""
+        return cls.from_pld(FiniteMechanism(p, q).pld())
 
     def sf(self, c: float) -> float:
         c = _not_nan("c", c)
@@ -149,7 +150,13 @@ class RoundLoss:
     @classmethod
     def from_distributions(cls, p: np.ndarray, q: np.ndarray) -> RoundLoss:
         """Two datasets 0, 1 with finite output laws p, q: pairs (0, 1) and (1, 0)."""
-        return cls((DiscreteLoss.from_distributions(p, q), DiscreteLoss.from_distributions(q, p)))
+        mechanism = FiniteMechanism(p, q)
+        return cls(
+            (
+                DiscreteLoss.from_pld(mechanism.pld()),
+                DiscreteLoss.from_pld(mechanism.swapped().pld()),
+            )
+        )
 
     @classmethod
     def gaussian(cls, sigma: float, sensitivity: float = 1.0) -> RoundLoss:
@@ -424,12 +431,7 @@ def binary_erasure_laws(reveal: float) -> tuple[np.ndarray, np.ndarray]:
 
 def realised_losses(p: np.ndarray, q: np.ndarray, output: int) -> tuple[float, float]:
     """Realised losses (log p(o)/q(o), log q(o)/p(o)) of pairs (0, 1), (1, 0); +-inf off support."""
-    o = _checks.integer("output", output, minimum=0)
-    with np.errstate(divide="ignore"):
-        loss = float(np.log(p[o]) - np.log(q[o]))
-    if math.isnan(loss):
-        raise ValueError(f"output {o} is impossible under both datasets")
-    return loss, -loss
+    return FiniteMechanism(p, q).realised_losses(output)
 
 
 def repeated_query_analyst(p: np.ndarray, q: np.ndarray) -> Analyst:
@@ -440,14 +442,9 @@ def repeated_query_analyst(p: np.ndarray, q: np.ndarray) -> Analyst:
     orderings. With :func:`binary_erasure_laws` this is the counterexample of Sec. II-B;
     its allowable set is ``[RoundLoss.from_distributions(p, q)]``.
     """
-    p = _checks.finite_array("p", p).ravel()
-    q = _checks.finite_array("q", q).ravel()
-    cost = RoundLoss.from_distributions(p, q)
-
-    def release(data: int, rng: np.random.Generator) -> int:
-        return int(rng.choice(p.size, p=p if _dataset(data) == 0 else q))
-
-    query = Query(cost, release, lambda output, _data: realised_losses(p, q, output))
+    mechanism = FiniteMechanism(p, q)
+    cost = RoundLoss.from_distributions(mechanism.p, mechanism.q)
+    query = Query(cost, mechanism.release, lambda output, _data: mechanism.realised_losses(output))
     return lambda _outputs: query
 
 

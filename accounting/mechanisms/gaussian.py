@@ -141,3 +141,22 @@ def gaussian_pld(
         return log_ndtr_diff((hi - mean) / sd, (lo - mean) / sd)
 
     return discretise_continuous(log_mass, mean - z * sd, mean + z * sd, step)
+
+
+def gaussian_zcdp_delta(rho: float, eps: float) -> float:
+    """Exact delta(eps) of the Gaussian mechanism that is exactly rho-zCDP.
+
+    rho = Delta^2 / (2 sigma^2) (Bun and Steinke 2016, Prop. 1.6), so mu = Delta / sigma =
+    sqrt(2 rho) and delta is Balle and Wang 2018, Thm. 8 (``gaussian_delta``). No conversion
+    of rho-zCDP can certify a smaller delta, since this mechanism is rho-zCDP.
+    """
+    rho = _checks.nonnegative("rho", rho)
+    eps = _checks.nonnegative("eps", eps)
+    return 0.0 if rho == 0.0 else gaussian_delta(eps, math.sqrt(2.0 * rho), 1.0)
+
+
+def gaussian_zcdp_eps(rho: float, delta: float) -> float:
+    """Exact eps(delta) of the Gaussian mechanism that is exactly rho-zCDP (mu = sqrt(2 rho))."""
+    rho = _checks.nonnegative("rho", rho)
+    delta = _checks.open_unit("delta", delta)
+    return 0.0 if rho == 0.0 else gaussian_eps(delta, math.sqrt(2.0 * rho), 1.0)

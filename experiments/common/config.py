@@ -1,39 +1,90 @@
-"""Experiment parameters for the selected scale (smoke | default | paper).
+"""Experiment parameters: Hydra composition, schema validation, range checks.
 
-Pattern (see README "How to add a sweep"): the primary config ``config/<exp>.yaml`` has
-``defaults: [{scale: default}, _self_]``, common parameters under ``params:`` and per-scale
-overrides under ``by_scale: {smoke: {...}, default: {...}, paper: {...}}``. The shared group
-``config/scale/<name>.yaml`` sets ``scale.name``.
+Pattern (README "How to add a sweep"): the primary config ``config/<exp>.yaml`` lists
+``defaults: [{scale: default}, _self_, {optional <exp>/scale: ${scale}}]``. Common parameters
+live under ``params:``; ``config/<exp>/scale/<name>.yaml`` (``# @package params``) holds what a
+scale changes, and the command line wins over both (Hydra's specialising configuration). Each
+experiment declares a dataclass schema of ``params``; ``load_params`` merges the composed
+``params`` into it, so an unknown or mistyped key, or a value out of range, is refused before
+any work starts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
 
+from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
+
+T = TypeVar("T")
 
 
-def params(cfg: DictConfig | Mapping[str, Any]) -> DictConfig:
-    """Return ``cfg.params`` deep-merged with ``cfg.by_scale[cfg.scale.name]`` (scale wins).
+def compose_config(name: str, scale: str, overrides: Sequence[str] = ()) -> DictConfig:
+    """The config ``name`` composed as the Hydra app would see it at ``scale``.
 
-    Raises ``ValueError`` when ``scale.name`` is missing or ``by_scale`` has no entry for it,
-    so that a typo such as ``scale=smok`` or a forgotten scale block fails before any work.
-    The result is a fresh, fully resolved copy (interpolations see the whole config).
+    For Snakemake rules (sweep lists become wildcards), plots and tests. ``overrides`` are
+    Hydra command-line overrides, applied last.
     """
-    conf = OmegaConf.create(
-        OmegaConf.to_container(cfg, resolve=False) if isinstance(cfg, DictConfig) else dict(cfg)
-    )
-    name = OmegaConf.select(conf, "scale.name")
-    if not isinstance(name, str) or not name:
-        raise ValueError("cfg.scale.name must be set (add `defaults: [{scale: default}, _self_]`)")
-    if conf.get("params") is None:
-        conf.params = {}
-    by_scale = conf.get("by_scale")
-    if by_scale is not None:
-        if name not in by_scale:
-            raise ValueError(
-                f"scale {name!r} has no entry under by_scale; available: {sorted(by_scale.keys())}"
-            )
-        conf.params = OmegaConf.merge(conf.params, by_scale[name] or {})
-    return OmegaConf.create(OmegaConf.to_container(conf.params, resolve=True))
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+        return compose(name, overrides=[f"scale={scale}", *overrides])
+
+
+def load_params(cfg: DictConfig | Mapping[str, Any], schema: type[T]) -> T:
+    """``cfg.params`` validated against the dataclass ``schema`` and instantiated.
+
+    Unknown keys, wrong types and out-of-range values raise ``ValueError`` naming the key
+    (``__post_init__`` of the schema does the range checks).
+    """
+    if not dataclasses.is_dataclass(schema):
+        raise TypeError(f"schema must be a dataclass, got {schema!r}")
+    conf = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
+    given = conf.get("params")
+    if given is None:
+        raise ValueError("config has no `params` block")
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(schema), given)
+        return OmegaConf.to_object(merged)  # type: ignore[return-value]
+    except OmegaConfBaseException as err:
+        key = getattr(err, "full_key", None) or "?"
+        fields = sorted(f.name for f in dataclasses.fields(schema))
+        raise ValueError(
+            f"params.{key}: {err.msg if hasattr(err, 'msg') else err}. "
+            f"Valid keys of params: {fields}"
+        ) from None
+
+
+def as_dict(params: Any) -> dict[str, Any]:
+    """A validated params dataclass as plain JSON-ready values (for the sidecar)."""
+    return OmegaConf.to_container(OmegaConf.structured(params), resolve=True)  # type: ignore[return-value]
+
+
+def positive(name: str, value: float) -> None:
+    """Raise ``ValueError`` unless ``value > 0``."""
+    if not value > 0:
+        raise ValueError(f"params.{name} must be > 0, got {value!r}")
+
+
+def nonnegative(name: str, value: float) -> None:
+    """Raise ``ValueError`` unless ``value >= 0``."""
+    if not value >= 0:
+        raise ValueError(f"params.{name} must be >= 0, got {value!r}")
+
+
+def probability(name: str, value: float, *, open_low: bool = False) -> None:
+    """Raise ``ValueError`` unless ``value`` is in [0, 1] ((0, 1] with ``open_low``)."""
+    low_ok = value > 0 if open_low else value >= 0
+    if not (low_ok and value <= 1):
+        interval = "(0, 1]" if open_low else "[0, 1]"
+        raise ValueError(f"params.{name} must be in {interval}, got {value!r}")
+
+
+def nonempty(name: str, values: Sequence[Any]) -> None:
+    """Raise ``ValueError`` for an empty list."""
+    if len(values) == 0:
+        raise ValueError(f"params.{name} must be a non-empty list")

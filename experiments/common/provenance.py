@@ -145,10 +145,18 @@ def _json_default(obj: Any) -> Any:
 
 
 def provenance(
-    cfg: DictConfig | Mapping[str, Any] | None, seed: int | Sequence[int] | None, started: float
+    cfg: DictConfig | Mapping[str, Any] | None,
+    seed: int | Sequence[int] | None,
+    started: float,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The sidecar record; ``started`` is ``time.perf_counter()`` taken when the run began."""
+    """The sidecar record; ``started`` is ``time.perf_counter()`` taken when the run began.
+
+    ``extra`` adds keys (the experiment app adds ``params``, the validated parameters that
+    ran, and ``overrides``, the command-line overrides).
+    """
     return {
+        **dict(extra or {}),
         "config": _plain_config(cfg),
         "seed": seed,
         "git": git_state(),
@@ -165,6 +173,7 @@ def write_provenance(
     cfg: DictConfig | Mapping[str, Any] | None,
     seed: int | Sequence[int] | None,
     started: float,
+    extra: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write the provenance record of the file at ``path`` to ``<path>.json`` atomically.
 
@@ -172,7 +181,7 @@ def write_provenance(
     """
     target = Path(path)
     sidecar = target.with_name(target.name + ".json")
-    record = provenance(cfg, seed, started)
+    record = provenance(cfg, seed, started, extra)
     with atomic_path(sidecar) as tmp:
         tmp.write_text(json.dumps(record, indent=2, sort_keys=True, default=_json_default) + "\n")
     return sidecar
@@ -184,6 +193,7 @@ def write_table(
     cfg: DictConfig | Mapping[str, Any] | None,
     seed: int | Sequence[int] | None,
     started: float,
+    extra: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``df`` as CSV to ``path`` and its provenance to ``<path>.json``, both atomically.
 
@@ -195,7 +205,7 @@ def write_table(
         raise ValueError(f"path must end in .csv, got {str(path)!r}")
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-    write_provenance(target, cfg, seed, started)
+    write_provenance(target, cfg, seed, started, extra)
     with atomic_path(target) as tmp:
         df.to_csv(tmp, index=False, lineterminator="\n")
     return target

@@ -1,0 +1,62 @@
+"""The shared Hydra entry point of every experiment's ``run.py``.
+
+``experiment_main(name, Params, run)`` returns the Hydra app for ``config/<name>.yaml``: it
+validates ``params`` against the schema, calls ``run(cfg, params)``, refuses an empty table
+and writes ``cfg.out`` with its provenance sidecar (which records the parameters used and the
+command-line overrides). In a multirun each job writes ``<stem>.<job number><suffix>`` so that
+jobs never overwrite each other.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import hydra
+import pandas as pd
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+from experiments.common.config import CONFIG_DIR, as_dict, load_params
+from experiments.common.provenance import write_table
+
+log = logging.getLogger(__name__)
+
+P = TypeVar("P")
+
+
+def output_path(cfg: DictConfig) -> Path:
+    """``cfg.out``, made distinct per job in a Hydra multirun."""
+    out = Path(str(cfg.out))
+    if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
+        out = out.with_name(f"{out.stem}.{HydraConfig.get().job.num}{out.suffix}")
+    return out
+
+
+def _overrides() -> list[str]:
+    return list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
+
+
+def experiment_main(
+    name: str, schema: type[P], run: Callable[[DictConfig, P], pd.DataFrame]
+) -> Callable[[], Any]:
+    """The Hydra app that runs ``run`` with the validated params and writes its table."""
+
+    @hydra.main(config_path=str(CONFIG_DIR), config_name=name, version_base=None)
+    def main(cfg: DictConfig) -> None:
+        started = time.perf_counter()
+        params = load_params(cfg, schema)
+        out = output_path(cfg)
+        df = run(cfg, params)
+        if len(df) == 0:
+            raise ValueError(f"{name}: the run produced an empty table; nothing written to {out}")
+        seed = getattr(params, "seed", cfg.get("seed"))
+        extra = {"params": as_dict(params), "overrides": _overrides()}
+        write_table(df, out, cfg, seed, started, extra=extra)
+        log.info("wrote %s (%d rows) in %.1f s", out, len(df), time.perf_counter() - started)
+
+    return main

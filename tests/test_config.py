@@ -1,0 +1,125 @@
+"""Experiment configuration: precedence (command line > scale file > common), schemas, sweeps."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from experiments.common.config import CONFIG_DIR, compose_config, load_params
+from experiments.taylor_survival.schema import Params as TaylorParams
+
+ROOT = Path(__file__).resolve().parents[1]
+SCALES = ("smoke", "default", "paper")
+EXPERIMENTS = sorted(p.parent.name for p in ROOT.glob("experiments/*/schema.py"))
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("exp", EXPERIMENTS)
+def test_every_experiment_config_composes_and_validates(exp: str, scale: str) -> None:
+    if not (CONFIG_DIR / f"{exp}.yaml").exists():
+        pytest.skip(f"{exp} has a schema but no primary config of the same name")
+    schema = importlib.import_module(f"experiments.{exp}.schema").Params
+    cfg = compose_config(exp, scale)
+    assert cfg.scale.name == scale
+    load_params(cfg, schema)
+    assert "by_scale" not in cfg, "per-scale values belong in config/<exp>/scale/<scale>.yaml"
+
+
+def test_scale_file_overrides_common_and_command_line_wins() -> None:
+    common = load_params(compose_config("taylor_survival", "default"), TaylorParams)
+    smoke = load_params(compose_config("taylor_survival", "smoke"), TaylorParams)
+    assert common.sigmas == [2.0] and smoke.sigmas == [2.0, 3.0]  # scale file over common
+    assert smoke.puredp.n_paths == 400 and smoke.puredp.eps_hi == 0.5  # nested deep merge
+    cli = compose_config("taylor_survival", "smoke", ["params.sigmas=[0.5]", "params.n_paths=7"])
+    ran = load_params(cli, TaylorParams)
+    assert ran.sigmas == [0.5] and ran.n_paths == 7  # the command line wins over the scale file
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("params.n_paths=0", "n_paths"),
+        ("params.n_paths=-5", "n_paths"),
+        ("params.chunk=0", "chunk"),
+        ("params.sigmas=[]", "sigmas"),
+        ("params.deltas=[2.0]", "deltas"),
+        ("params.plot_eps=[99]", "plot_eps"),
+        ("params.pairs=[nope]", "pairs"),
+        ("params.n_paths=many", "n_paths"),
+        ("+params.n_path=3", "n_path"),
+        ("params.puredp.eps_lo=-1", "puredp.eps_lo"),
+    ],
+)
+def test_bad_parameters_are_refused_naming_the_key(override: str, key: str) -> None:
+    cfg = compose_config("taylor_survival", "smoke", [override])
+    with pytest.raises(ValueError, match=rf"params\.{key}"):
+        load_params(cfg, TaylorParams)
+
+
+def test_unknown_top_level_override_is_refused_by_hydra() -> None:
+    with pytest.raises(Exception, match="sigmass"):
+        compose_config("taylor_survival", "smoke", ["params.sigmass=[1.0]"])
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+
+
+def test_readme_sweep_recipe_runs_each_value_to_its_own_file(tmp_path: Path) -> None:
+    """README "How to add a sweep": a multirun over a list parameter does what it says."""
+    readme = (ROOT / "README.md").read_text()
+    assert "params.sigmas='[0.5],[1.0],[2.0]'" in readme
+    out = tmp_path / "survival.csv"
+    done = _run(
+        "experiments.taylor_survival.run",
+        "-m",
+        "scale=smoke",
+        "params.sigmas=[0.5],[1.0],[2.0]",
+        "params.eps=[10]",
+        "params.plot_eps=[10]",
+        "params.deltas=[published]",
+        "params.n_paths=200",
+        f"out={out}",
+    )
+    assert done.returncode == 0, done.stderr
+    for job, sigma in enumerate([0.5, 1.0, 2.0]):
+        table = tmp_path / f"survival.{job}.csv"
+        assert set(pd.read_csv(table).sigma) == {sigma}
+        record = json.loads(table.with_name(table.name + ".json").read_text())
+        assert record["params"]["sigmas"] == [sigma]  # the sidecar records what ran
+        assert record["params"]["n_paths"] == 200
+        assert f"params.sigmas=[{sigma}]" in record["overrides"]
+    assert not out.exists()
+
+
+def test_app_refuses_bad_params_before_writing(tmp_path: Path) -> None:
+    out = tmp_path / "t.csv"
+    done = _run("experiments.taylor_survival.run", "scale=smoke", "params.n_paths=0", f"out={out}")
+    assert done.returncode != 0
+    assert "params.n_paths must be > 0" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_app_refuses_an_empty_table(tmp_path: Path) -> None:
+    out = tmp_path / "t.csv"
+    script = (
+        "import sys, pandas as pd\n"
+        "from experiments.common.app import experiment_main\n"
+        "from experiments.taylor_survival.schema import Params\n"
+        f"sys.argv = ['run', 'scale=smoke', 'out={out}']\n"
+        "experiment_main('taylor_survival', Params, lambda cfg, p: pd.DataFrame())()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode != 0
+    assert "the run produced an empty table" in done.stderr
+    assert list(tmp_path.iterdir()) == []
