@@ -84,9 +84,9 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
     def evaluate(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         shifted = x[:, None] - pld.losses
         return (
-            gdp_log_delta(shifted, nu) + log_p,
-            gdp_log_delta_slope(shifted, nu),
-            gdp_log_delta(x, mu),
+            np.asarray(gdp_log_delta(shifted, nu)) + log_p,
+            np.asarray(gdp_log_delta_slope(shifted, nu)),
+            np.asarray(gdp_log_delta(x, mu)),
         )
 
     grid = np.linspace(0.0, e_hi, math.ceil(e_hi / step) + 1)
@@ -96,7 +96,9 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
     xl, xr = grid[:-1], grid[1:]
     left, right = [v[:-1] for v in vals], [v[1:] for v in vals]
     for level in range(_REFINE_LEVELS + 1):
-        ok = mixture_below_certificate(xl, xr, *zip(left, right, strict=True))
+        ok = mixture_below_certificate(
+            xl, xr, (left[0], right[0]), (left[1], right[1]), (left[2], right[2])
+        )
         if ok.all():
             return True
         bad = ~ok
@@ -105,12 +107,13 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
         sub = xl[bad, None] + (xr - xl)[bad, None] * np.linspace(0.0, 1.0, _SPLIT + 1)
         flat = evaluate(sub.ravel())
         shape = sub.shape
-        terms, slopes = (v.reshape(shape + v.shape[-1:]) for v in flat[:2])
+        terms = flat[0].reshape(shape + flat[0].shape[-1:])
+        slopes = flat[1].reshape(shape + flat[1].shape[-1:])
         up = flat[2].reshape(shape)
         if np.any(logsumexp(terms, axis=-1) > up):
             return False  # violated at a sample point: refining cannot help
         xl, xr = sub[:, :-1].ravel(), sub[:, 1:].ravel()
-        k = terms.shape[-1]
+        k = pld.losses.size  # mixture components
         left = [terms[:, :-1].reshape(-1, k), slopes[:, :-1].reshape(-1, k), up[:, :-1].ravel()]
         right = [terms[:, 1:].reshape(-1, k), slopes[:, 1:].reshape(-1, k), up[:, 1:].ravel()]
     return False

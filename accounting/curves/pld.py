@@ -160,7 +160,7 @@ class Pld:
         k = int(np.argmax(d + self.inf_mass <= target))
         r = min(max((target - self.inf_mass - d[k]) / w[k], 0.0), 1.0)
         eps = max(float(self.losses[k] + math.log1p(-r)), 0.0)
-        return nudge_up(lambda x: self.delta(x) <= target, eps)
+        return nudge_up(lambda x: bool(self.delta(x) <= target), eps)
 
     def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray:
         """Trade-off curve f(alpha) = sup_eps 1 - delta(eps) - e^eps alpha, alpha in [0, 1].

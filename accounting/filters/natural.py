@@ -234,6 +234,7 @@ def adaptive_attacks(
             attack = AdaptiveAttack(budget, target, first, second)
             if best is None or attack.excess > best.excess:
                 best = attack
+        assert best is not None  # plans is non-empty
         attacks.append(best)
     return attacks
 
