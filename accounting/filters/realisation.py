@@ -64,11 +64,11 @@ class GaussianLoss:
         object.__setattr__(self, "mu", _checks.positive("mu", self.mu))
 
     def sf(self, c: float) -> float:
-        c = _not_nan("c", c)
+        c = _checks.not_nan("c", c)
         return float(special.ndtr(self.mu / 2.0 - c / self.mu))
 
     def isf(self, p: float) -> float:
-        p = _probability_below_one("p", p)
+        p = _checks.delta("p", p)
         if p == 0.0:
             return math.inf
         return self.mu**2 / 2.0 - self.mu * float(special.ndtri(p))
@@ -101,34 +101,20 @@ class DiscreteLoss:
         return cls.from_pld(FiniteMechanism(p, q).pld())
 
     def sf(self, c: float) -> float:
-        c = _not_nan("c", c)
+        c = _checks.not_nan("c", c)
         if c == math.inf:
             return 0.0
         above = math.fsum(p for x, p in zip(self.losses, self.probs, strict=True) if x > c)
         return min(1.0, above + self.inf_mass)
 
     def isf(self, p: float) -> float:
-        p = _probability_below_one("p", p)
+        p = _checks.delta("p", p)
         if self.inf_mass > p:
             return math.inf
         for x in self.losses:
             if self.sf(x) <= p:
                 return x
         raise AssertionError("unreachable: sf at the largest loss is inf_mass <= p")
-
-
-def _not_nan(name: str, value: float) -> float:
-    x = float(value)
-    if math.isnan(x):
-        raise ValueError(f"{name} must not be NaN")
-    return x
-
-
-def _probability_below_one(name: str, value: float) -> float:
-    x = _checks.finite(name, value)
-    if not 0.0 <= x < 1.0:
-        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
-    return x
 
 
 @dataclass(frozen=True)
@@ -368,7 +354,7 @@ def gaussian_stopping_times(
     So T = min(N, 1 + first j >= 0 with |l^(j)| > kappa), and T = 0 if query 1 is refused.
     """
     n_max = _checks.integer("n_max", n_max)
-    kappa = _not_nan("kappa", kappa)
+    kappa = _checks.not_nan("kappa", kappa)
     paths = np.asarray(cumulative, dtype=np.float64)
     if paths.ndim == 0 or paths.shape[-1] < n_max - 2 or np.any(np.isnan(paths)):
         raise ValueError(f"cumulative must have at least n_max - 2 = {n_max - 2} columns, no NaN")
