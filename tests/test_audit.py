@@ -395,6 +395,22 @@ def test_invalid_inputs_raise() -> None:
 def test_runaway_analyst_is_an_error() -> None:
     with pytest.raises(ValueError, match="max_rounds"):
         transcript_distributions(AlwaysContinue, lambda h: rr(0.1), max_rounds=5)
+    gauss = gaussian_query(1.0, None)
+    with pytest.raises(ValueError, match="max_rounds"):
+        sample_losses(AlwaysContinue, lambda h: gauss, 0, 2, np.random.default_rng(0), 5)
+    losses, lengths, halts = sample_losses(
+        AlwaysContinue,
+        lambda h: gauss if len(h) < 5 else None,
+        1,
+        2,
+        np.random.default_rng(0),
+        max_rounds=5,
+    )
+    assert lengths.tolist() == [5, 5] and not halts.any()
+    # the loss of dataset 1 is minus the sum of the per-step losses, drawn in release order
+    rng = np.random.default_rng(0)
+    ys = rng.standard_normal((2, 5))
+    np.testing.assert_allclose(losses, -np.sum(ys - 0.5, axis=1), rtol=1e-12)
 
 
 def test_random_search_is_seeded() -> None:

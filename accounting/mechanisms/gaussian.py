@@ -127,12 +127,17 @@ def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
 
 
 def gaussian_pld(
-    sensitivity: float, sigma: float, step: float = 1e-4, tail_mass: float = 1e-15
+    sensitivity: float,
+    sigma: float,
+    step: float = 1e-4,
+    tail_mass: float = 1e-15,
+    discretisation: str = "pessimistic",
 ) -> Pld:
-    """Pessimistic discretised PLD of the Gaussian mechanism: L ~ N(mu^2/2, mu^2) with each
-    loss rounded up to the grid step * Z (see ``discretise_continuous``).
-
-    Its delta satisfies delta(eps) <= pld.delta(eps) <= delta(eps - step) + tail_mass.
+    """Discretised PLD of the Gaussian mechanism: L ~ N(mu^2/2, mu^2) under P and
+    N(-mu^2/2, mu^2) under Q, put on the grid step * Z by rounding each loss up
+    ("pessimistic") or by connect-the-dots (Doroshenko et al. 2022; see
+    ``discretise_continuous``). Both satisfy
+    delta(eps) <= pld.delta(eps) <= delta(eps - step) + tail_mass.
     """
     mu = _mu(sensitivity, sigma)
     step = _checks.positive("step", step)
@@ -143,7 +148,12 @@ def gaussian_pld(
     def log_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         return np.asarray(log_ndtr_diff((hi - mean) / sd, (lo - mean) / sd))
 
-    return discretise_continuous(log_mass, mean - z * sd, mean + z * sd, step)
+    def log_q_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return log_ndtr_diff((hi + mean) / sd, (lo + mean) / sd)
+
+    return discretise_continuous(
+        log_mass, mean - z * sd, mean + z * sd, step, discretisation, log_q_mass
+    )
 
 
 def gaussian_zcdp_delta(rho: float, eps: float) -> float:

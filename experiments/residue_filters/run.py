@@ -160,16 +160,19 @@ def cost_panel(
     return df.assign(gap=df["beta"] - np.tile(budget_beta, len(frames)))
 
 
-def eps_delta_name(eps: float, delta: float) -> str:
-    return f"({eps:g}, {delta:g})-DP"
+def eps_delta_queries(
+    pairs: Sequence[Sequence[float]],
+) -> tuple[list[PiecewiseLinearTradeoff], list[tuple[str, PiecewiseLinearTradeoff]]]:
+    """(eps, delta)-DP queries as exact curves, and the same curves labelled for the table."""
+    queries = [PiecewiseLinearTradeoff.eps_delta(float(e), float(d)) for e, d in pairs]
+    return queries, [(f"({e:g}, {d:g})-DP", q) for (e, d), q in zip(pairs, queries, strict=True)]
 
 
 def fig2_table(params: Params) -> pd.DataFrame:
     alpha = np.linspace(0.0, 1.0, int(params.alpha_points))
     check = np.linspace(params.check_eps.lo, params.check_eps.hi, params.check_eps.n)
     a = params.fig2.a
-    queries = [PiecewiseLinearTradeoff.eps_delta(float(e), float(d)) for e, d in a.queries]
-    shown = [(eps_delta_name(e, d), q) for (e, d), q in zip(a.queries, queries, strict=True)]
+    queries, shown = eps_delta_queries(a.queries)
     panel_a = cost_panel(
         "a",
         PiecewiseLinearTradeoff.eps_delta(*map(float, a.budget)),
@@ -206,8 +209,7 @@ def fig3_table(params: Params) -> pd.DataFrame:
     shown = [("RR family (max)", rr[-1]), ("subsampled RR (max)", sub[-1])]
     panel_a = cost_panel("a", GdpProfile(float(a.mu)), rr + sub, [2], shown, alpha, check)
     b = params.fig3.b
-    queries = [PiecewiseLinearTradeoff.eps_delta(float(e), float(d)) for e, d in b.queries]
-    shown_b = [(eps_delta_name(e, d), q) for (e, d), q in zip(b.queries, queries, strict=True)]
+    queries, shown_b = eps_delta_queries(b.queries)
     panel_b = cost_panel(
         "b", GdpProfile(float(b.mu), float(b.reveal)), queries, [2], shown_b, alpha, check
     )
