@@ -412,7 +412,7 @@ def discretise_continuous(
     if np.any(np.isnan(log_probs)) or math.isnan(log_inf):
         raise ValueError("log_mass returned NaN")
     probs = np.exp(log_probs)
-    if discretisation == "connect_dots" and edges.size > 1:
+    if discretisation == "connect_dots" and log_q_mass is not None and edges.size > 1:
         probs = _connect_dots_cells(edges, log_probs, log_q_mass(edges[:-1], edges[1:]))
     return Pld(edges, probs, math.exp(log_inf))
 

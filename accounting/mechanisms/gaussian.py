@@ -149,7 +149,7 @@ def gaussian_pld(
         return np.asarray(log_ndtr_diff((hi - mean) / sd, (lo - mean) / sd))
 
     def log_q_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        return log_ndtr_diff((hi + mean) / sd, (lo + mean) / sd)
+        return np.asarray(log_ndtr_diff((hi + mean) / sd, (lo + mean) / sd))
 
     return discretise_continuous(
         log_mass, mean - z * sd, mean + z * sd, step, discretisation, log_q_mass
