@@ -227,14 +227,11 @@ class RealisationFilter(_RealisedLossFilter):
     step i (1-based) fixed before the interaction (Sec. II): one sequence of ``RoundLoss``
     for every step, or a function of i. A request outside R_i is a ValueError.
 
-    Look-ahead (Sec. III). Query i is admitted iff i <= N and delta_i <= delta~, where the
-    check for delta_{i+1} is made when query i is admitted, before y_i is seen, and is
-    condition (4): for every pair k and every r_{i+1} in R_{i+1},
-        P_x(l^(i-1) + L_i <= c*) >= 1 - theta,  c* = eps - isf_{r_{i+1},k}(delta~),
-    i.e. sf_{i,k}(c* - l^(i-1)_k) <= theta. Here {y_i : P_x(L_{i+1} > eps - l^(i)) <= delta~}
-    = {l^(i) <= c*} because P(L > eps - l) is non-decreasing and left-continuous in l. At
-    i = 0 the output y_0 is fixed, so the check for query 1 is sf_{r_1,k}(eps) <= delta~.
-    The halt decision never depends on y_i (Sec. III), and T <= N.
+    Look-ahead (Sec. III): query i is admitted iff i <= N and the check (4) for it, made when
+    query i - 1 was admitted and before y_{i-1} was seen, held: for every pair k and every
+    r in R_i, sf_{i-1,k}(eps - isf_{r,k}(delta~) - l^(i-2)_k) <= theta (query 1:
+    sf_{r,k}(eps) <= delta~). The halt decision never depends on the last output, and T <= N.
+    Derivation: docs/proofs/realisation_lookahead.md.
     """
 
     def __init__(
