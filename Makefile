@@ -65,6 +65,7 @@ lock:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy accounting
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -91,6 +91,21 @@ def finite_array(name: str, values: Iterable[float] | np.ndarray) -> np.ndarray:
     return arr
 
 
+def not_nan(name: str, value: float) -> float:
+    """Any float in [-inf, inf] (a threshold or a loss may be infinite), never NaN."""
+    x = float(value)
+    if math.isnan(x):
+        raise ValueError(f"{name} must not be NaN")
+    return x
+
+
+def finite_result(name: str, value: float) -> float:
+    """Guard a computed bound: raise instead of returning inf or NaN."""
+    if not math.isfinite(value):
+        raise ValueError(f"{name} is not finite ({value!r}): inputs outside the numerical range")
+    return value
+
+
 def result(name: str, value: float) -> float:
     """Guard a computed result: never hand back NaN silently."""
     if math.isnan(value):

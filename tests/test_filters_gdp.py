@@ -15,14 +15,10 @@ from scipy.special import log_ndtr, logsumexp, ndtri_exp
 
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
 from accounting.curves.gdp import gdp_composed_log_delta, gdp_delta, pure_dp_mu
+from accounting.curves.gdp_domination import composition_dominated
 from accounting.curves.pld import Pld
 from accounting.filters.base import Query, run_interaction
-from accounting.filters.gdp import (
-    GdpFilter,
-    GdpResidueFilter,
-    composition_dominated,
-    gdp_residue,
-)
+from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
 from accounting.mechanisms.randomized_response import randomized_response_pld
 
 REGIMES = [(3.0, 0.1), (1.0, 0.1), (0.5, 0.1), (3.0, 1.0)]

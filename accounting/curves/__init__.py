@@ -24,7 +24,9 @@ from accounting.curves.gdp import (
     smallest_dominating_mu,
     tradeoff_dominating_mu,
 )
+from accounting.curves.gdp_domination import composition_dominated
 from accounting.curves.pld import (
+    DiscretisationBiasWarning,
     Pld,
     compose_discretised,
     discretise,
@@ -51,12 +53,14 @@ from accounting.curves.zcdp import (
 
 __all__ = [
     "DEFAULT_ORDERS",
+    "DiscretisationBiasWarning",
     "GdpProfile",
     "PiecewiseLinearTradeoff",
     "Pld",
     "Profile",
     "as_tradeoff",
     "compose_discretised",
+    "composition_dominated",
     "discretise",
     "discretise_continuous",
     "eps_delta_pld",

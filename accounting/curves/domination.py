@@ -168,5 +168,5 @@ def certified_below(
     t, s, u = (np.asarray(v, dtype=np.float64) for v in (terms, slopes, log_up))
     if x.size < 2 or np.any(np.diff(x) <= 0):
         raise ValueError("eps must be increasing with at least two points")
-    pairs = [(v[:-1], v[1:]) for v in (t, s, u)]
-    return bool(np.all(mixture_below_certificate(x[:-1], x[1:], *pairs, margin=margin)))
+    t_lr, s_lr, u_lr = ((v[:-1], v[1:]) for v in (t, s, u))
+    return bool(np.all(mixture_below_certificate(x[:-1], x[1:], t_lr, s_lr, u_lr, margin=margin)))

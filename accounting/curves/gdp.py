@@ -77,7 +77,7 @@ def gdp_eps(delta: float, mu: float) -> float:
     target = math.log(delta)
 
     def gap(e: float) -> float:
-        return gdp_log_delta(e, mu) - target
+        return float(gdp_log_delta(e, mu)) - target
 
     hi = mu * mu / 2.0 + mu
     while math.isfinite(hi) and gap(hi) > 0:

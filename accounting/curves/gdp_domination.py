@@ -50,14 +50,8 @@ def _is_symmetric(pld: Pld) -> bool:
 def _tail_start(nu: float, mu: float, l_max: float) -> float | None:
     """An e_hi beyond which G_nu (x) Q is below G_mu, proved in closed form (or None).
 
-    For e >= e_hi: delta_{G_nu (x) Q}(e) = sum_i p_i delta_nu(e - L_i) <= delta_nu(e - L_max)
-    <= P_nu(L > e - L_max) = Phi(x1(e)), x1 = -(e - L_max)/nu + nu/2 (drop the negative term
-    of the hockey stick). And delta_mu(e) >= (1 - e^-s) P_mu(L >= e + s) = (1 - e^-s)
-    Phi(x2(e)), x2 = -(e + s)/mu + mu/2, for any s > 0. With nu < mu, x1 - x2 decreases in e,
-    and where x1 <= x2 the derivative -h(x1)/nu + h(x2)/mu of log Phi(x1) - log Phi(x2)
-    (h = phi/Phi, decreasing) is negative. So x1 <= x2 and Phi(x1) <= (1 - e^-s) Phi(x2)
-    at e_hi imply the same for every e >= e_hi. We take s = mu^2 / e_hi and search e_hi
-    on a geometric sequence.
+    Needs nu < mu; compares P_nu(L > e - L_max) with (1 - e^-s) P_mu(L >= e + s),
+    s = mu^2 / e_hi. Derivation: docs/proofs/gdp_domination.md, step 3.
     """
     if not nu < mu:
         return None
@@ -84,9 +78,9 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
     def evaluate(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         shifted = x[:, None] - pld.losses
         return (
-            gdp_log_delta(shifted, nu) + log_p,
-            gdp_log_delta_slope(shifted, nu),
-            gdp_log_delta(x, mu),
+            np.asarray(gdp_log_delta(shifted, nu)) + log_p,
+            np.asarray(gdp_log_delta_slope(shifted, nu)),
+            np.asarray(gdp_log_delta(x, mu)),
         )
 
     grid = np.linspace(0.0, e_hi, math.ceil(e_hi / step) + 1)
@@ -96,7 +90,9 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
     xl, xr = grid[:-1], grid[1:]
     left, right = [v[:-1] for v in vals], [v[1:] for v in vals]
     for level in range(_REFINE_LEVELS + 1):
-        ok = mixture_below_certificate(xl, xr, *zip(left, right, strict=True))
+        ok = mixture_below_certificate(
+            xl, xr, (left[0], right[0]), (left[1], right[1]), (left[2], right[2])
+        )
         if ok.all():
             return True
         bad = ~ok
@@ -105,12 +101,13 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
         sub = xl[bad, None] + (xr - xl)[bad, None] * np.linspace(0.0, 1.0, _SPLIT + 1)
         flat = evaluate(sub.ravel())
         shape = sub.shape
-        terms, slopes = (v.reshape(shape + v.shape[-1:]) for v in flat[:2])
+        terms = flat[0].reshape(shape + flat[0].shape[-1:])
+        slopes = flat[1].reshape(shape + flat[1].shape[-1:])
         up = flat[2].reshape(shape)
         if np.any(logsumexp(terms, axis=-1) > up):
             return False  # violated at a sample point: refining cannot help
         xl, xr = sub[:, :-1].ravel(), sub[:, 1:].ravel()
-        k = terms.shape[-1]
+        k = pld.losses.size  # mixture components
         left = [terms[:, :-1].reshape(-1, k), slopes[:, :-1].reshape(-1, k), up[:, :-1].ravel()]
         right = [terms[:, 1:].reshape(-1, k), slopes[:, 1:].reshape(-1, k), up[:, 1:].ravel()]
     return False
@@ -119,14 +116,11 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
 def composition_dominated(nu: float, mu: float, query: Pld, step: float = 0.05) -> bool:
     """Certify that G_nu (x) query is dominated by G_mu (True only if proved).
 
-    Hockey-stick curves over all real eps: eps < 0 reduces to eps > 0 for the dual pair,
-    since H_g(P||Q) = 1 - g + g H_{1/g}(Q||P) and G_mu is symmetric; so the query and its
-    dual (skipped when equal) are checked on eps >= 0. On [0, e_hi] the exact hockey sticks
-    (the mixture of :func:`gdp_composed_log_delta`, and :func:`gdp_log_delta`) on a grid of
-    spacing <= ``step`` feed the log-concave certificate :func:`mixture_below_certificate`;
-    intervals it cannot certify are split 8-fold, up to 4 times. [e_hi, inf) is covered by
-    :func:`_tail_start`.
-    A query with mass at +inf or -inf loss is never dominated by a Gaussian.
+    Residue paper (Regehr et al.), Thm. 5 needs this check. The query and its dual are
+    checked on eps >= 0: on [0, e_hi] by the log-concave grid certificate
+    (:func:`mixture_below_certificate`, grid spacing <= ``step``, failing intervals split
+    8-fold up to 4 times), beyond e_hi by :func:`_tail_start`. A query with mass at +-inf
+    loss is never dominated. Proof: docs/proofs/gdp_domination.md.
     """
     nu = _checks.positive("nu", nu)
     mu = _checks.positive("mu", mu)

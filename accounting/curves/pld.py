@@ -179,7 +179,7 @@ class Pld:
         k = int(np.argmax(d + self.inf_mass <= target))
         r = min(max((target - self.inf_mass - d[k]) / w[k], 0.0), 1.0)
         eps = max(float(self.losses[k] + math.log1p(-r)), 0.0)
-        return nudge_up(lambda x: self.delta(x) <= target, eps)
+        return nudge_up(lambda x: bool(self.delta(x) <= target), eps)
 
     def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray:
         """Trade-off curve f(alpha) = sup_eps 1 - delta(eps) - e^eps alpha, alpha in [0, 1].
@@ -412,7 +412,7 @@ def discretise_continuous(
     if np.any(np.isnan(log_probs)) or math.isnan(log_inf):
         raise ValueError("log_mass returned NaN")
     probs = np.exp(log_probs)
-    if discretisation == "connect_dots" and edges.size > 1:
+    if discretisation == "connect_dots" and log_q_mass is not None and edges.size > 1:
         probs = _connect_dots_cells(edges, log_probs, log_q_mass(edges[:-1], edges[1:]))
     return Pld(edges, probs, math.exp(log_inf))
 

@@ -123,7 +123,7 @@ def zcdp_to_eps_optimal(rho: float, delta: float) -> float:
     log_inv_delta = -math.log(delta)
     u0 = 0.5 * (math.log(log_inv_delta) - math.log(rho))
     eps = _minimise_over_orders(lambda u: _cks_eps_at(u, rho, log_inv_delta), u0)
-    return max(0.0, _finite("eps", eps))
+    return max(0.0, _checks.finite_result("eps", eps))
 
 
 def zcdp_to_delta(rho: float, eps: float) -> float:
@@ -145,14 +145,7 @@ def zcdp_to_delta(rho: float, eps: float) -> float:
     log_delta = _minimise_over_orders(lambda u: _cks_log_delta_at(u, rho, eps), u0)
     if log_delta == -math.inf:  # delta below the smallest double
         return 0.0
-    return min(1.0, math.exp(min(0.0, _finite("log delta", log_delta))))
-
-
-def _finite(name: str, value: float) -> float:
-    """A computed bound must be finite: raise instead of returning inf or NaN."""
-    if not math.isfinite(value):
-        raise ValueError(f"{name} is not finite ({value!r}): inputs outside the numerical range")
-    return value
+    return min(1.0, math.exp(min(0.0, _checks.finite_result("log delta", log_delta))))
 
 
 def zcdp_budget(eps: float, delta: float, conversion: Conversion = "bun_steinke") -> float:

@@ -117,23 +117,12 @@ def _rogers_k(
 class AdvancedFilter(_EpsDeltaFilter):
     """Advanced-composition filter of Rogers, Roth, Ullman and Vadhan (2016), Thm. 5.1.
 
-    Version: NeurIPS 2016 / arXiv:1605.08294v2. The theorem's filter COMP_{eps_g, delta_g}
-    HALTs when sum_i delta_i > delta_g / 2 or K > eps_g, with K as in :func:`rogers_k` and
-    last factor log(2/delta_g); it is valid for eps_g > 0 and delta_g in (0, 1/e). We checked
-    this statement against independent public implementations of Thm. 5.1; the seed texts
-    quote it lossily (Taylor et al. eq. (2); Feldman and Zrnic, Sec. 4.3, who print the last
-    factor as log(1/delta_g)).
-
-    The theorem spends delta_g in two halves: delta'' = delta_g / 2 bounds the probability
-    that the privacy-loss martingale of the pure parts exceeds K (the log(2/delta_g) =
-    log(1/delta'') factor), and sum_i delta_i <= delta_g - delta'' = delta_g / 2 covers the
-    approximate parts. ``delta_pp`` exposes that split (default delta_g / 2, the theorem as
-    published): HALT iff sum_i delta_i > delta_g - delta_pp or K(delta_pp) > eps_g. H keeps
-    the theorem's value eps_g^2 / (28.04 log(1/delta_g)) for every split; H is a fixed mixture
-    parameter chosen before the interaction and only affects tightness, not validity.
-
-    Taylor et al. (Sec. II-A, App. B) quote a later arXiv form with the condition
-    delta'' + 2 sum_i delta_i <= delta; that form is more conservative than this one.
+    NeurIPS 2016 / arXiv:1605.08294v2: for eps_g > 0 and delta_g in (0, 1/e) the filter that
+    HALTs when sum_i delta_i > delta_g - delta_pp or K(delta_pp) > eps_g (:func:`rogers_k`)
+    is (eps_g, delta_g)-DP. ``delta_pp`` = delta'' (default delta_g / 2, the theorem as
+    published, last factor log(2/delta_g)); H keeps the theorem's value for every split.
+    Why any split is valid, and which printed versions differ:
+    docs/proofs/advanced_filter.md.
     """
 
     def __init__(self, eps_g: float, delta_g: float, delta_pp: float | None = None) -> None:

@@ -45,25 +45,12 @@ class _FsrcSums:
 class FilteredSelfReportingComposition(Filter[ProbabilisticDP, _FsrcSums]):
     """Filtered self-reporting composition, FSRC (Lebensold et al., Algorithm 2/4, Thm. 11/19).
 
-    Each mechanism M_t declares, before it runs, a pDP guarantee (eps_max,t, delta_t) and has a
-    pure ex-post DP bound eps_post,t(o) (Def. 9: L(o) <= eps_post,t(o) for every output o and
-    neighbouring pair). Before M_t: HALT if sum_{i<t} eps_post,i(o_i) + eps_max,t >= eps
-    (Algorithm 2 halts on equality, ">="; the proof only needs "<= eps", so ">=" is the
-    conservative reading and is what is implemented). After M_t: ``observe(eps_post,t(o_t))``.
-
-    Correction of the delta in Thm. 11/19. The theorem claims (eps, delta)-DP when every M_t is
-    (eps_max,t, delta)-pDP. Its proof bounds P[L > eps] by the failure probability of the LAST
-    mechanism, but which mechanism is last is random, so only a union bound over the mechanisms
-    that ran is justified: P[L > eps] <= E[sum_{t <= T} delta_t]. The claim is false as stated:
-    let each M_t output 1 w.p. delta on D and delta e^-c on D' (else 0), with eps = 1,
-    delta = 1e-3, c = 10. Then eps_post(0) ~ 1.0005e-3 = eps_max, eps_post(1) = 10, each M_t
-    is (eps_max, delta)-pDP, FSRC runs up to 999 rounds, and P_D[some 1] ~ 0.63 while
-    e P_D'[some 1] + delta ~ 1.1e-3 (tests/test_filters_expost.py computes this exactly).
-    This class therefore also holds a delta budget: HALT as well if sum_{i <= t} delta_i > delta.
-    Guarantee: (eps, delta)-DP. With delta_t = 0 (pure DP mechanisms) this is exactly the paper.
-    Why it holds: L > eps forces L_t > eps_max,t for some t <= T (else
-    L <= sum_{i<T} eps_post,i + eps_max,T < eps), and P[t <= T, L_t > eps_max,t] <= E[1{t <= T}
-    delta_t] because running M_t is decided before o_t.
+    Costs: ``ProbabilisticDP(eps_max,t, delta_t)`` declared before M_t runs; after it,
+    ``observe(eps_post,t(o_t))``. HALT if sum_{i<t} eps_post,i + eps_max,t >= eps (Algorithm 2
+    halts on equality) or sum_{i<=t} delta_i > delta. Guarantee: (eps, delta)-DP. The delta
+    budget is our correction: Thm. 11/19 as published (no delta budget) is false; the
+    counterexample and the proof of the corrected filter are in docs/proofs/fsrc_delta.md.
+    With delta_t = 0 this is exactly the paper's filter.
     """
 
     cost_types = (ProbabilisticDP,)

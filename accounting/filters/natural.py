@@ -13,7 +13,8 @@ module therefore also provides
 * :func:`adaptive_attack` -- the adversary of Cor. 1 / Fig. 2a as concrete finite
   mechanisms and an :class:`~accounting.filters.base.Analyst`, for audits;
 * :func:`natural_filter_guarantee` -- the (eps', delta')-DP guarantee that the natural
-  (eps, delta)-DP filter does keep for symmetric queries (Thm. 9, derived below).
+  (eps, delta)-DP filter does keep for symmetric queries (Thm. 9; derivation in
+  docs/proofs/natural_filter_guarantee.md).
 """
 
 from __future__ import annotations
@@ -234,6 +235,7 @@ def adaptive_attacks(
             attack = AdaptiveAttack(budget, target, first, second)
             if best is None or attack.excess > best.excess:
                 best = attack
+        assert best is not None  # plans is non-empty
         attacks.append(best)
     return attacks
 
@@ -287,7 +289,7 @@ def _rr_hockey_stick(eps: float, eps_rr: float, m: int) -> float:
 
 @lru_cache(maxsize=4096)
 def _bucket_budget(eps: float, delta: float, edge: float, rounds: int) -> float:
-    """Largest total bucket mass S a natural (eps, delta) filter can accept (derivation step 2).
+    """Largest total bucket mass S a natural (eps, delta) filter can accept (Thm. 9, step 2).
 
     If S > (m - 1) + r + sqrt(r^2 + 2 (m - 1) r), r = -log(1 - delta / h(m)), where
     h(m) = H_{e^eps}(RR_edge^(x m)) > delta, then the composition is not (eps, delta)-DP.
@@ -329,40 +331,14 @@ def natural_filter_guarantee(
 ) -> EpsDelta:
     """(eps', delta')-DP of the natural (eps, delta)-DP filter, symmetric queries (Thm. 9).
 
-    The theorem's constants were lost in extraction; this re-derives it along the paper's
-    three steps (Sec. 7) with our own, fully explicit constants. Let eps_top = eps + log 2
-    and the edges eps_i = eps_top ratio^(i - K), i = 1..K; bucket 1 is |L| <= eps_1,
-    bucket i is eps_{i-1} < |L| <= eps_i, bucket K+1 is |L| > eps_K. For a symmetric PLD,
-    P(|L| in bucket) = Q(|L| in bucket) = v_i (Lemma 6).
-
-    1. Discretisation (Thms. 11, 12). Conditioned on bucket i a symmetric pair is
-       eps_i-DP, so dominated by RR_eps_i (full disclosure for bucket K+1), and its sign
-       dominates RR_eps_{i-1}. So GRR_opt(v) <= w <= GRR_pess(v): draw the bucket (same
-       law under both datasets), then randomized response with the lower / upper edge.
-    2. Budgets (Thm. 14). If the natural filter accepts, the product of the optimistic
-       GRRs is (eps, delta)-DP. With the bucket public, its hockey stick averages over
-       the independent bucket draws, and a product is at least as revealing as any factor.
-       Let S_i = sum_j v_i^(j) and N_i the number of queries landing in bucket i.
-       Top bucket: delta >= P(N >= 1) c, c = H_{e^eps}(RR_eps_K) = (e^eps_K - e^eps) /
-       (1 + e^eps_K), P(N >= 1) >= 1 - e^-S, so S_{K+1} <= B_{K+1} = -log(1 - delta / c).
-       Bucket i >= 2: delta >= P(N_i >= m) h_i(m), h_i(m) = H_{e^eps}(RR_eps_{i-1}^(x m))
-       (exact binomial sum), and the Chernoff lower tail P(N_i <= m - 1) <=
-       exp(-(S - m + 1)^2 / (2 S)) bounds S_i by B_i (see :func:`_bucket_budget`).
-       Bucket 1: S_1 <= rounds. Every accepted prefix of every path obeys these bounds.
-    3. Additive analysis (Thm. 15, Lemma 12). The interaction is a post-processing of the
-       adaptive GRR_pess process, whose bucket counts N_i have predictable means summing to
-       <= B_i. Pre-draw m_i copies of RR_eps_i (m_1 = rounds, m_{K+1} = 0) and answer from
-       them; it fails only if some N_i > m_i, with probability <= gamma_i
-       (multiplicative Azuma / Markov, :func:`_sample_budget`) and <= B_{K+1} for the top
-       bucket. The output is then a post-processing of prod_i RR_eps_i^(x m_i) except on
-       failure, which gives delta' = delta_rr + sum gamma_i + B_{K+1} (a coupling
-       argument replacing Lemma 7) and eps' from the RR product at delta_rr: the smaller
-       of sum m_i eps_i (pure) and, by Hoeffding on the +-eps_i losses,
-       sum m_i eps_i tanh(eps_i / 2) + sqrt(2 sum m_i eps_i^2 log(1 / delta_rr)).
-
-    delta_rr and the total failure budget ``fail`` (split evenly over buckets 2..K)
-    default to ``delta``. K is chosen to minimise eps'. ``rounds`` bounds the number of
-    queries (the bound grows only poly-logarithmically with it, as in the paper).
+    Residue paper (Regehr et al. 2026), Thm. 9, re-derived along its Sec. 7 (Thms. 11, 12, 14,
+    15) with explicit constants: losses are bucketed at edges eps_top ratio^(i - K),
+    eps_top = eps + log 2; each bucket's accepted mass is bounded (:func:`_bucket_budget`),
+    counts are pre-drawn with failure ``fail`` (:func:`_sample_budget`), and eps' is the
+    smaller of the pure and Hoeffding bounds of the resulting RR product at ``delta_rr``;
+    delta' = delta_rr + fail + B_{K+1}. Conditions: symmetric queries, at most ``rounds`` of
+    them, delta below the top bucket's hockey stick. delta_rr and ``fail`` default to
+    ``delta``; K minimises eps'. Derivation: docs/proofs/natural_filter_guarantee.md.
     """
     eps = _checks.positive("eps", eps)
     delta = _checks.open_unit("delta", delta)

@@ -64,11 +64,11 @@ class GaussianLoss:
         object.__setattr__(self, "mu", _checks.positive("mu", self.mu))
 
     def sf(self, c: float) -> float:
-        c = _not_nan("c", c)
+        c = _checks.not_nan("c", c)
         return float(special.ndtr(self.mu / 2.0 - c / self.mu))
 
     def isf(self, p: float) -> float:
-        p = _probability_below_one("p", p)
+        p = _checks.delta("p", p)
         if p == 0.0:
             return math.inf
         return self.mu**2 / 2.0 - self.mu * float(special.ndtri(p))
@@ -101,34 +101,20 @@ class DiscreteLoss:
         return cls.from_pld(FiniteMechanism(p, q).pld())
 
     def sf(self, c: float) -> float:
-        c = _not_nan("c", c)
+        c = _checks.not_nan("c", c)
         if c == math.inf:
             return 0.0
         above = math.fsum(p for x, p in zip(self.losses, self.probs, strict=True) if x > c)
         return min(1.0, above + self.inf_mass)
 
     def isf(self, p: float) -> float:
-        p = _probability_below_one("p", p)
+        p = _checks.delta("p", p)
         if self.inf_mass > p:
             return math.inf
         for x in self.losses:
             if self.sf(x) <= p:
                 return x
         raise AssertionError("unreachable: sf at the largest loss is inf_mass <= p")
-
-
-def _not_nan(name: str, value: float) -> float:
-    x = float(value)
-    if math.isnan(x):
-        raise ValueError(f"{name} must not be NaN")
-    return x
-
-
-def _probability_below_one(name: str, value: float) -> float:
-    x = _checks.finite(name, value)
-    if not 0.0 <= x < 1.0:
-        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
-    return x
 
 
 @dataclass(frozen=True)
@@ -241,14 +227,11 @@ class RealisationFilter(_RealisedLossFilter):
     step i (1-based) fixed before the interaction (Sec. II): one sequence of ``RoundLoss``
     for every step, or a function of i. A request outside R_i is a ValueError.
 
-    Look-ahead (Sec. III). Query i is admitted iff i <= N and delta_i <= delta~, where the
-    check for delta_{i+1} is made when query i is admitted, before y_i is seen, and is
-    condition (4): for every pair k and every r_{i+1} in R_{i+1},
-        P_x(l^(i-1) + L_i <= c*) >= 1 - theta,  c* = eps - isf_{r_{i+1},k}(delta~),
-    i.e. sf_{i,k}(c* - l^(i-1)_k) <= theta. Here {y_i : P_x(L_{i+1} > eps - l^(i)) <= delta~}
-    = {l^(i) <= c*} because P(L > eps - l) is non-decreasing and left-continuous in l. At
-    i = 0 the output y_0 is fixed, so the check for query 1 is sf_{r_1,k}(eps) <= delta~.
-    The halt decision never depends on y_i (Sec. III), and T <= N.
+    Look-ahead (Sec. III): query i is admitted iff i <= N and the check (4) for it, made when
+    query i - 1 was admitted and before y_{i-1} was seen, held: for every pair k and every
+    r in R_i, sf_{i-1,k}(eps - isf_{r,k}(delta~) - l^(i-2)_k) <= theta (query 1:
+    sf_{r,k}(eps) <= delta~). The halt decision never depends on the last output, and T <= N.
+    Derivation: docs/proofs/realisation_lookahead.md.
     """
 
     def __init__(
@@ -368,7 +351,7 @@ def gaussian_stopping_times(
     So T = min(N, 1 + first j >= 0 with |l^(j)| > kappa), and T = 0 if query 1 is refused.
     """
     n_max = _checks.integer("n_max", n_max)
-    kappa = _not_nan("kappa", kappa)
+    kappa = _checks.not_nan("kappa", kappa)
     paths = np.asarray(cumulative, dtype=np.float64)
     if paths.ndim == 0 or paths.shape[-1] < n_max - 2 or np.any(np.isnan(paths)):
         raise ValueError(f"cumulative must have at least n_max - 2 = {n_max - 2} columns, no NaN")

@@ -31,19 +31,10 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
     """Halt before the summed RDP parameters would exceed the budget at any tracked order.
 
     One order (Feldman and Zrnic 2021, Thm. 4.3): CONTINUE iff sum_t rho_t(alpha) <= B, where
-    rho_t(alpha) is the RDP parameter of query t given the outputs before it (any function of
-    them). Guarantee: the transcript up to the halt is (alpha, B)-RDP (Thm. 3.1 with Lemma 4.2).
-
-    A set of orders (Rem. 4.4): "if all filters in the set {F_{alpha_j, B}} output CONT, then
-    the adaptive composition satisfies (alpha_j, B)-RDP for all j". So a query runs only if
-    EVERY order stays within its budget; the first order that would be exceeded halts the
-    filter. Per-order budgets B_j are the same argument order by order: under the joint rule
-    the costs that run (zero after the halt) sum to <= B_j at order alpha_j almost surely, which
-    is all Thm. 3.1 needs. Continuing while only SOME order is
-    within budget is not what the remark allows: it certifies no fixed order, and needs a
-    different proof for a DP target (e.g. a union bound over orders), which this class does not
-    implement.
-
+    rho_t(alpha) is the RDP parameter of query t given the earlier outputs; the transcript up
+    to the halt is (alpha, B)-RDP. Several orders (Rem. 4.4): a query runs only if EVERY order
+    stays within its budget B_j, and the transcript is (alpha_j, B_j)-RDP for every j (why
+    per-order budgets are valid and "some order" is not: docs/proofs/renyi_filter_orders.md).
     Costs are ``RenyiCurve``s that must contain every tracked order on their grid. The sums
     are exact and order-independent (:class:`~accounting.exact_sum.ExactSum`).
     """

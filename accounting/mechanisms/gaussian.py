@@ -61,7 +61,9 @@ def gaussian_log_delta(eps: float, sensitivity: float, sigma: float) -> float:
     Finite even where delta itself underflows, e.g. log delta = -1e4.
     """
     eps = _checks.nonnegative("eps", eps)
-    return _checks.result("log delta", log_gaussian_hockey_stick(eps, _mu(sensitivity, sigma)))
+    return _checks.result(
+        "log delta", float(log_gaussian_hockey_stick(eps, _mu(sensitivity, sigma)))
+    )
 
 
 def gaussian_delta(eps: float, sensitivity: float, sigma: float) -> float:
@@ -86,8 +88,8 @@ def gaussian_eps(delta: float, sensitivity: float, sigma: float) -> float:
         return 0.0
     # delta(eps) <= Phi(a) <= e^{-a^2/2} / 2 for a <= 0, so this eps is above the root.
     hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * (-target - _LOG2 + 1.0)) + 1.0
-    eps = root_decreasing(lambda e: log_gaussian_hockey_stick(e, mu) - target, 0.0, hi)
-    return nudge_up(lambda e: _satisfies(log_gaussian_hockey_stick(e, mu), delta), eps)
+    eps = root_decreasing(lambda e: float(log_gaussian_hockey_stick(e, mu)) - target, 0.0, hi)
+    return nudge_up(lambda e: _satisfies(float(log_gaussian_hockey_stick(e, mu)), delta), eps)
 
 
 def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
@@ -107,7 +109,7 @@ def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
         mu_hi *= 2.0
     # Bisect in log sigma (decreasing f), so the relative tolerance applies to sigma.
     root = root_decreasing(
-        lambda s: log_gaussian_hockey_stick(eps, math.exp(-s)) - target,
+        lambda s: float(log_gaussian_hockey_stick(eps, math.exp(-s))) - target,
         -math.log(mu_hi),
         -math.log(mu_lo),
     )
@@ -116,7 +118,8 @@ def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
     if not math.isfinite(sigma):
         raise ValueError(too_large)
     sigma = nudge_up(
-        lambda s: _satisfies(log_gaussian_hockey_stick(eps, sensitivity / s), delta), sigma
+        lambda s: _satisfies(float(log_gaussian_hockey_stick(eps, sensitivity / s)), delta),
+        sigma,
     )
     if not math.isfinite(sigma):
         raise ValueError(too_large)
@@ -143,10 +146,10 @@ def gaussian_pld(
     z = -special.ndtri(tail_mass / 2.0)
 
     def log_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        return log_ndtr_diff((hi - mean) / sd, (lo - mean) / sd)
+        return np.asarray(log_ndtr_diff((hi - mean) / sd, (lo - mean) / sd))
 
     def log_q_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        return log_ndtr_diff((hi + mean) / sd, (lo + mean) / sd)
+        return np.asarray(log_ndtr_diff((hi + mean) / sd, (lo + mean) / sd))
 
     return discretise_continuous(
         log_mass, mean - z * sd, mean + z * sd, step, discretisation, log_q_mass
