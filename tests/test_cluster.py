@@ -14,15 +14,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from workflow_copy import copy_workflow
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCES = ("Snakefile", "accounting", "config", "experiments", "profiles")
 SCALES = ("smoke", "default", "paper")
 TINY_RULES = r"""
 for _kind, _gpus in (("cpu", 0), ("gpu", 1)):
@@ -45,19 +44,7 @@ for _kind, _gpus in (("cpu", 0), ("gpu", 1)):
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("cluster")
-    for name in SOURCES:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, work / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, work / name)
-    (work / "data").mkdir()
-    shutil.copy2(REPO / "data" / "manifest.yaml", work / "data" / "manifest.yaml")
-    (work / "no-mirror").mkdir()
-    (work / "experiments" / "tiny").mkdir()
-    (work / "experiments" / "tiny" / "rules.smk").write_text(TINY_RULES)
-    return work
+    return copy_workflow(tmp_path_factory.mktemp("cluster"), TINY_RULES)
 
 
 def _snakemake(work: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:

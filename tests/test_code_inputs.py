@@ -12,18 +12,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from workflow_copy import copy_workflow
 
 from experiments.common.codedeps import code_inputs, config_files, module_files
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCES = ("Snakefile", "accounting", "config", "experiments", "profiles")
 PACKAGES = ("accounting", "experiments")
 
 
@@ -163,16 +162,7 @@ def _planned(dry_run: str) -> dict[str, set[str]]:
 @pytest.fixture(scope="module")
 def up_to_date_copy(tmp_path_factory) -> Path:
     """A copy of the sources whose every smoke output exists and is newer than its inputs."""
-    work = tmp_path_factory.mktemp("codedeps")
-    for name in SOURCES:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, work / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, work / name)
-    (work / "data").mkdir()
-    shutil.copy2(REPO / "data" / "manifest.yaml", work / "data" / "manifest.yaml")
-    (work / "no-mirror").mkdir()
+    work = copy_workflow(tmp_path_factory.mktemp("codedeps"))
     summary = _snakemake(work, "--summary", "all")
     for line in summary.splitlines():
         fields = line.split("\t")

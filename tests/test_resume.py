@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,11 +19,11 @@ import time
 from pathlib import Path
 
 import pytest
+from workflow_copy import copy_workflow
 
 from experiments.common.snakemake_lock import remove_stale_locks, snakemake_processes
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCES = ("Snakefile", "accounting", "config", "experiments", "profiles")
 TARGET = "results/tiny/smoke/slow.txt"
 TINY_RULES = """
 rule tiny_slow:
@@ -46,18 +45,7 @@ def _env(work: Path) -> dict[str, str]:
 
 @pytest.fixture()
 def work(tmp_path) -> Path:
-    for name in SOURCES:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, tmp_path / name)
-    (tmp_path / "data").mkdir()
-    shutil.copy2(REPO / "data" / "manifest.yaml", tmp_path / "data" / "manifest.yaml")
-    (tmp_path / "no-mirror").mkdir()
-    (tmp_path / "experiments" / "tiny").mkdir()
-    (tmp_path / "experiments" / "tiny" / "rules.smk").write_text(TINY_RULES)
-    return tmp_path
+    return copy_workflow(tmp_path, TINY_RULES)
 
 
 def _run(work: Path, *command: str) -> subprocess.CompletedProcess[str]:
