@@ -120,6 +120,8 @@ def plan_filtered_gd(
     if m == 0 and share != 0.0:
         raise ValueError(f"query_share must be 0 without queries, got {query_share!r}")
     rho = _checks.positive("rho", zcdp_budget(eps, delta, conversion))
+    while zcdp_eps(rho, delta, conversion) > eps:  # the closed form can round 1 ulp above eps
+        rho = math.nextafter(rho, 0.0)
     rho_q = share * rho
     rho_gd = rho - rho_q
     sigma = noise_multiplier_for(b, rho_gd)

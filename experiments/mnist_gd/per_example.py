@@ -25,11 +25,14 @@ min(C, sqrt(B_norm - spent_i))); a bound of 0 removes the example from the sum.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+ConvMethod = Literal["grouped", "unfold"]
+CONV_METHODS: tuple[ConvMethod, ...] = ("grouped", "unfold")
 _CLIP_FLOOR = 1e-30  # norms below this count as 0: the example contributes 0 either way
 
 
@@ -101,14 +104,26 @@ def _linear_sq_norms(layer: nn.Linear, a: torch.Tensor, b: torch.Tensor) -> torc
     return sq
 
 
-def _conv_per_example(layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def _conv_per_example(
+    layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor, method: ConvMethod
+) -> torch.Tensor:
     """Per-example weight gradients of one conv layer, (N, C_out, C_in k_h k_w).
 
-    The batch becomes the group dimension of a single grouped weight-gradient convolution
-    (inputs (1, N C_in, H, W), output gradients (1, N C_out, H', W'), N groups), which on CPU
-    is several times faster than unfold + batched matmul and holds no unfolded patches.
+    ``grouped``: the batch becomes the group dimension of one grouped weight-gradient
+    convolution (inputs (1, N C_in, H, W), output gradients (1, N C_out, H', W'), N groups);
+    on CPU several times faster than ``unfold`` (patches (N, C_in k_h k_w, T), then a batched
+    matmul with the output gradients (N, C_out, T)), and it holds no unfolded patches.
     """
     n = a.shape[0]
+    if method == "unfold":
+        patches = F.unfold(
+            a,
+            layer.kernel_size,
+            dilation=layer.dilation,
+            padding=layer.padding,
+            stride=layer.stride,
+        )
+        return torch.bmm(b.reshape(n, layer.out_channels, -1), patches.transpose(1, 2))
     per_example = torch.nn.grad.conv2d_weight(
         a.reshape(1, n * layer.in_channels, *a.shape[2:]),
         (n * layer.out_channels, layer.in_channels, *layer.kernel_size),
@@ -122,13 +137,13 @@ def _conv_per_example(layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor) -> tor
 
 
 def _layer_sq_norms(
-    layer: nn.Module, a: torch.Tensor, b: torch.Tensor
+    layer: nn.Module, a: torch.Tensor, b: torch.Tensor, method: ConvMethod
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Squared per-example gradient norms of one layer; conv layers also return their
     per-example weight gradients (reused for the clipped sum)."""
     if isinstance(layer, nn.Linear):
         return _linear_sq_norms(layer, a, b), None
-    per_example = _conv_per_example(layer, a, b)
+    per_example = _conv_per_example(layer, a, b, method)
     sq = per_example.square().sum((1, 2))
     if layer.bias is not None:
         sq = sq + b.sum((2, 3)).square().sum(1)
@@ -161,14 +176,18 @@ def clipped_gradient_sum(
     y: torch.Tensor,
     max_norms: torch.Tensor,
     chunk_size: int,
+    conv_method: ConvMethod = "grouped",
 ) -> ClippedSum:
     """sum_i min(1, m_i / ||g_i||) g_i over the whole batch, with g_i the gradient of the
     cross-entropy loss of example i and m_i = ``max_norms[i]`` (>= 0), chunk by chunk.
 
     ``x``, ``y`` and ``max_norms`` must be on the model's device. Returns the sums (one tensor
     per parameter, in ``model.parameters()`` order), the unclipped norms ||g_i||, the scales
-    w_i and the number of correct predictions (from the same forward pass).
+    w_i and the number of correct predictions (from the same forward pass). ``conv_method``
+    picks how conv layers form their per-example gradients (see ``_conv_per_example``).
     """
+    if conv_method not in CONV_METHODS:
+        raise ValueError(f"conv_method must be one of {CONV_METHODS}, got {conv_method!r}")
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
     n = x.shape[0]
@@ -194,7 +213,7 @@ def clipped_gradient_sum(
             sq = torch.zeros(stop - start, device=x.device, dtype=logits.dtype)
             kept = []
             for layer, a, b in zip(layers, capture.inputs, backprops, strict=True):
-                layer_sq, per_example = _layer_sq_norms(layer, a, b)
+                layer_sq, per_example = _layer_sq_norms(layer, a, b, conv_method)
                 kept.append((layer, a, b, per_example))
                 sq += layer_sq
             norm = sq.sqrt()

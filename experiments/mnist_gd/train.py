@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from accounting.filters.individual import IndividualRenyiFilter
-from experiments.mnist_gd.per_example import clipped_gradient_sum
+from experiments.mnist_gd.per_example import ConvMethod, clipped_gradient_sum
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,7 @@ class GdSettings:
     query_steps: tuple[int, ...] = ()  # steps after which the accuracy is queried
     query_noise_std: float = math.inf  # s.d. of each noisy count
     chunk_size: int = 1024
+    conv_method: ConvMethod = "grouped"
 
     def __post_init__(self) -> None:
         for name in ("clip", "lr", "budget_steps", "noise_multiplier"):
@@ -149,7 +150,7 @@ def train(
         rem = remaining()
         bound_units = np.minimum(1.0, rem)
         bounds = torch.as_tensor(s.clip * np.sqrt(bound_units), dtype=torch.float32).to(device)
-        out = clipped_gradient_sum(model, x, y, bounds, s.chunk_size)
+        out = clipped_gradient_sum(model, x, y, bounds, s.chunk_size, s.conv_method)
         observe(t - 1, out.n_correct, rem)
         if s.filtered:
             norms_sq = out.norms.double().cpu().numpy() ** 2 / (s.clip * s.clip)
