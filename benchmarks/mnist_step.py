@@ -12,7 +12,7 @@ model (same weights, same memory layout):
 
 Reports throughput (examples per second, median of the repeats), the ratio ours / opacus and
 the max relative difference of the clipped sums (max |ours - opacus| / max |opacus| over the
-parameters), for each memory layout:
+parameters), for our conv per-example methods (grouped, unfold) and memory layouts:
 
     python benchmarks/mnist_step.py                    # CPU, 1 thread
     python benchmarks/mnist_step.py --device cuda --batch 60000 --chunk 4096
@@ -33,7 +33,6 @@ from torch import nn
 from experiments.mnist_gd.model import MnistConvNet
 from experiments.mnist_gd.per_example import clipped_gradient_sum
 from experiments.mnist_gd.train import resolve_device
-
 
 LAYOUTS = {"channels_last": torch.channels_last, "contiguous": torch.contiguous_format}
 
@@ -59,19 +58,29 @@ def opacus_clipped_sum(
     return totals
 
 
-def timed(fn: Callable[[], list[torch.Tensor]], device: torch.device, repeats: int) -> float:
-    """Median wall time of ``repeats`` calls after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        start = time.perf_counter()
+def interleaved(
+    fns: dict[str, Callable[[], list[torch.Tensor]]], device: torch.device, repeats: int
+) -> dict[str, float]:
+    """Median wall time of each function, called in turn ``repeats`` times after a warm-up
+    (interleaving keeps a shared machine's load changes from favouring one of them)."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for fn in fns.values():
         fn()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            start = time.perf_counter()
+            fn()
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def max_rel_diff(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
+    """max over parameters of max |a - b| / max |b|."""
+    return max(float((x - y).abs().max() / y.abs().max()) for x, y in zip(a, b, strict=True))
 
 
 def main() -> None:
@@ -82,48 +91,60 @@ def main() -> None:
     ap.add_argument("--clip", type=float, default=0.5)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    ap.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=list(LAYOUTS))
     args = ap.parse_args()
     from opacus import GradSampleModule
 
     warnings.filterwarnings("ignore", module="opacus")
+    warnings.filterwarnings("ignore", message="Full backward hook")
     torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
     gen = torch.Generator().manual_seed(0)
     x_cpu = torch.randn(args.batch, 1, 28, 28, generator=gen)
     y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
+    bounds = torch.full((args.batch,), args.clip, device=device)
     torch.manual_seed(0)
     reference = MnistConvNet()
-    print(f"device {device}, batch {args.batch}, threads {torch.get_num_threads()}, C {args.clip}")
+
+    def model(layout: torch.memory_format) -> MnistConvNet:
+        m = MnistConvNet()
+        m.load_state_dict(reference.state_dict())
+        return m.to(device, memory_format=layout)
+
+    # Opacus's conv grad sampler gives wrong per-sample gradients on channels-last inputs
+    # (checked against a per-example loop), so it runs in its supported contiguous layout.
+    gsm = GradSampleModule(model(torch.contiguous_format))
+    x = {name: x_cpu.to(device).contiguous(memory_format=f) for name, f in LAYOUTS.items()}
+    ours_variants = [
+        ("grouped", "channels_last"),
+        ("grouped", "contiguous"),
+        ("unfold", "contiguous"),
+    ]
+    models = {layout: model(LAYOUTS[layout]) for _, layout in ours_variants}
     print(
-        f"{'layout':<14}{'chunk':>6}{'ours ex/s':>12}{'opacus ex/s':>13}{'ratio':>8}{'max rel diff':>14}"
+        f"device {device}, batch {args.batch}, threads {torch.get_num_threads()}, "
+        f"C {args.clip}, median of {args.repeats}; Opacus: GradSampleModule, contiguous"
     )
-    for layout in args.layouts:
-        fmt = LAYOUTS[layout]
-        ours_model = MnistConvNet().to(device, memory_format=fmt)
-        ours_model.load_state_dict(reference.state_dict())
-        opacus_model = MnistConvNet().to(device, memory_format=fmt)
-        opacus_model.load_state_dict(reference.state_dict())
-        gsm = GradSampleModule(opacus_model)
-        x = x_cpu.to(device).contiguous(memory_format=fmt)
-        bounds = torch.full((args.batch,), args.clip, device=device)
-        for chunk in args.chunk:
-
-            def ours(chunk: int = chunk) -> list[torch.Tensor]:
-                return clipped_gradient_sum(ours_model, x, y, bounds, chunk).grads
-
-            def theirs(chunk: int = chunk) -> list[torch.Tensor]:
-                return opacus_clipped_sum(gsm, x, y, args.clip, chunk)
-
-            t_ours = timed(ours, device, args.repeats)
-            t_theirs = timed(theirs, device, args.repeats)
-            diff = max(
-                float((a - b).abs().max() / b.abs().max())
-                for a, b in zip(ours(), theirs(), strict=True)
+    print(
+        f"{'ours (conv, layout)':<26}{'chunk':>6}{'ours ex/s':>11}{'opacus ex/s':>13}"
+        f"{'ratio':>7}{'max rel diff':>14}"
+    )
+    for chunk in args.chunk:
+        fns: dict[str, Callable[[], list[torch.Tensor]]] = {
+            "opacus": lambda c=chunk: opacus_clipped_sum(gsm, x["contiguous"], y, args.clip, c)
+        }
+        for method, layout in ours_variants:
+            fns[f"{method}, {layout}"] = lambda c=chunk, m=method, lay=layout: (
+                clipped_gradient_sum(models[lay], x[lay], y, bounds, c, m).grads
             )
+        times = interleaved(fns, device, args.repeats)
+        theirs = fns["opacus"]()
+        for name in fns:
+            if name == "opacus":
+                continue
             print(
-                f"{layout:<14}{chunk:>6}{args.batch / t_ours:>12.0f}{args.batch / t_theirs:>13.0f}"
-                f"{t_theirs / t_ours:>8.2f}{diff:>14.2e}"
+                f"{name:<26}{chunk:>6}{args.batch / times[name]:>11.0f}"
+                f"{args.batch / times['opacus']:>13.0f}{times['opacus'] / times[name]:>7.2f}"
+                f"{max_rel_diff(fns[name](), theirs):>14.2e}"
             )
 
 

@@ -7,15 +7,17 @@ to the layer *outputs* (no parameter gradients) give a and b for every layer; fr
 
 * linear layer: ||g_i||^2 = ||a_i||^2 ||b_i||^2 + ||b_i||^2 (bias), the "norm trick"
   (Goodfellow 2015), without forming the per-example gradient b_i a_i^T;
-* convolution: the per-example weight gradient of that one layer, for one chunk, by a single
-  grouped weight-gradient convolution with the batch as the group dimension (the "unfold"
-  route of Opacus, without the unfolded patches); the ghost norm sum_{p,q} (a_p . a_q)
-  (b_p . b_q) (Li et al. 2022) costs more for these small-channel layers and also needs a
-  separate weight-gradient pass for the sum, so it is not used;
-* the clipped sum sum_i w_i g_i with w_i = min(1, m_i / ||g_i||) is one matrix product per
-  linear layer, (w * b)^T a, and a weighted sum of the conv layer's per-example gradients,
-  all from the same a and b ("book-keeping" reuse, Bu et al. 2023): no second backward pass
-  and never a per-example gradient of the whole model.
+* convolution, per layer whichever costs fewer multiply-adds (T output positions,
+  d_a = C_in k_h k_w, d_b = C_out): the ghost norm sum_{p,q} (a_p . a_q)(b_p . b_q) from two
+  (T, T) Gram matrices (Li et al. 2022; T^2 (d_a + d_b) per example; the MNIST CNN's second
+  conv) or the per-example weight gradient of that one layer, for one chunk (T d_a d_b; the
+  first conv), by one grouped weight-gradient convolution with the batch as the group
+  dimension (or unfold + batched matmul, Opacus's route);
+* the clipped sum sum_i w_i g_i with w_i = min(1, m_i / ||g_i||) comes from the same a and b
+  ("book-keeping" reuse, Bu et al. 2023): (w * b)^T a for a linear layer, one weight-gradient
+  convolution of the reweighted b for a ghost-norm conv layer, a weighted sum of the stored
+  per-example gradients otherwise. No second backward pass, never a per-example gradient of
+  the whole model.
 
 The batch is processed in chunks, so memory grows with ``chunk_size``, not with n. The clip
 bound m_i is per example (Algorithm 3 of Feldman and Zrnic 2021 clips to
@@ -136,15 +138,38 @@ def _conv_per_example(
     return per_example.reshape(n, layer.out_channels, -1)
 
 
+def _ghost_is_cheaper(layer: nn.Conv2d, b: torch.Tensor) -> bool:
+    """Ghost norm costs T^2 (d_a + d_b) per example, the per-example gradient T d_a d_b."""
+    positions = b.shape[2] * b.shape[3]
+    d_a = layer.in_channels * layer.kernel_size[0] * layer.kernel_size[1]
+    return positions * (d_a + layer.out_channels) < d_a * layer.out_channels
+
+
+def _conv_ghost_sq_norms(layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """||g_i||^2 = sum_{p,q} (a_p . a_q)(b_p . b_q) from two (T, T) Gram matrices per example."""
+    n = a.shape[0]
+    patches = F.unfold(
+        a, layer.kernel_size, dilation=layer.dilation, padding=layer.padding, stride=layer.stride
+    )
+    bf = b.reshape(n, layer.out_channels, -1)
+    gram_a = torch.bmm(patches.transpose(1, 2), patches)
+    gram_b = torch.bmm(bf.transpose(1, 2), bf)
+    return (gram_a * gram_b).sum((1, 2))
+
+
 def _layer_sq_norms(
     layer: nn.Module, a: torch.Tensor, b: torch.Tensor, method: ConvMethod
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Squared per-example gradient norms of one layer; conv layers also return their
-    per-example weight gradients (reused for the clipped sum)."""
+    """Squared per-example gradient norms of one layer; conv layers on the direct route also
+    return their per-example weight gradients (reused for the clipped sum)."""
     if isinstance(layer, nn.Linear):
         return _linear_sq_norms(layer, a, b), None
-    per_example = _conv_per_example(layer, a, b, method)
-    sq = per_example.square().sum((1, 2))
+    if _ghost_is_cheaper(layer, b):
+        per_example = None
+        sq = _conv_ghost_sq_norms(layer, a, b)
+    else:
+        per_example = _conv_per_example(layer, a, b, method)
+        sq = torch.linalg.vector_norm(per_example.flatten(1), dim=1).square()
     if layer.bias is not None:
         sq = sq + b.sum((2, 3)).square().sum(1)
     return sq, per_example
@@ -158,12 +183,23 @@ def _weighted_grads(
     w: torch.Tensor,
 ) -> list[torch.Tensor]:
     """sum_i w_i g_i for the layer's weight (and bias)."""
-    if per_example is None:  # linear: (w * b)^T a
+    if isinstance(layer, nn.Linear):  # (w * b)^T a
         wb = b * w[:, None]
         out = [wb.T @ a]
         bias = wb.sum(0)
     else:
-        out = [torch.einsum("n,nij->ij", w, per_example).reshape(layer.weight.shape)]
+        if per_example is not None:
+            weight = torch.einsum("n,nij->ij", w, per_example).reshape(layer.weight.shape)
+        else:  # one weight-gradient convolution of the reweighted output gradients
+            weight = torch.nn.grad.conv2d_weight(
+                a,
+                layer.weight.shape,
+                b * w[:, None, None, None],
+                layer.stride,
+                layer.padding,
+                layer.dilation,
+            )
+        out = [weight]
         bias = w @ b.sum((2, 3))
     if layer.bias is not None:
         out.append(bias)
