@@ -1,7 +1,11 @@
 # Two commands on a fresh Linux machine with Python 3.11:
 #   make test      set up .venv if needed, run the test suite
 #   make figures   set up .venv if needed, run the pipeline at the default scale, write report.html
-# Also: make smoke (whole DAG at scale=smoke), make lint, make bench, make clean.
+# Also: make smoke (whole DAG at scale=smoke), make lint, make bench, make clean, make lock.
+#
+# Every install takes its versions from requirements.lock (exact versions of the whole
+# environment); `make lock` regenerates it from a fresh venv with the newest releases that
+# pyproject.toml allows. Upgrading = `make lock`, then a full `make test`, then commit the lock.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -12,32 +16,56 @@ TORCH  ?= torch==2.13.0
 SCALE  ?= default
 CORES  ?= all
 
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+BIN       := $(VENV)/bin
+STAMP     := $(VENV)/.installed
+LOCK      := requirements.lock
+LOCK_VENV := .lock-venv
+# Rerunning a command resumes after a crash: a lock left by a killed run is removed (only when
+# no Snakemake runs in this folder) and profiles/local reruns incomplete jobs. Logs: logs/.
+UNLOCK    := $(BIN)/python -m experiments.common.snakemake_lock
+SNAKEMAKE := $(BIN)/snakemake --profile profiles/local
 
-.PHONY: setup test figures smoke report lint format bench clean
+.PHONY: setup test figures smoke report lint format bench clean lock
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	$(BIN)/python -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
-	$(BIN)/python -m pip install $(TORCH)
-	$(BIN)/python -m pip install -e '.[experiments,dev]'
+	$(BIN)/python -m pip install -c $(LOCK) $(TORCH)
+	$(BIN)/python -m pip install -c $(LOCK) -e '.[experiments,dev]'
 	touch $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
 figures: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES) --config scale=$(SCALE)
-	$(BIN)/snakemake --config scale=$(SCALE) --report report.html
+	$(UNLOCK)
+	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE)
+	$(SNAKEMAKE) --config scale=$(SCALE) --report report.html
 
 smoke: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES) --config scale=smoke
+	$(UNLOCK)
+	$(SNAKEMAKE) --cores $(CORES) --config scale=smoke
+
+# Exact versions of everything `pip install -e '.[experiments,dev]'` pulls in today, resolved
+# in a throw-away venv (filterlab itself excluded; local version labels such as +cpu dropped,
+# so the lock installs from PyPI too).
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install $(TORCH)
+	$(LOCK_VENV)/bin/python -m pip install -e '.[experiments,dev]'
+	{ echo "# Exact versions of the filterlab environment (Python 3.11), written by make lock."; \
+	  echo "# Installed with: pip install -c requirements.lock ... (see Makefile)."; \
+	  $(LOCK_VENV)/bin/python -m pip freeze --exclude-editable \
+	    | sed -E 's/^([A-Za-z0-9._-]+==[^+]+)\+[A-Za-z0-9.]+$$/\1/'; } > $(LOCK).tmp
+	mv $(LOCK).tmp $(LOCK)
+	rm -rf $(LOCK_VENV)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy accounting
 
 format: $(STAMP)
 	$(BIN)/ruff format .
@@ -49,7 +77,7 @@ bench: $(STAMP)
 		echo "== $$script"; $(BIN)/python "$$script"; \
 	done; [ $$found = 1 ] || echo "no benchmarks/*.py yet"
 
-# Removes generated results, figures and processed data (keeps data/raw and the READMEs).
+# Removes generated results, figures, logs and processed data (keeps data/raw and the READMEs).
 clean:
 	find results figures data/processed -mindepth 1 ! -name README.md -delete
-	rm -rf .snakemake report.html
+	rm -rf .snakemake report.html logs

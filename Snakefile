@@ -6,7 +6,9 @@
 #
 # Every experiments/<exp>/rules.smk is included (sorted) after the data rules. A rules file
 # uses SCALE, PROCESSED, DATA_AVAILABLE and appends its final figures to ALL_FIGURES; see
-# README.md "Adding an experiment".
+# README.md "Adding an experiment". Every rule writes its log to logs/<exp>/<scale>/ (data:
+# logs/data/); after a crash, rerun the same command with --profile profiles/local (README.md
+# "Resume after a crash, and where logs are").
 import os
 import sys
 from pathlib import Path
@@ -14,12 +16,32 @@ from pathlib import Path
 sys.path.insert(0, workflow.basedir)
 # `python` in shell commands is the interpreter running Snakemake (the venv), activated or not.
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+# Progress bars go to the job's log (stderr is redirected there): one update per 10 s at most.
+os.environ.setdefault("TQDM_MININTERVAL", "10")
+
+from experiments.common.codedeps import code_inputs as _code_inputs
 
 SCALES = ("smoke", "default", "paper")
+#: Every key `--config` accepts (a typo such as `scal=smoke` must not start a default run).
+CONFIG_KEYS = {"scale": f"one of {SCALES}"}
+_unknown = sorted(set(config) - set(CONFIG_KEYS))
+if _unknown:
+    raise ValueError(
+        f"unknown --config key(s) {_unknown}; valid keys: "
+        + ", ".join(f"{key} ({valid})" for key, valid in CONFIG_KEYS.items())
+    )
 SCALE = config.get("scale", "default")
 if SCALE not in SCALES:
     raise ValueError(f"config scale must be one of {SCALES}, got {SCALE!r}")
 ALL_FIGURES = []
+
+
+def code_inputs(module):
+    """Repository files `python -m <module>` imports (transitively) plus its config files.
+
+    Use as a rule's code input so that editing any of them reruns exactly that rule's jobs.
+    """
+    return _code_inputs(module, workflow.basedir)
 
 
 def experiment_config(name, scale=None):
@@ -64,6 +86,9 @@ rule figure_list:
         f"results/figure_list_{SCALE}.txt",
     params:
         figures=ALL_FIGURES,
+    log:
+        f"logs/figure_list_{SCALE}.log",
     localrule: True
     run:
         Path(output[0]).write_text("".join(f"{f}\n" for f in params.figures))
+        Path(log[0]).write_text(f"{len(params.figures)} figures listed in {output[0]}\n")

@@ -13,7 +13,9 @@ import numpy as np
 
 
 def finite(name: str, value: float) -> float:
-    """Return ``value`` as float if it is a finite real number."""
+    """Return ``value`` as float if it is a finite real number (not a bool or a string)."""
+    if isinstance(value, bool | np.bool_ | str | bytes):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError) as err:
@@ -87,6 +89,21 @@ def finite_array(name: str, values: Iterable[float] | np.ndarray) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite real numbers")
     return arr
+
+
+def not_nan(name: str, value: float) -> float:
+    """Any float in [-inf, inf] (a threshold or a loss may be infinite), never NaN."""
+    x = float(value)
+    if math.isnan(x):
+        raise ValueError(f"{name} must not be NaN")
+    return x
+
+
+def finite_result(name: str, value: float) -> float:
+    """Guard a computed bound: raise instead of returning inf or NaN."""
+    if not math.isfinite(value):
+        raise ValueError(f"{name} is not finite ({value!r}): inputs outside the numerical range")
+    return value
 
 
 def result(name: str, value: float) -> float:

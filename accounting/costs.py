@@ -126,12 +126,12 @@ class RenyiCurve:
             return NotImplemented
         if self.orders != other.orders:
             raise ValueError("RDP curves compose only on equal order grids")
-        return RenyiCurve(self.orders, np.add(self.eps, other.eps))
+        return RenyiCurve(self.orders, tuple(np.add(self.eps, other.eps).tolist()))
 
     def scaled(self, k: float) -> RenyiCurve:
         """k-fold composition (k >= 0, real for fractional accounting)."""
         k = _checks.nonnegative("k", k)
-        return RenyiCurve(self.orders, np.multiply(k, self.eps))
+        return RenyiCurve(self.orders, tuple(np.multiply(k, self.eps).tolist()))
 
 
 def _vector(name: str, values: Iterable[float]) -> np.ndarray:

@@ -53,6 +53,20 @@ def log_sub_exp(a: float | np.ndarray, b: float | np.ndarray) -> float | np.ndar
     return float(out) if out.ndim == 0 else out
 
 
+def logsumexp(a: np.ndarray, axis: int) -> np.ndarray:
+    """log sum exp of ``a`` along ``axis`` (``scipy.special.logsumexp(a, axis=axis)``).
+
+    Shifted by the maximum, so no term overflows; -inf where every entry is -inf and +inf
+    where one is +inf, without warnings. Kept here rather than calling scipy so that its
+    rounding stays fixed across scipy versions (scipy 1.15 changed its algorithm).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    top = np.max(a, axis=axis, keepdims=True)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.sum(np.exp(a - safe), axis=axis)) + np.squeeze(safe, axis=axis)
+
+
 def _gauss_legendre_log(log_f: Callable[[np.ndarray], np.ndarray], lo, width) -> np.ndarray:
     """log of the integral of exp(log_f) over [lo, lo + width] (arrays), 8-point
     Gauss-Legendre; the width is passed exactly rather than as a difference of endpoints."""
@@ -60,7 +74,7 @@ def _gauss_legendre_log(log_f: Callable[[np.ndarray], np.ndarray], lo, width) ->
     half = 0.5 * np.asarray(width, dtype=np.float64)[..., None]
     t = lo + half * (_GL_NODES + 1.0)
     with np.errstate(divide="ignore"):
-        return special.logsumexp(log_f(t) + np.log(_GL_WEIGHTS), axis=-1) + np.log(half[..., 0])
+        return logsumexp(log_f(t) + np.log(_GL_WEIGHTS), axis=-1) + np.log(half[..., 0])
 
 
 def log_ndtr_diff(a: float | np.ndarray, b: float | np.ndarray) -> float | np.ndarray:

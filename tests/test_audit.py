@@ -31,6 +31,7 @@ from accounting.audit import (
     exact_audit,
     gaussian_query,
     hockey_stick,
+    monte_carlo,
     monte_carlo_audit,
     randomized_response_laws,
     renyi_divergence,
@@ -51,8 +52,11 @@ class AlwaysContinue(Filter):
 
     cost_types = (object,)
 
-    def _admits(self, cost: object) -> bool:
-        return True
+    def __init__(self) -> None:
+        super().__init__(())
+
+    def _admit(self, cost: object) -> tuple[()] | None:
+        return ()
 
 
 class StrictAdditive(Filter):
@@ -61,18 +65,13 @@ class StrictAdditive(Filter):
     cost_types = (EpsDelta,)
 
     def __init__(self, budget: EpsDelta) -> None:
-        super().__init__()
-        self.budget, self.eps, self.delta = budget, 0.0, 0.0
+        super().__init__((0.0, 0.0))
+        self.budget = budget
 
-    def _admits(self, cost: EpsDelta) -> bool:
-        return (
-            self.eps + cost.eps <= self.budget.eps + 1e-12
-            and self.delta + cost.delta <= self.budget.delta + 1e-12
-        )
-
-    def _commit(self, cost: EpsDelta) -> None:
-        self.eps += cost.eps
-        self.delta += cost.delta
+    def _admit(self, cost: EpsDelta) -> tuple[float, float] | None:
+        eps, delta = self._state[0] + cost.eps, self._state[1] + cost.delta
+        ok = eps <= self.budget.eps + 1e-12 and delta <= self.budget.delta + 1e-12
+        return (eps, delta) if ok else None
 
 
 class CountFilter(Filter):
@@ -81,11 +80,11 @@ class CountFilter(Filter):
     cost_types = (object,)
 
     def __init__(self, k: int) -> None:
-        super().__init__()
+        super().__init__(0)
         self.k = k
 
-    def _admits(self, cost: object) -> bool:
-        return len(self.accepted_costs) < self.k
+    def _admit(self, cost: object) -> int | None:
+        return self._state + 1 if self._state < self.k else None
 
 
 class LocalNatural(Filter):
@@ -97,14 +96,12 @@ class LocalNatural(Filter):
     cost_types = (Pld,)
 
     def __init__(self, budget: EpsDelta) -> None:
-        super().__init__()
-        self.budget, self.spent = budget, Pld.identity()
+        super().__init__(Pld.identity())
+        self.budget = budget
 
-    def _admits(self, cost: Pld) -> bool:
-        return self.spent.compose(cost).delta(self.budget.eps) <= self.budget.delta + 1e-12
-
-    def _commit(self, cost: Pld) -> None:
-        self.spent = self.spent.compose(cost)
+    def _admit(self, cost: Pld) -> Pld | None:
+        spent = self._state.compose(cost)
+        return spent if spent.delta(self.budget.eps) <= self.budget.delta + 1e-12 else None
 
 
 class StrictRenyi(Filter):
@@ -113,14 +110,12 @@ class StrictRenyi(Filter):
     cost_types = (RenyiCurve,)
 
     def __init__(self, alpha: float, budget: float) -> None:
-        super().__init__()
-        self.alpha, self.budget, self.spent = alpha, budget, 0.0
+        super().__init__(0.0)
+        self.alpha, self.budget = alpha, budget
 
-    def _admits(self, cost: RenyiCurve) -> bool:
-        return self.spent + cost.at(self.alpha) <= self.budget + 1e-12
-
-    def _commit(self, cost: RenyiCurve) -> None:
-        self.spent += cost.at(self.alpha)
+    def _admit(self, cost: RenyiCurve) -> float | None:
+        spent = self._state + cost.at(self.alpha)
+        return spent if spent <= self.budget + 1e-12 else None
 
 
 class StopOnReveal(Filter):
@@ -130,14 +125,13 @@ class StopOnReveal(Filter):
     needs_observation = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.revealed = False
+        super().__init__(False)  # state: revealed
 
-    def _admits(self, cost: object) -> bool:
-        return not self.revealed
+    def _admit(self, cost: object) -> bool | None:
+        return None if self._state else False
 
-    def _observe(self, observed: float) -> None:
-        self.revealed = self.revealed or not math.isfinite(observed)
+    def _observed_state(self, observed: float) -> bool:
+        return self._state or not math.isfinite(observed)
 
 
 def rr(eps: float, cost: object = None) -> DiscreteQuery:
@@ -401,6 +395,22 @@ def test_invalid_inputs_raise() -> None:
 def test_runaway_analyst_is_an_error() -> None:
     with pytest.raises(ValueError, match="max_rounds"):
         transcript_distributions(AlwaysContinue, lambda h: rr(0.1), max_rounds=5)
+    gauss = gaussian_query(1.0, None)
+    with pytest.raises(ValueError, match="max_rounds"):
+        sample_losses(AlwaysContinue, lambda h: gauss, 0, 2, np.random.default_rng(0), 5)
+    losses, lengths, halts = sample_losses(
+        AlwaysContinue,
+        lambda h: gauss if len(h) < 5 else None,
+        1,
+        2,
+        np.random.default_rng(0),
+        max_rounds=5,
+    )
+    assert lengths.tolist() == [5, 5] and not halts.any()
+    # the loss of dataset 1 is minus the sum of the per-step losses, drawn in release order
+    rng = np.random.default_rng(0)
+    ys = rng.standard_normal((2, 5))
+    np.testing.assert_allclose(losses, -np.sum(ys - 0.5, axis=1), rtol=1e-12)
 
 
 def test_random_search_is_seeded() -> None:
@@ -464,10 +474,10 @@ def test_confidence_bounds_cover_at_their_level() -> None:
     rng = np.random.default_rng(8)
     n, alpha, truth = 500, 0.05, 0.05
     z = np.where(rng.random((400, n)) < 0.2, rng.random((400, n)) * 0.25, 0.0)  # mean 0.025
-    lower = z.mean(1) - audit._bernstein_radius(z.var(1, ddof=1), n, alpha)
+    lower = z.mean(1) - monte_carlo._bernstein_radius(z.var(1, ddof=1), n, alpha)
     assert np.mean(lower <= 0.025) >= 1 - alpha
     k = (rng.random((400, n)) < truth).sum(1)
-    lo, hi = audit._clopper_pearson(k, n, alpha)
+    lo, hi = monte_carlo._clopper_pearson(k, n, alpha)
     assert np.mean(lo <= truth) >= 1 - 2 * alpha and np.mean(hi >= truth) >= 1 - 2 * alpha
     assert np.all(lo[k == 0] == 0) and np.all(np.isfinite(hi))
 

@@ -77,7 +77,7 @@ def multiset(filt: Filter) -> Hashable:
     """State key of filters whose decisions depend only on the multiset of accepted costs.
 
     True of the additive, advanced, Whitehouse, Rényi, zCDP and naive GDP filters: each
-    compares sums over the accepted costs with a budget (see their _admits).
+    compares exact sums over the accepted costs with a budget (see their _admit).
     """
     return tuple(sorted(Counter(filt.accepted_costs).items(), key=repr))
 
@@ -96,8 +96,11 @@ class Unfiltered(Filter):
 
     cost_types = (object,)
 
-    def _admits(self, cost: object) -> bool:
-        return True
+    def __init__(self) -> None:
+        super().__init__(())
+
+    def _admit(self, cost: object) -> tuple[()] | None:
+        return ()
 
 
 RR_EPS = (0.3, 0.6)

@@ -108,15 +108,26 @@ def test_app_refuses_bad_params_before_writing(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_app_refuses_an_empty_table(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from experiments.common.app import experiment_main
-
+def test_app_refuses_an_empty_table(tmp_path: Path) -> None:
     out = tmp_path / "t.csv"
-    main = experiment_main("taylor_survival", TaylorParams, lambda cfg, p: pd.DataFrame())
-    monkeypatch.setattr(sys, "argv", ["run", "scale=smoke", f"out={out}"])
-    with pytest.raises(SystemExit):
-        main()
-    assert "the run produced an empty table" in capsys.readouterr().err
+    script = (
+        "import sys, pandas as pd\n"
+        "from experiments.common.app import experiment_main\n"
+        "from experiments.taylor_survival.schema import Params\n"
+        f"sys.argv = ['run', 'scale=smoke', 'out={out}']\n"
+        "experiment_main('taylor_survival', Params, lambda cfg, p: pd.DataFrame())()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode != 0
+    assert "the run produced an empty table" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("exp", EXPERIMENTS)
+def test_top_level_keys_do_not_shadow_config_groups(exp: str) -> None:
+    """A key named like a config folder (another experiment's name) cannot be overridden."""
+    groups = {p.name for p in CONFIG_DIR.iterdir() if p.is_dir()}
+    keys = set(compose_config(exp, "smoke").keys()) - {"scale"}
+    assert not keys & groups, f"config/{exp}.yaml keys {sorted(keys & groups)} shadow groups"

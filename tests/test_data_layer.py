@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from experiments.data.fetch import (
     fetch,
     load_manifest,
     resolve,
+    verify_raw,
 )
 
 PAYLOAD = b"col\n1\n2\n"
@@ -181,3 +184,62 @@ def test_resolve_names_and_datasets():
     assert len(resolve(["mnist"], manifest)) == 4
     with pytest.raises(ValueError, match="unknown data file or dataset"):
         resolve(["adultt"], manifest)
+
+
+def test_temporary_file_of_a_killed_copy_is_removed_next_time(tmp_path, monkeypatch):
+    """A copy killed mid-way leaves a hidden, half-written sibling; the next fetch removes it."""
+    monkeypatch.setattr(fetch_mod.urllib.request, "urlopen", _no_network)
+    folder = tmp_path / "raw" / "fake"
+    folder.mkdir(parents=True)
+    (folder / ".table.csv.k1ll3d_x.tmp").write_bytes(PAYLOAD[:3])
+    (folder / ".table.csv.json.k1ll3d_x.tmp").write_bytes(b"another target's")
+    fetch(_entry(), tmp_path / "raw", mirror=_mirror(tmp_path))
+    assert sorted(p.name for p in folder.iterdir()) == [
+        ".table.csv.json.k1ll3d_x.tmp",
+        "table.csv",
+    ]
+
+
+def test_verify_raw_reports_a_file_changed_after_download(tmp_path, monkeypatch):
+    monkeypatch.setattr(fetch_mod.urllib.request, "urlopen", _no_network)
+    manifest = {"fake/table.csv": _entry()}
+    mirror = _mirror(tmp_path)
+    path = fetch(_entry(), tmp_path / "raw", mirror=mirror)
+    verify_raw(["fake/table.csv"], tmp_path / "raw", manifest)
+    path.write_bytes(PAYLOAD + b"3\n")
+    with pytest.raises(ChecksumError) as raised:
+        verify_raw(["fake/table.csv"], tmp_path / "raw", manifest)
+    at_fetch = pytest.raises(ChecksumError, match="expected " + PAYLOAD_SHA)
+    with at_fetch as refetched:
+        fetch(_entry(), tmp_path / "raw", mirror=mirror)
+    assert str(raised.value) == str(refetched.value)  # the message of a bad download
+    assert "must be deleted" in str(raised.value)
+    with pytest.raises(ValueError, match="not in the manifest"):
+        verify_raw(["fake/other.csv"], tmp_path / "raw", manifest)
+
+
+def test_preprocessing_refuses_a_corrupted_raw_file(tmp_path):
+    """The preprocessing job checks sha256 itself (Snakemake does not refetch a present file)."""
+    raw = tmp_path / "raw"
+    (raw / "bike_sharing").mkdir(parents=True)
+    (raw / "bike_sharing" / "day.csv").write_text("dteday,weekday,workingday,registered\n")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "experiments.data.preprocess",
+            "dataset=bikes",
+            f"raw_dir={raw}",
+            f"out_dir={tmp_path / 'processed'}",
+        ],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    expected = load_manifest()["bike_sharing/day.csv"].sha256
+    assert f"bike_sharing/day.csv from {raw / 'bike_sharing' / 'day.csv'}: sha256" in result.stderr
+    assert f"!= expected {expected}" in result.stderr
+    assert not (tmp_path / "processed").exists()

@@ -22,8 +22,7 @@ from accounting.curves.domination import (
 )
 from accounting.curves.gdp import GdpProfile, gdp_log_delta, gdp_log_delta_slope
 from accounting.curves.pld import Pld
-from accounting.curves.tradeoff import PiecewiseLinearTradeoff as PL
-from accounting.curves.tradeoff import eps_delta_pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff, eps_delta_pld
 from accounting.filters.gdp import gdp_residue
 from accounting.mechanisms.randomized_response import pure_dp_delta
 
@@ -45,7 +44,7 @@ def f_eps_delta(alpha: np.ndarray, eps: float, delta: float) -> np.ndarray:
 
 @given(eps_st, delta_st)
 def test_eps_delta_curve_closed_form(eps: float, delta: float) -> None:
-    curve = PL.eps_delta(eps, delta)
+    curve = PiecewiseLinearTradeoff.eps_delta(eps, delta)
     np.testing.assert_allclose(curve(ALPHA), f_eps_delta(ALPHA, eps, delta), atol=1e-14)
     pld = eps_delta_pld(eps, delta)
     assert pld.inf_mass == pytest.approx(delta)
@@ -57,7 +56,7 @@ def test_eps_delta_curve_closed_form(eps: float, delta: float) -> None:
 def test_prop12_composition_equals_pld_convolution(
     e1: float, d1: float, e2: float, d2: float
 ) -> None:
-    a, b = PL.eps_delta(e1, d1), PL.eps_delta(e2, d2)
+    a, b = PiecewiseLinearTradeoff.eps_delta(e1, d1), PiecewiseLinearTradeoff.eps_delta(e2, d2)
     composed = a.compose(b)
     via_pld = a.to_pld().compose(b.to_pld())
     np.testing.assert_allclose(composed(ALPHA), via_pld.tradeoff(ALPHA), atol=1e-13)
@@ -67,9 +66,9 @@ def test_prop12_composition_equals_pld_convolution(
 
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_composed_randomized_response_matches_binomial_formula(k: int) -> None:
-    curve = PL.pure_dp(0.7)
+    curve = PiecewiseLinearTradeoff.pure_dp(0.7)
     for _ in range(k - 1):
-        curve = curve.compose(PL.pure_dp(0.7))
+        curve = curve.compose(PiecewiseLinearTradeoff.pure_dp(0.7))
     for eps in (0.0, 0.5, 1.4, 3.0):
         assert curve.delta(eps) == pytest.approx(pure_dp_delta(0.7, eps, k), abs=1e-14)
 
@@ -77,23 +76,23 @@ def test_composed_randomized_response_matches_binomial_formula(k: int) -> None:
 def test_from_pld_round_trip_and_validation() -> None:
     pld = Pld(np.array([-1.0, 0.2, 2.0]), np.array([0.1, 0.5, 0.3]), 0.1)
     # Q-mass of these atoms is below 1: a flat final segment (loss -inf atom)
-    curve = PL.from_pld(pld)
+    curve = PiecewiseLinearTradeoff.from_pld(pld)
     np.testing.assert_allclose(curve(ALPHA), pld.tradeoff(ALPHA), atol=1e-14)
     back = curve.to_pld()
     np.testing.assert_allclose(back.losses, pld.losses, atol=1e-14)
     assert back.inf_mass == pytest.approx(0.1)
     with pytest.raises(ValueError, match="not a PLD"):
-        PL.from_pld(Pld(np.array([-2.0]), np.array([1.0])))
+        PiecewiseLinearTradeoff.from_pld(Pld(np.array([-2.0]), np.array([1.0])))
     with pytest.raises(ValueError, match="convex"):
-        PL.from_vertices(np.array([0.0, 0.5, 1.0]), np.array([1.0, 0.6, 0.0]))
+        PiecewiseLinearTradeoff.from_vertices(np.array([0.0, 0.5, 1.0]), np.array([1.0, 0.6, 0.0]))
     with pytest.raises(ValueError, match="sum"):
-        PL(np.array([0.5]), np.array([1.0]), 1.0)
+        PiecewiseLinearTradeoff(np.array([0.5]), np.array([1.0]), 1.0)
 
 
 def test_domination_of_ordered_and_unordered_pairs() -> None:
-    small, large = PL.pure_dp(0.5), PL.pure_dp(1.0)
+    small, large = PiecewiseLinearTradeoff.pure_dp(0.5), PiecewiseLinearTradeoff.pure_dp(1.0)
     assert is_dominated(small, large) and not is_dominated(large, small)
-    a, b = PL.eps_delta(1.0, 0.0), PL.eps_delta(0.5, 0.1)
+    a, b = PiecewiseLinearTradeoff.eps_delta(1.0, 0.0), PiecewiseLinearTradeoff.eps_delta(0.5, 0.1)
     assert not is_dominated(a, b) and not is_dominated(b, a)
     assert is_dominated(a, a) and is_dominated(a.to_pld(), a, tol=1e-15)
     assert hockey_stick_dominated(small.to_pld(), large.to_pld(), tol=1e-14)
@@ -104,7 +103,7 @@ def test_domination_of_ordered_and_unordered_pairs() -> None:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(eps_st, delta_st), min_size=1, max_size=4))
 def test_supremum_is_least_upper_bound(members: list[tuple[float, float]]) -> None:
-    curves = [PL.eps_delta(e, d) for e, d in members]
+    curves = [PiecewiseLinearTradeoff.eps_delta(e, d) for e, d in members]
     sup = supremum(curves)
     for c in curves:
         assert is_dominated(c, sup, tol=1e-14)
@@ -117,10 +116,10 @@ def test_supremum_is_least_upper_bound(members: list[tuple[float, float]]) -> No
 
 
 def test_supremum_of_unordered_pair_is_strictly_above_both() -> None:
-    a, b = PL.eps_delta(1.0, 0.0), PL.eps_delta(0.2, 0.15)
+    a, b = PiecewiseLinearTradeoff.eps_delta(1.0, 0.0), PiecewiseLinearTradeoff.eps_delta(0.2, 0.15)
     sup = supremum([a, b])
     assert not is_dominated(sup, a) and not is_dominated(sup, b)
-    assert supremum([a.to_pld(), PL.pure_dp(0.3)]).widths.size == a.widths.size
+    assert supremum([a.to_pld(), PiecewiseLinearTradeoff.pure_dp(0.3)]).widths.size == a.widths.size
     with pytest.raises(ValueError, match="non-empty"):
         supremum([])
 
@@ -141,7 +140,7 @@ def test_certificate_accepts_true_and_rejects_false_domination() -> None:
 def test_certificate_catches_crossing_between_grid_points() -> None:
     """G_nu (x) RR_1 with nu slightly above the residue crosses G_mu only near one point:
     a grid around it passes pointwise but must not be certified."""
-    mu, rr = 1.5, PL.pure_dp(1.0).to_pld()
+    mu, rr = 1.5, PiecewiseLinearTradeoff.pure_dp(1.0).to_pld()
     nu_star = gdp_residue(mu, PureDP(1.0))
     fine = np.linspace(0.0, 12.0, 12001)
     terms, _ = _mixture(fine, nu_star * (1 + 1e-3), rr)
@@ -172,7 +171,7 @@ def test_certificate_validation_and_tiny_values() -> None:
 
 
 def test_is_dominated_by_gdp_matches_grid_check() -> None:
-    curve = PL.pure_dp(1.0).compose(PL.pure_dp(0.4))
+    curve = PiecewiseLinearTradeoff.pure_dp(1.0).compose(PiecewiseLinearTradeoff.pure_dp(0.4))
     for mu in (1.0, 1.3, 2.0):
         exact = is_dominated(curve, GdpProfile(mu))
         grid = hockey_stick_dominated(curve, GdpProfile(mu), tol=1e-15)

@@ -6,6 +6,7 @@ import math
 
 import mpmath as mp
 import pytest
+from filter_contract import FilterContract
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -184,3 +185,36 @@ def test_advanced_filter_halts_instead_of_overflowing_on_a_huge_query():
     filt = AdvancedFilter(1000.0, 1e-3)
     assert filt.request(EpsDelta(750.0, 0.0)) is False
     assert filt.halted
+
+
+# ---------------------------------------------------------------- the shared filter contract
+
+
+class TestAdditiveFilterContract(FilterContract):
+    filter_class = AdditiveFilter
+
+    def make(self) -> AdditiveFilter:
+        return AdditiveFilter(1.0, 1e-3)
+
+    def admitted_cost(self) -> EpsDelta:
+        return EpsDelta(0.5, 1e-4)
+
+    def halting_cost(self) -> EpsDelta:
+        return EpsDelta(1.5)
+
+
+class TestAdvancedFilterContract(TestAdditiveFilterContract):
+    filter_class = AdvancedFilter
+
+    def make(self) -> AdvancedFilter:
+        return AdvancedFilter(1.0, 1e-3)
+
+    def admitted_cost(self) -> EpsDelta:
+        return EpsDelta(0.05, 1e-5)
+
+
+class TestWhitehouseFilterContract(TestAdvancedFilterContract):
+    filter_class = WhitehouseFilter
+
+    def make(self) -> WhitehouseFilter:
+        return WhitehouseFilter(1.0, 1e-3)

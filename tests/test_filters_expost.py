@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from filter_contract import FilterContract
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,9 +16,9 @@ from accounting.filters.expost import (
     ExPostRdpComposition,
     FilteredSelfReportingComposition,
     ProbabilisticDP,
-    gaussian_check_noise,
 )
 from accounting.mechanisms.brownian import fixed_schedule, precision_weighted_gaussian
+from accounting.mechanisms.threshold_checks import gaussian_check_sigma
 
 # ---------------------------------------------------------------- FSRC
 
@@ -193,9 +194,9 @@ def test_expost_validation() -> None:
 
 def test_gaussian_check_noise() -> None:
     # sigma^2 = m alpha Delta^2 / (2 eps_T) = 6 * 20 * 1e-6 / 0.02 = 0.006.
-    assert gaussian_check_noise(20.0, 1e-3, 0.01, 6) == pytest.approx(math.sqrt(0.006))
+    assert gaussian_check_sigma(0.01, 20.0, 1e-3, 6) == pytest.approx(math.sqrt(0.006))
     with pytest.raises(ValueError):
-        gaussian_check_noise(20.0, 1e-3, 0.0, 6)
+        gaussian_check_sigma(0.0, 20.0, 1e-3, 6)
 
 
 def test_algorithm_1_with_brownian_style_releases() -> None:
@@ -207,7 +208,7 @@ def test_algorithm_1_with_brownian_style_releases() -> None:
     )
     increments = list(run.increments)
     check_rng = np.random.default_rng(4)
-    sigma_check = gaussian_check_noise(alpha, 1e-3, eps_t, len(levels))
+    sigma_check = gaussian_check_sigma(eps_t, alpha, 1e-3, len(levels))
 
     def analyst(outputs: list) -> Query | None:
         if len(outputs) == len(increments):
@@ -241,3 +242,38 @@ def test_a_rejected_or_repeated_observation_does_not_skip_the_accounting() -> No
     with pytest.raises(ValueError, match="already"):
         comp.observe(False)  # ... and a second report cannot undo it
     assert not comp.request(RenyiCurve.single(4.0, 0.1))
+
+
+# ---------------------------------------------------------------- the shared filter contract
+
+
+class TestFilteredSelfReportingCompositionContract(FilterContract):
+    filter_class = FilteredSelfReportingComposition
+
+    def make(self) -> FilteredSelfReportingComposition:
+        return FilteredSelfReportingComposition(1.0, 1e-3)
+
+    def admitted_cost(self) -> ProbabilisticDP:
+        return ProbabilisticDP(0.5, 1e-4)
+
+    def halting_cost(self) -> ProbabilisticDP:
+        return ProbabilisticDP(1.0)
+
+    def observation(self) -> float:
+        return 0.2
+
+
+class TestExPostRdpCompositionContract(FilterContract):
+    filter_class = ExPostRdpComposition
+
+    def make(self) -> ExPostRdpComposition:
+        return ExPostRdpComposition(4.0, 0.5, max_rounds=10, budget=2.0)
+
+    def admitted_cost(self) -> RenyiCurve:
+        return RenyiCurve.single(4.0, 0.5)
+
+    def halting_cost(self) -> RenyiCurve:
+        return RenyiCurve.single(4.0, 2.5)
+
+    def observation(self) -> bool:
+        return False

@@ -7,6 +7,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from filter_contract import FilterContract
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import brentq, minimize_scalar
@@ -14,14 +15,10 @@ from scipy.special import log_ndtr, logsumexp, ndtri_exp
 
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
 from accounting.curves.gdp import gdp_composed_log_delta, gdp_delta, pure_dp_mu
+from accounting.curves.gdp_domination import composition_dominated
 from accounting.curves.pld import Pld
 from accounting.filters.base import Query, run_interaction
-from accounting.filters.gdp import (
-    GdpFilter,
-    GdpResidueFilter,
-    composition_dominated,
-    gdp_residue,
-)
+from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
 from accounting.mechanisms.randomized_response import randomized_response_pld
 
 REGIMES = [(3.0, 0.1), (1.0, 0.1), (0.5, 0.1), (3.0, 1.0)]
@@ -195,3 +192,26 @@ def test_residue_filter_interaction_is_dominated_by_budget() -> None:
     eps = np.linspace(-4, 10, 141)
     total = np.exp(gdp_composed_log_delta(eps, math.sqrt(gauss_sq), composed))
     assert np.all(total <= gdp_delta(eps, mu) + 1e-12)
+
+
+# ---------------------------------------------------------------- the shared filter contract
+
+
+class TestGdpFilterContract(FilterContract):
+    filter_class = GdpFilter
+
+    def make(self) -> GdpFilter:
+        return GdpFilter(1.0)
+
+    def admitted_cost(self) -> Gdp:
+        return Gdp(0.5)
+
+    def halting_cost(self) -> Gdp:
+        return Gdp(1.5)
+
+
+class TestGdpResidueFilterContract(TestGdpFilterContract):
+    filter_class = GdpResidueFilter
+
+    def make(self) -> GdpResidueFilter:
+        return GdpResidueFilter(1.0)

@@ -4,37 +4,42 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from filter_contract import FilterContract
 from scipy.special import expit
 
 from accounting.costs import EpsDelta, Gdp, PureDP
 from accounting.curves.domination import is_dominated
 from accounting.curves.gdp import GdpProfile
 from accounting.curves.pld import Pld
-from accounting.curves.tradeoff import PiecewiseLinearTradeoff as PL
-from accounting.curves.tradeoff import eps_delta_pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff, eps_delta_pld
 from accounting.filters.base import run_interaction
 from accounting.filters.natural import (
-    FiniteMechanism,
     NaturalFilter,
     adaptive_attack,
     natural_filter_cost,
     natural_filter_guarantee,
     query_pld,
 )
+from accounting.mechanisms.finite import FiniteMechanism
 
 ALPHA = np.linspace(0.0, 1.0, 4001)
-FIG2A_BUDGET = PL.eps_delta(2.0, 0.2)
-FIG2A_QUERIES = [PL.eps_delta(0.25, 0.1), PL.eps_delta(2.0, 0.0)]
+FIG2A_BUDGET = PiecewiseLinearTradeoff.eps_delta(2.0, 0.2)
+FIG2A_QUERIES = [
+    PiecewiseLinearTradeoff.eps_delta(0.25, 0.1),
+    PiecewiseLinearTradeoff.eps_delta(2.0, 0.0),
+]
 
 
-def excess(budget: object, cost: PL) -> float:
+def excess(budget: object, cost: PiecewiseLinearTradeoff) -> float:
     """How far the cost's trade-off curve dips below the budget's (> 0: not dominated)."""
     return float(np.max(budget.tradeoff(ALPHA) - cost.tradeoff(ALPHA)))
 
 
-def brute_force_two_round_delta(budget: object, queries: list[PL], eps: float) -> float:
+def brute_force_two_round_delta(
+    budget: object, queries: list[PiecewiseLinearTradeoff], eps: float
+) -> float:
     """Prop. 6 directly: max over w1 of sum_o P1(o) max_{w2 legal} delta_w2(eps - L1(o))."""
-    identity = PL(np.ones(1), np.ones(1))
+    identity = PiecewiseLinearTradeoff(np.ones(1), np.ones(1))
     best = 0.0
     for w1 in [identity, *queries]:
         if not is_dominated(w1, budget, tol=1e-12):
@@ -49,9 +54,9 @@ def brute_force_two_round_delta(budget: object, queries: list[PL], eps: float) -
     return best
 
 
-def subsampled_rr(q: float, eps: float) -> PL:
+def subsampled_rr(q: float, eps: float) -> PiecewiseLinearTradeoff:
     p = expit(eps)
-    return PL.from_pld(
+    return PiecewiseLinearTradeoff.from_pld(
         Pld.from_distributions(
             np.array([q * p, q * (1 - p), 1 - q]), np.array([q * (1 - p), q * p, 1 - q])
         )
@@ -59,14 +64,14 @@ def subsampled_rr(q: float, eps: float) -> PL:
 
 
 def test_filter_composes_exactly_and_halts() -> None:
-    filt = NaturalFilter(PL.pure_dp(1.0))
+    filt = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0))
     assert filt.request(PureDP(0.5)) and filt.request(PureDP(0.5))
     assert not filt.request(PureDP(1e-3)) and filt.halted
     gauss = NaturalFilter(GdpProfile(1.0))
     assert gauss.request(EpsDelta(0.5, 0.0))
     assert not gauss.request(EpsDelta(0.1, 1e-6))  # mass at +inf never fits a GDP budget
     with pytest.raises(ValueError, match="accepts costs of type"):
-        NaturalFilter(PL.pure_dp(1.0)).request(Gdp(0.1))
+        NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0)).request(Gdp(0.1))
     with pytest.raises(ValueError, match="trade-off curve"):
         NaturalFilter(EpsDelta(1.0, 0.0))
     with pytest.raises(ValueError, match="cost must be"):
@@ -100,37 +105,45 @@ def test_corollary1_natural_filter_is_not_free_for_eps_delta_queries() -> None:
 
 
 def test_corollary2_pure_dp_free_for_two_queries_not_three() -> None:
-    queries = [PL.pure_dp(e) for e in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)]
-    budget = PL.pure_dp(0.75).compose(PL.pure_dp(2.0))
+    queries = [PiecewiseLinearTradeoff.pure_dp(e) for e in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)]
+    budget = PiecewiseLinearTradeoff.pure_dp(0.75).compose(PiecewiseLinearTradeoff.pure_dp(2.0))
     assert is_dominated(natural_filter_cost(budget, queries, rounds=2), budget, tol=1e-12)
     # Cor. 6: one fixed eps keeps every composition totally ordered, for any budget
-    cor2_budget = PL.pure_dp(0.75).compose(PL.pure_dp(2.0))
-    fixed = [PL.pure_dp(0.5)]
-    for b in (cor2_budget, PL.eps_delta(1.3, 0.05)):
+    cor2_budget = PiecewiseLinearTradeoff.pure_dp(0.75).compose(
+        PiecewiseLinearTradeoff.pure_dp(2.0)
+    )
+    fixed = [PiecewiseLinearTradeoff.pure_dp(0.5)]
+    for b in (cor2_budget, PiecewiseLinearTradeoff.eps_delta(1.3, 0.05)):
         assert is_dominated(natural_filter_cost(b, fixed, rounds=4), b, tol=1e-12)
     assert excess(budget, natural_filter_cost(budget, queries, rounds=3)) > 0.01
 
 
 def test_corollary4_gdp_and_approximate_gdp_budgets() -> None:
     budget = GdpProfile(2.0)
-    queries = [PL.pure_dp(e) for e in np.linspace(0.05, 3.0, 30)]
+    queries = [PiecewiseLinearTradeoff.pure_dp(e) for e in np.linspace(0.05, 3.0, 30)]
     queries += [subsampled_rr(q, 3.0) for q in np.geomspace(0.005, 1.0, 30)]
     assert excess(budget, natural_filter_cost(budget, queries, rounds=2)) > 0.02
     approx = GdpProfile(0.5, 0.2)
-    pairs = [PL.eps_delta(0.25, 0.1), PL.eps_delta(0.5, 0.05)]
+    pairs = [
+        PiecewiseLinearTradeoff.eps_delta(0.25, 0.1),
+        PiecewiseLinearTradeoff.eps_delta(0.5, 0.05),
+    ]
     assert excess(approx, natural_filter_cost(approx, pairs, rounds=2)) > 0.01
 
 
 def test_totally_ordered_queries_are_free() -> None:
     """Thm. 8, forward direction: a chain of queries closed under the rounds is free."""
-    budget = PL.pure_dp(1.2)
-    queries = [PL.pure_dp(0.2 * k) for k in range(1, 7)]
+    budget = PiecewiseLinearTradeoff.pure_dp(1.2)
+    queries = [PiecewiseLinearTradeoff.pure_dp(0.2 * k) for k in range(1, 7)]
     assert is_dominated(natural_filter_cost(budget, queries, rounds=1), budget, tol=1e-12)
     assert is_dominated(natural_filter_cost(budget, queries, rounds=2), budget, tol=1e-12)
 
 
 def test_finite_mechanism_round_trip_and_release() -> None:
-    for pld in (eps_delta_pld(1.0, 0.1), PL.pure_dp(0.3).compose(PL.pure_dp(1.1)).to_pld()):
+    for pld in (
+        eps_delta_pld(1.0, 0.1),
+        PiecewiseLinearTradeoff.pure_dp(0.3).compose(PiecewiseLinearTradeoff.pure_dp(1.1)).to_pld(),
+    ):
         mech = FiniteMechanism.from_pld(pld)
         back = mech.pld()
         np.testing.assert_allclose(back.losses, pld.losses, atol=1e-12)
@@ -149,8 +162,10 @@ def test_theorem9_guarantee_is_valid_and_polylogarithmic() -> None:
     one = natural_filter_guarantee(eps, delta, rounds=1)
     assert eps_delta_pld(eps, delta).delta(one.eps) <= one.delta
     # the exact worst case over symmetric (eps, delta) queries respects the guarantee
-    budget = PL.eps_delta(eps, delta)
-    queries = [PL.eps_delta(e, d) for e, d in [(0.1, 5e-4), (0.5, 0.0), (0.3, 2e-4)]]
+    budget = PiecewiseLinearTradeoff.eps_delta(eps, delta)
+    queries = [
+        PiecewiseLinearTradeoff.eps_delta(e, d) for e, d in [(0.1, 5e-4), (0.5, 0.0), (0.3, 2e-4)]
+    ]
     for rounds in (2, 3):
         bound = natural_filter_guarantee(eps, delta, rounds=rounds)
         cost = natural_filter_cost(budget, queries, rounds=rounds)
@@ -163,3 +178,19 @@ def test_theorem9_guarantee_is_valid_and_polylogarithmic() -> None:
         natural_filter_guarantee(1.0, 0.5, rounds=3)
     with pytest.raises(ValueError, match="rounds"):
         natural_filter_guarantee(1.0, 1e-6, rounds=0)
+
+
+# ---------------------------------------------------------------- the shared filter contract
+
+
+class TestNaturalFilterContract(FilterContract):
+    filter_class = NaturalFilter
+
+    def make(self) -> NaturalFilter:
+        return NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0))
+
+    def admitted_cost(self) -> PureDP:
+        return PureDP(0.5)
+
+    def halting_cost(self) -> PureDP:
+        return PureDP(1.5)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from filter_contract import FilterContract
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -193,7 +194,7 @@ def test_halt_decision_is_made_before_the_output():
     filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
     cost = RoundLoss.gaussian(SIGMA)
     assert filt.request(cost)
-    decided = filt._next_ok  # decision for query 2, fixed before y_1 is observed
+    decided = filt._state.next_ok  # decision for query 2, fixed before y_1 is observed
     filt.observe((50.0, -50.0))  # an enormous realised loss does not change it
     assert filt.request(cost) == decided
     with pytest.raises(ValueError, match="observe"):
@@ -316,3 +317,35 @@ def test_an_invalid_report_keeps_the_filter_waiting():
     with pytest.raises(ValueError, match="already"):
         filt.observe((-1.0, 1.0))  # counting a report twice would shift l^(1)
     np.testing.assert_array_equal(filt.cumulative_loss, [-1.0, 1.0])
+
+
+# ---------------------------------------------------------------- the shared filter contract
+
+
+class TestRealisationFilterContract(FilterContract):
+    filter_class = RealisationFilter
+
+    def make(self) -> RealisationFilter:
+        return RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
+
+    def make_halting(self) -> RealisationFilter:
+        return RealisationFilter(0.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
+
+    def admitted_cost(self) -> RoundLoss:
+        return RoundLoss.gaussian(SIGMA)
+
+    def halting_cost(self) -> RoundLoss:
+        return RoundLoss.gaussian(SIGMA)
+
+    def observation(self) -> tuple[float, float]:
+        return (0.5, -0.5)
+
+
+class TestInvalidNaiveRealisationFilterContract(TestRealisationFilterContract):
+    filter_class = InvalidNaiveRealisationFilter
+
+    def make(self) -> InvalidNaiveRealisationFilter:
+        return InvalidNaiveRealisationFilter(8.0, 1e-5)
+
+    def make_halting(self) -> InvalidNaiveRealisationFilter:
+        return InvalidNaiveRealisationFilter(0.0, 1e-5)

@@ -7,6 +7,7 @@ import math
 import dp_accounting
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant
+from filter_contract import FilterContract
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -167,3 +168,58 @@ def test_rdp_budget_conversions(eps: float, alpha: float, delta: float) -> None:
     cks = rdp_budget_for_dp(eps, delta, alpha, "cks")
     assert cks >= mironov
     assert mironov + math.log(1 / delta) / (alpha - 1) == pytest.approx(eps, rel=1e-12)
+
+
+# ---------------------------------------------------------------- the shared filter contract
+
+
+class TestRenyiFilterContract(FilterContract):
+    filter_class = RenyiFilter
+
+    def make(self) -> RenyiFilter:
+        return RenyiFilter([2.0, 4.0], [1.0, 2.0])
+
+    def admitted_cost(self) -> RenyiCurve:
+        return RenyiCurve((2.0, 4.0), (0.5, 0.5))
+
+    def halting_cost(self) -> RenyiCurve:
+        return RenyiCurve((2.0, 4.0), (0.5, 2.5))
+
+
+class TestRdpDpFilterContract(FilterContract):
+    filter_class = RdpDpFilter
+
+    def make(self) -> RdpDpFilter:
+        return RdpDpFilter(2.0, 1e-3, 8.0)
+
+    def admitted_cost(self) -> RenyiCurve:
+        return RenyiCurve.single(8.0, 0.5)
+
+    def halting_cost(self) -> RenyiCurve:
+        return RenyiCurve.single(8.0, 5.0)
+
+
+class TestZcdpFilterContract(FilterContract):
+    filter_class = ZcdpFilter
+
+    def make(self) -> ZcdpFilter:
+        return ZcdpFilter(0.5)
+
+    def admitted_cost(self) -> Zcdp:
+        return Zcdp(0.25)
+
+    def halting_cost(self) -> Zcdp:
+        return Zcdp(0.75)
+
+
+class TestPureDpFilterViaZcdpContract(FilterContract):
+    filter_class = PureDpFilterViaZcdp
+
+    def make(self) -> PureDpFilterViaZcdp:
+        return PureDpFilterViaZcdp(1.0, 1e-3)
+
+    def admitted_cost(self) -> PureDP:
+        return PureDP(0.1)
+
+    def halting_cost(self) -> PureDP:
+        return PureDP(1.0)

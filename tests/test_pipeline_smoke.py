@@ -22,7 +22,7 @@ import pytest
 from experiments.data.fetch import MIRROR_ENV, default_mirror
 
 REPO = Path(__file__).resolve().parents[1]
-GENERATED = {"data", "results", "figures", "outputs", "multirun", "report.html"}
+GENERATED = {"data", "results", "figures", "logs", "outputs", "multirun", "report.html"}
 TIMEOUT_S = 1200
 
 

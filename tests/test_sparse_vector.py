@@ -10,14 +10,16 @@ import pytest
 from autodp import mechanism_zoo, rdp_bank
 
 from accounting.mechanisms.sparse_vector import (
-    SvtThresholdCheck,
     gaussian_above_threshold_rdp,
     gaussian_above_threshold_rdp_nonnegative,
     gaussian_above_threshold_rdp_numeric,
-    gaussian_check_rdp,
-    gaussian_check_sigma,
     log_stopping_time_moment,
     log_stopping_time_moment_bound,
+)
+from accounting.mechanisms.threshold_checks import (
+    SvtThresholdCheck,
+    gaussian_check_rdp,
+    gaussian_check_sigma,
     svt_check_noise,
     svt_check_noise_for_split,
     svt_check_rdp,

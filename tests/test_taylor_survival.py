@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, stats
 
+from accounting.filters import horizon, survival
 from accounting.filters.base import Query, run_interaction
 from accounting.filters.realisation import (
     RealisationFilter,
@@ -45,7 +46,7 @@ def test_additive_stopping_time_closed_form(eps, expected):
     # App. B: T_a = max{t : t eps_gauss(delta / t) <= eps}
     closed = max(t for t in range(1, 60) if t * gaussian_eps_ref(DELTA / t, 1 / SIGMA) <= eps)
     assert closed == expected
-    assert run.additive_stopping_time(eps, DELTA, SIGMA, 1.0, 1000) == expected
+    assert horizon.additive_stopping_time(eps, DELTA, SIGMA, 1.0, 1000) == expected
 
 
 @pytest.mark.parametrize("eps,expected", [(5.0, 3), (10.0, 11), (16.0, 26), (22.0, 44)])
@@ -55,8 +56,8 @@ def test_rdp_stopping_time_closed_form(eps, expected):
     log_inv = math.log(1 / DELTA)
     closed = max(t for t in range(1, 200) if t / 8 + 2 * math.sqrt(t / 8 * log_inv) <= eps)
     assert closed == expected
-    assert run.rdp_stopping_time(eps, DELTA, SIGMA, 1.0, 1000) == expected
-    assert run.rdp_stopping_time(eps, DELTA, SIGMA, 1.0, 20) == min(expected, 20)  # capped
+    assert horizon.rdp_stopping_time(eps, DELTA, SIGMA, 1.0, 1000) == expected
+    assert horizon.rdp_stopping_time(eps, DELTA, SIGMA, 1.0, 20) == min(expected, 20)  # capped
 
 
 def test_advanced_filter_needs_eps_above_25_for_one_query():
@@ -73,13 +74,13 @@ def test_advanced_filter_needs_eps_above_25_for_one_query():
     shares = np.linspace(0.01, 0.99, 99)
     assert min(k_one(24.0, s) for s in shares) > 24.0
     assert min(k_one(26.0, s) for s in shares) <= 26.0
-    assert run.advanced_stopping_time(24.0, DELTA, SIGMA, 1.0, N) == 0
-    assert run.advanced_stopping_time(26.0, DELTA, SIGMA, 1.0, N) == 1
+    assert horizon.advanced_stopping_time(24.0, DELTA, SIGMA, 1.0, N) == 0
+    assert horizon.advanced_stopping_time(26.0, DELTA, SIGMA, 1.0, N) == 1
 
 
 def test_survival_from_times():
     times = np.array([0, 1, 1, 3, 4])
-    np.testing.assert_allclose(run.survival_from_times(times, 4), [0.8, 0.4, 0.4, 0.2])
+    np.testing.assert_allclose(survival.survival_from_times(times, 4), [0.8, 0.4, 0.4, 0.2])
 
 
 # --------------------------------------------------------------------------- realisation level
@@ -91,8 +92,8 @@ def test_monte_carlo_survival_matches_quadrature(eps):
     first = gaussian_first_step_ok(eps, SIGMA, DT)
     n_paths = 40_000
     rng = np.random.default_rng(11)
-    mc = run.realisation_survival_mc([kappa], [first], SIGMA, 1.0, N, n_paths, 10_000, rng)[0]
-    quad = run.realisation_survival_quadrature(kappa, 1 / SIGMA, N, first, 300)
+    mc = survival.realisation_survival_mc([kappa], [first], SIGMA, 1.0, N, n_paths, 10_000, rng)[0]
+    quad = survival.realisation_survival_quadrature(kappa, 1 / SIGMA, N, first, 300)
     assert mc[0] == 1.0 and quad[0] == 1.0  # query 1 always runs at these eps
     assert np.all(np.diff(mc) <= 0) and np.all(np.diff(quad) <= 1e-12)
     se = np.sqrt(quad * (1 - quad) / n_paths)
@@ -105,21 +106,21 @@ def test_monte_carlo_survival_matches_quadrature(eps):
 
 def test_quadrature_converges_and_handles_edges():
     kappa = gaussian_kappa(12.0, SIGMA, DT, TH)
-    a = run.realisation_survival_quadrature(kappa, 0.5, N, True, 150)
-    b = run.realisation_survival_quadrature(kappa, 0.5, N, True, 600)
+    a = survival.realisation_survival_quadrature(kappa, 0.5, N, True, 150)
+    b = survival.realisation_survival_quadrature(kappa, 0.5, N, True, 600)
     assert np.max(np.abs(a - b)) < 1e-9
     np.testing.assert_array_equal(
-        run.realisation_survival_quadrature(-0.1, 0.5, 5, True, 50), [1, 0, 0, 0, 0]
+        survival.realisation_survival_quadrature(-0.1, 0.5, 5, True, 50), [1, 0, 0, 0, 0]
     )
     np.testing.assert_array_equal(
-        run.realisation_survival_quadrature(1.0, 0.5, 5, False, 50), np.zeros(5)
+        survival.realisation_survival_quadrature(1.0, 0.5, 5, False, 50), np.zeros(5)
     )
 
 
 def test_mc_first_step_refusal_and_reproducibility():
     args = ([3.0, 3.0], [True, False], SIGMA, 1.0, 10, 500, 200)
-    a = run.realisation_survival_mc(*args, np.random.default_rng(5))
-    b = run.realisation_survival_mc(*args, np.random.default_rng(5))
+    a = survival.realisation_survival_mc(*args, np.random.default_rng(5))
+    b = survival.realisation_survival_mc(*args, np.random.default_rng(5))
     np.testing.assert_array_equal(a, b)
     assert np.all(a[1] == 0.0) and a[0][0] == 1.0
 
@@ -181,8 +182,10 @@ def test_paper_claims_hold_at_eps_10(survival_df):
 
 
 def test_puredp_accountings():
-    eps_used, outputs = run.puredp_transcripts(0.1, 0.5, 30, 2000, 0, np.random.default_rng(2))
-    e = run.puredp_epsilons(eps_used, outputs, 0.5)
+    eps_used, outputs = survival.adaptive_rr_transcripts(
+        0.1, 0.5, 30, 2000, 0, np.random.default_rng(2)
+    )
+    e = survival.pure_dp_epsilons(eps_used, outputs, 0.5)
     # eqs. (13)-(15): classical dominates both; hand-checked first values
     assert np.all(e["classical"] >= e["mechanism"]) and np.all(e["classical"] >= e["realisation"])
     assert np.all(e["realisation"][:, 0] == 0.5)  # eps_R^1 = eps_hi
@@ -206,8 +209,10 @@ def test_eq15_is_algorithm_1_with_zero_relaxation():
     """Alg. 1 with delta = delta~ = theta = 0 stops exactly where eq. (15) first exceeds eps."""
     lo, hi, budget, t_max = 0.1, 0.5, 2.05, 30  # budget off the grid of sums
     allowed = [rr_query(lo, 0).cost, rr_query(hi, 0).cost]
-    eps_used, outputs = run.puredp_transcripts(lo, hi, t_max, 60, 0, np.random.default_rng(9))
-    eps_r = run.puredp_epsilons(eps_used, outputs, hi)["realisation"]
+    eps_used, outputs = survival.adaptive_rr_transcripts(
+        lo, hi, t_max, 60, 0, np.random.default_rng(9)
+    )
+    eps_r = survival.pure_dp_epsilons(eps_used, outputs, hi)["realisation"]
     stops = []
     for path_eps, path_out, path_r in zip(eps_used, outputs, eps_r, strict=True):
         queries = [rr_query(e, int(o)) for e, o in zip(path_eps, path_out, strict=True)]

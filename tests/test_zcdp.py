@@ -11,15 +11,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accounting.curves.zcdp import (
-    gaussian_zcdp_delta,
-    gaussian_zcdp_eps,
     pure_to_zcdp,
     zcdp_budget,
     zcdp_to_delta,
     zcdp_to_eps,
     zcdp_to_eps_optimal,
 )
-from accounting.mechanisms.gaussian import gaussian_delta, gaussian_zcdp
+from accounting.mechanisms.gaussian import (
+    gaussian_delta,
+    gaussian_zcdp,
+    gaussian_zcdp_delta,
+    gaussian_zcdp_eps,
+)
 
 rhos = st.floats(1e-6, 50.0)
 deltas = st.floats(1e-12, 0.5)

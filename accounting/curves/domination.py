@@ -31,6 +31,7 @@ import numpy as np
 from accounting import _checks
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
+from accounting.numerics import logsumexp
 
 DEFAULT_EPS_GRID = np.linspace(-20.0, 20.0, 4001)
 DEFAULT_EPS_GRID.setflags(write=False)
@@ -110,14 +111,6 @@ def supremum(curves: Iterable[Pld | PiecewiseLinearTradeoff]) -> PiecewiseLinear
     return PiecewiseLinearTradeoff.from_vertices(a[hull], b[hull])
 
 
-def _logsumexp(x: np.ndarray) -> np.ndarray:
-    """log sum exp over the last axis; rows of -inf give -inf."""
-    top = np.max(x, axis=-1)
-    safe = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        return safe + np.log(np.sum(np.exp(x - safe[..., None]), axis=-1))
-
-
 def mixture_below_certificate(
     left: np.ndarray,
     right: np.ndarray,
@@ -129,16 +122,12 @@ def mixture_below_certificate(
     """Per interval [left_j, right_j]: is sum_i c_i(x) <= U(x) proved for every x in it?
 
     The components c_i and U must be log-concave and non-increasing in x (hockey-stick
-    curves of Gaussian pairs are: their loss density is log-concave and (1 - e^{x - l})_+
-    is jointly log-concave in (x, l), so Prekopa's theorem applies). ``terms`` holds
-    log c_i at the (left, right) ends, shape (n, k); ``slopes`` holds d log c_i / dx there;
-    ``log_up`` holds log U at the ends. By concavity each log c_i lies below its tangent, so
-    from the left end c_i(x) <= c_i(l) e^{s_i (x - l)}, and log U lies above its chord. The
-    ratio sum_i c_i(l) e^{s_i (x - l)} / exp(chord(x)) is a sum of exponentials of affine
-    functions, hence convex, so it is <= 1 on the interval iff it is at both ends: at l it
-    is the plain comparison, at r it is sum_i c_i(l) e^{s_i (r - l)} <= U(r). The same
-    holds from the right end; either suffices. The slack is second order in the width
-    (curvature of log c_i), not in the drop of the curves. ``margin`` (in log) errs on False.
+    curves of Gaussian pairs are, by Prekopa's theorem). ``terms`` holds log c_i at the
+    (left, right) ends, shape (n, k); ``slopes`` holds d log c_i / dx there; ``log_up``
+    holds log U at the ends. True iff sum_i c_i(l) e^{s_i (x - l)} <= U(x) at x = l and
+    x = r (tangents of log c_i above, the chord of log U below; the ratio is convex), or
+    the same from the right end. ``margin`` (in log) errs on False. Proof:
+    ``docs/proofs/mixture_below_certificate.md``.
     """
     xl, xr = _checks.finite_array("left", left), _checks.finite_array("right", right)
     t_l, t_r = (np.asarray(v, dtype=np.float64) for v in terms)
@@ -157,9 +146,9 @@ def mixture_below_certificate(
         from_l = np.where(np.isfinite(t_l), t_l + s_l * width, -np.inf)
         from_r = np.where(np.isfinite(t_r), t_r - s_r * width, -np.inf)
     right_valid = np.all(np.isfinite(t_r) | ~np.isfinite(t_l), axis=-1)
-    ends = (_logsumexp(t_l) <= u_l - margin) & (_logsumexp(t_r) <= u_r - margin)
-    left_ok = _logsumexp(from_l) <= u_r - margin
-    right_ok = right_valid & (_logsumexp(from_r) <= u_l - margin)
+    ends = (logsumexp(t_l, axis=-1) <= u_l - margin) & (logsumexp(t_r, axis=-1) <= u_r - margin)
+    left_ok = logsumexp(from_l, axis=-1) <= u_r - margin
+    right_ok = right_valid & (logsumexp(from_r, axis=-1) <= u_l - margin)
     return ends & (left_ok | right_ok)
 
 
@@ -179,5 +168,5 @@ def certified_below(
     t, s, u = (np.asarray(v, dtype=np.float64) for v in (terms, slopes, log_up))
     if x.size < 2 or np.any(np.diff(x) <= 0):
         raise ValueError("eps must be increasing with at least two points")
-    pairs = [(v[:-1], v[1:]) for v in (t, s, u)]
-    return bool(np.all(mixture_below_certificate(x[:-1], x[1:], *pairs, margin=margin)))
+    t_lr, s_lr, u_lr = ((v[:-1], v[1:]) for v in (t, s, u))
+    return bool(np.all(mixture_below_certificate(x[:-1], x[1:], t_lr, s_lr, u_lr, margin=margin)))

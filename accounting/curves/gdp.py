@@ -29,8 +29,7 @@ from accounting import _checks
 from accounting.costs import EpsDelta, Gdp, PureDP
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
-from accounting.mechanisms.randomized_response import randomized_response_pld
-from accounting.numerics import log_gaussian_hockey_stick
+from accounting.numerics import log_gaussian_hockey_stick, logsumexp
 
 _MU_MARGIN = 1e-12  # relative safety margin on float-computed dominating mu
 _FLAT_TOL = 1e-12  # Q-mass deficit below this is float noise, not an atom of loss -inf
@@ -78,11 +77,13 @@ def gdp_eps(delta: float, mu: float) -> float:
     target = math.log(delta)
 
     def gap(e: float) -> float:
-        return gdp_log_delta(e, mu) - target
+        return float(gdp_log_delta(e, mu)) - target
 
     hi = mu * mu / 2.0 + mu
-    while gap(hi) > 0:
+    while math.isfinite(hi) and gap(hi) > 0:
         hi *= 2.0
+    if not math.isfinite(hi):  # eps >= mu^2/2 - O(mu) is beyond the float range
+        raise ValueError(f"mu={mu!r} is too large: its eps at delta={delta!r} exceeds the floats")
     eps = brentq(gap, 0.0, hi, xtol=1e-14, rtol=1e-15)
     while gap(eps) > 0:
         eps = math.nextafter(eps, math.inf)
@@ -127,14 +128,9 @@ def gdp_log_delta_slope(eps: float | np.ndarray, mu: float) -> float | np.ndarra
 def pure_dp_mu(eps: float) -> float:
     """Smallest mu such that G_mu dominates every eps-DP pair: 2 Phi^-1(e^eps / (1 + e^eps)).
 
-    Every eps-DP pair is dominated by randomized response RR_eps (Kairouz et al. 2015;
-    DRS 2022, Prop. 2.5), whose trade-off f = f_{eps,0} is linear on [0, a*] and on [a*, 1]
-    with the kink a* = 1 / (1 + e^eps), f(a*) = a*. G_mu is convex with G_mu(0) = 1 = f(0)
-    and G_mu(1) = 0 = f(1), so on each linear piece G_mu <= f iff it holds at the piece's
-    ends: G_mu <= f everywhere iff G_mu(a*) <= a*. G_mu(a) - a is decreasing and vanishes at
-    the symmetric point a = Phi(-mu/2), so the condition is a* >= Phi(-mu/2), i.e.
-    mu >= -2 Phi^-1(a*) = 2 Phi^-1(e^eps / (1 + e^eps)). Computed as -2 ndtri_exp(log a*)
-    so that large eps keeps full precision.
+    Every eps-DP pair is dominated by RR_eps (Kairouz et al. 2015; DRS 2022, Prop. 2.5),
+    and G_mu <= f_{eps,0} iff it holds at the kink a* = 1 / (1 + e^eps). Computed as
+    -2 ndtri_exp(log a*) for full precision at large eps. Proof: ``docs/proofs/pure_dp_mu.md``.
     """
     eps = _checks.nonnegative("eps", eps)
     return _checks.result("mu", float(-2.0 * ndtri_exp(log_expit(-eps))))
@@ -154,8 +150,7 @@ def gdp_composed_log_delta(eps: float | np.ndarray, mu: float, pld: Pld) -> floa
     terms = gdp_log_delta(e[..., None] - pld.losses, mu) + np.log(pld.probs)
     if pld.inf_mass > 0:
         terms = np.concatenate([terms, np.full(e.shape + (1,), math.log(pld.inf_mass))], -1)
-    top = terms.max(axis=-1)
-    out = top + np.log(np.exp(terms - top[..., None]).sum(axis=-1))
+    out = logsumexp(terms, axis=-1)
     return float(out) if e.ndim == 0 else out
 
 
@@ -167,7 +162,7 @@ def gdp_pure_dp_delta(eps: float | np.ndarray, mu: float, eps0: float) -> float 
     delta(eps) = p delta_mu(eps - eps0) + (1 - p) delta_mu(eps + eps0).
     """
     eps0 = _checks.nonnegative("eps0", eps0)
-    return np.exp(gdp_composed_log_delta(eps, mu, randomized_response_pld(eps0)))
+    return np.exp(gdp_composed_log_delta(eps, mu, Pld.pure_dp(eps0)))
 
 
 def gdp_composed_tradeoff(

@@ -12,27 +12,49 @@ every loss UP to the grid (``discretise``, ``discretise_continuous``) gives a PL
 delta dominates the true one for every eps, because delta is pointwise non-decreasing in
 each loss value; composition then is an exact convolution of grid vectors
 (``compose_discretised``, ``self_compose_discretised``; Koskela, Jaelkoe and Honkela 2020;
-Meiser and Mohammadi 2018, "privacy buckets"). Mass moved to +inf is pessimistic too.
+Meiser and Mohammadi 2018, "privacy buckets"). Mass moved to +inf is pessimistic too. The
+rounding moves the mean loss by up to k step after k compositions while the loss spreads
+like sqrt(k): when the shift exceeds the spread a ``DiscretisationBiasWarning`` is issued.
 A rounded-up PLD has Q-mass sum_i p_i e^{-L_i} <= 1; it is still a valid upper bound on
 delta and on the trade-off curve, and ``dual`` puts the missing Q-mass at +inf, which is
 again pessimistic.
+
+Connect-the-dots (``discretisation="connect_dots"``; Doroshenko, Ghazi, Kamath, Kumar and
+Manurangsi 2022, "Connect the Dots: Tighter Discrete Approximations of Privacy Loss
+Distributions", Alg. 1 and Thm. 4.2) is the tighter grid: the mass of a loss between grid
+points e_j < L <= e_{j+1} is split between both endpoints so that its P-mass AND its
+Q-mass are kept. As a function of x = e^eps the hockey stick (p - x q)_+ is convex, and the
+split's curve is the chord through the grid points, so it dominates the true curve
+everywhere and equals it at every grid point (the paper's construction from the privacy
+profile, written here as an interval split so that every mass is a sum of non-negative
+terms). Splits are rounded towards the upper endpoint (less Q-mass), which only adds
+pessimism. Each loss moves by less than one step in either direction, so the bound
+delta(eps) <= delta_true(eps - step) holds for both grids; connect-the-dots is exact at the
+grid points and its bias is second order in the step (the paper's Sec. 4).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy import signal
+from scipy import signal, special
 
 from accounting import _checks
 from accounting.numerics import nudge_up
 
 _MASS_TOL = 1e-9
 _MAX_GRID = 2**24  # 128 MiB of float64 per grid vector
+_ULP = 2.0**-52
+# Absolute error assumed of the log interval masses given to ``discretise_continuous``
+# (log_ndtr_diff: ~1e-13 for |z| <= 8, see accounting.numerics); a connect-the-dots split
+# is moved up by its effect, so that it stays pessimistic.
+_LOG_MASS_ERR = 1e-11
+DISCRETISATIONS = ("pessimistic", "connect_dots")
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +109,16 @@ class Pld:
     def identity(cls) -> Pld:
         """The PLD of a mechanism that reveals nothing: loss 0 with probability 1."""
         return cls(np.zeros(1), np.ones(1), 0.0)
+
+    @classmethod
+    def pure_dp(cls, eps: float) -> Pld:
+        """The worst case of pure eps-DP: loss eps w.p. e^eps/(1+e^eps), -eps otherwise.
+
+        It is the PLD of randomized response RR_eps, which every eps-DP pair is a
+        post-processing of (Kairouz, Oh and Viswanath 2015, Thm. 2.1).
+        """
+        eps = _checks.nonnegative("eps", eps)
+        return cls(np.array([-eps, eps]), special.expit(np.array([-eps, eps])), 0.0)
 
     @cached_property
     def _log_q(self) -> np.ndarray:
@@ -147,7 +179,7 @@ class Pld:
         k = int(np.argmax(d + self.inf_mass <= target))
         r = min(max((target - self.inf_mass - d[k]) / w[k], 0.0), 1.0)
         eps = max(float(self.losses[k] + math.log1p(-r)), 0.0)
-        return nudge_up(lambda x: self.delta(x) <= target, eps)
+        return nudge_up(lambda x: bool(self.delta(x) <= target), eps)
 
     def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray:
         """Trade-off curve f(alpha) = sup_eps 1 - delta(eps) - e^eps alpha, alpha in [0, 1].
@@ -225,14 +257,28 @@ class _Grid:
     inf_mass: float
 
     @classmethod
-    def of(cls, pld: Pld, step: float) -> _Grid:
+    def of(cls, pld: Pld, step: float, discretisation: str = "pessimistic") -> _Grid:
         if pld.losses.size == 0:
             return cls(0, np.zeros(1), pld.inf_mass)
         k = _grid_index(pld.losses, step)
-        if k[-1] - k[0] + 1 > _MAX_GRID:
+        if discretisation == "pessimistic":
+            if k[-1] - k[0] + 1 > _MAX_GRID:
+                raise ValueError(f"step={step} needs more than {_MAX_GRID} grid points")
+            return cls(int(k[0]), np.bincount(k - k[0], weights=pld.probs), pld.inf_mass)
+        lo = k - 1
+        if k[-1] - lo[0] + 1 > _MAX_GRID:
             raise ValueError(f"step={step} needs more than {_MAX_GRID} grid points")
-        probs = np.bincount(k - k[0], weights=pld.probs)
-        return cls(int(k[0]), probs, pld.inf_mass)
+        below, above = lo * step, k * step
+        # e_lo < L <= e_hi: the fraction of P-mass moved up that keeps the Q-mass,
+        # (e^{-L} - e^{-e_lo}) / (e^{-e_hi} - e^{-e_lo}); each float operation is exact to
+        # 1 ulp, so 8 ulp of slack (scaled by the gap's conditioning) keeps it pessimistic.
+        gap = np.expm1(below - above)
+        up = np.expm1(below - pld.losses) / gap
+        up = np.minimum(up + 8.0 * _ULP / -gap, 1.0)
+        mass_up = pld.probs * up
+        probs = np.bincount(k - lo[0], weights=mass_up, minlength=k[-1] - lo[0] + 1)
+        probs += np.bincount(lo - lo[0], weights=pld.probs - mass_up, minlength=probs.size)
+        return cls(int(lo[0]), probs, pld.inf_mass)
 
     def to_pld(self, step: float) -> Pld:
         losses = (self.offset + np.arange(self.probs.size)) * step
@@ -261,38 +307,100 @@ class _Grid:
         return out.truncated(tail_mass)
 
 
+class DiscretisationBiasWarning(UserWarning):
+    """A composed grid PLD whose rounding bias exceeds the spread of its loss."""
+
+
+def _rounding_shift(pld: Pld, grid: _Grid, step: float) -> float:
+    """E_P[grid loss - loss] over the finite losses: how far putting ``pld`` on the grid
+    (``grid``, either discretisation) moves the mean."""
+    if pld.losses.size == 0:
+        return 0.0
+    losses = (grid.offset + np.arange(grid.probs.size)) * step
+    moved = np.dot(grid.probs, losses) - np.dot(pld.probs, pld.losses)
+    return float(moved / pld.probs.sum())
+
+
+def _warn_if_biased(out: _Grid, bias: float, step: float, what: str) -> None:
+    """Warn when the summed rounding shift of the mean exceeds the composed loss's std
+    and one grid step.
+
+    The shift grows like k and the spread like sqrt(k), so after enough compositions the
+    pessimistic rounding, not the mechanism, decides delta(eps); the bound is still valid but
+    loose. The remedy is a finer ``step``.
+    """
+    total = out.probs.sum()
+    if bias <= 0.0 or total <= 0.0:
+        return
+    losses = (out.offset + np.arange(out.probs.size)) * step
+    mean = float(np.dot(out.probs, losses) / total)
+    std = math.sqrt(max(0.0, float(np.dot(out.probs, (losses - mean) ** 2) / total)))
+    if bias > max(std, step):  # one rounding (bias <= step) never warns
+        warnings.warn(
+            f"{what}: the grid rounding moves the mean loss by {bias:.3g}, more than the "
+            f"composed loss's standard deviation {std:.3g}; the bound is dominated by the "
+            f"discretisation (step={step}); use a smaller step",
+            DiscretisationBiasWarning,
+            stacklevel=3,
+        )
+
+
+def _check_discretisation(discretisation: str) -> str:
+    if discretisation not in DISCRETISATIONS:
+        raise ValueError(f"discretisation must be one of {DISCRETISATIONS}, got {discretisation!r}")
+    return discretisation
+
+
 def _check_method(method: str) -> str:
     if method not in ("fft", "direct"):
         raise ValueError(f"method must be 'fft' or 'direct', got {method!r}")
     return method
 
 
-def discretise(pld: Pld, step: float) -> Pld:
-    """Round every finite loss up to the grid step * Z; the result dominates ``pld``:
-    pld.delta(eps) <= discretise(pld).delta(eps) <= pld.delta(eps - step)."""
+def discretise(pld: Pld, step: float, discretisation: str = "pessimistic") -> Pld:
+    """Put every finite loss on the grid step * Z; the result dominates ``pld``:
+    pld.delta(eps) <= discretise(pld).delta(eps) <= pld.delta(eps - step).
+
+    "pessimistic" rounds each loss up; "connect_dots" splits it between the two grid points
+    around it, keeping its P- and Q-mass (Doroshenko et al. 2022, Alg. 1), so the result
+    is also exact at every grid point.
+    """
     if not isinstance(pld, Pld):
         raise ValueError(f"pld must be a Pld, got {type(pld).__name__}")
     step = _checks.positive("step", step)
-    return _Grid.of(pld, step).to_pld(step)
+    discretisation = _check_discretisation(discretisation)
+    return _Grid.of(pld, step, discretisation).to_pld(step)
+
+
+LogMass = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def discretise_continuous(
-    log_mass: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    log_mass: LogMass,
     lower: float,
     upper: float,
     step: float,
+    discretisation: str = "pessimistic",
+    log_q_mass: LogMass | None = None,
 ) -> Pld:
-    """Pessimistic grid PLD of a loss L with interval masses log P(lo < L <= hi) = log_mass.
+    """Grid PLD of a loss L with interval masses log P(lo < L <= hi) = log_mass(lo, hi).
 
-    Cells ((k-1) h, k h] go to the loss k h (rounded up); everything at or below the first
-    grid point >= ``lower`` goes to that point, everything above the first grid point
-    >= ``upper`` goes to +inf. So L is replaced by L' >= L pointwise and
-    delta_L(eps) <= delta_L'(eps) <= delta_L(eps - h) + P(L > upper).
+    With e_0 the first grid point >= ``lower`` and e_n the first >= ``upper``, P(L <= e_0)
+    goes to e_0 and P(L > e_n) to +inf. "pessimistic": each cell (e_{j-1}, e_j] goes to e_j
+    (L is replaced by L' >= L pointwise). "connect_dots" (needs ``log_q_mass``, the interval
+    masses log Q(lo < L <= hi) of the loss under Q): each cell's P-mass is split between
+    e_{j-1} and e_j keeping its Q-mass (Doroshenko et al. 2022, Alg. 1), the split rounded
+    up by the effect of a 1e-11 absolute error in the log masses. Either way
+    delta_L(eps) <= delta_L'(eps) <= delta_L(eps - step) + P(L > upper), and connect-the-dots
+    is exact at the grid points inside [e_0, e_n].
     """
     step = _checks.positive("step", step)
     lower, upper = _checks.finite("lower", lower), _checks.finite("upper", upper)
+    discretisation = _check_discretisation(discretisation)
     if upper < lower:
         raise ValueError("upper must be >= lower")
+    if discretisation == "connect_dots" and log_q_mass is None:
+        raise ValueError("log_q_mass is required for discretisation='connect_dots'")
     k_lo = int(_grid_index(np.array([lower]), step)[0])
     k_hi = int(_grid_index(np.array([upper]), step)[0])
     if k_hi - k_lo + 1 > _MAX_GRID:
@@ -303,15 +411,48 @@ def discretise_continuous(
     log_inf = float(np.asarray(log_mass(edges[-1:], np.array([np.inf])))[0])
     if np.any(np.isnan(log_probs)) or math.isnan(log_inf):
         raise ValueError("log_mass returned NaN")
-    return Pld(edges, np.exp(log_probs), math.exp(log_inf))
+    probs = np.exp(log_probs)
+    if discretisation == "connect_dots" and log_q_mass is not None and edges.size > 1:
+        probs = _connect_dots_cells(edges, log_probs, log_q_mass(edges[:-1], edges[1:]))
+    return Pld(edges, probs, math.exp(log_inf))
+
+
+def _connect_dots_cells(edges: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    """Masses at ``edges``: P(L <= e_0) at e_0 plus each cell (e_j, e_{j+1}] split so that
+    its P-mass P_j and Q-mass Q_j are kept: the fraction moved up is
+    (1 - e^{e_j} Q_j / P_j) / (1 - e^{e_j - e_{j+1}}) (log_p[0] is the lower tail)."""
+    log_q = np.asarray(log_q, dtype=np.float64)
+    if np.any(np.isnan(log_q)):
+        raise ValueError("log_q_mass returned NaN")
+    cell_p = log_p[1:]
+    gap = edges[:-1] - edges[1:]
+    empty = np.isneginf(cell_p)
+    with np.errstate(invalid="ignore"):
+        z = np.where(empty, gap, edges[:-1] + log_q - cell_p)
+    z = np.clip(z, gap, 0.0)  # e^{e_j} Q_j / P_j lies in [e^{gap}, 1] for a true loss
+    finite_logs = np.abs(np.where(empty, 0.0, cell_p)) + np.abs(np.where(empty, 0.0, log_q))
+    slack = _LOG_MASS_ERR + 16.0 * _ULP * (np.abs(edges[:-1]) + finite_logs)
+    # d(up)/dz <= 1 / |expm1(gap)|: an error of slack in z moves up by at most this much
+    up = np.minimum((np.expm1(z) - slack) / np.expm1(gap), 1.0)
+    mass = np.where(empty, 0.0, np.exp(cell_p))
+    probs = np.zeros(edges.size)
+    probs[0] = math.exp(log_p[0])
+    probs[1:] += mass * up
+    probs[:-1] += mass - mass * up
+    return probs
 
 
 def compose_discretised(
-    plds: Sequence[Pld], step: float, tail_mass: float = 1e-15, method: str = "fft"
+    plds: Sequence[Pld],
+    step: float,
+    tail_mass: float = 1e-15,
+    method: str = "fft",
+    discretisation: str = "pessimistic",
 ) -> Pld:
     """Pessimistic PLD of the composition of ``plds`` on the grid step * Z.
 
-    Each PLD is rounded up to the grid (``discretise``) and the grid vectors are convolved
+    Each PLD is put on the grid (``discretise`` with ``discretisation``; losses already on
+    the grid stay where they are under both) and the grid vectors are convolved
     exactly; after each convolution at most ``tail_mass`` is moved to +inf and at most
     ``tail_mass`` is moved up to the lowest kept loss. With k PLDs and c = k - 1
     convolutions the result satisfies, for every eps,
@@ -325,15 +466,24 @@ def compose_discretised(
     step = _checks.positive("step", step)
     tail_mass = _checks.open_unit("tail_mass", tail_mass)
     method = _check_method(method)
-    grids = [_Grid.of(_require_pld(p), step) for p in plds]
+    discretisation = _check_discretisation(discretisation)
+    checked = [_require_pld(p) for p in plds]
+    grids = [_Grid.of(p, step, discretisation) for p in checked]
+    bias = math.fsum(_rounding_shift(p, g, step) for p, g in zip(checked, grids, strict=True))
     out = grids[0]
     for g in grids[1:]:
         out = out.convolve(g, method, tail_mass)
+    _warn_if_biased(out, bias, step, "compose_discretised")
     return out.to_pld(step)
 
 
 def self_compose_discretised(
-    pld: Pld, k: int, step: float, tail_mass: float = 1e-15, method: str = "fft"
+    pld: Pld,
+    k: int,
+    step: float,
+    tail_mass: float = 1e-15,
+    method: str = "fft",
+    discretisation: str = "pessimistic",
 ) -> Pld:
     """Pessimistic PLD of the k-fold composition of ``pld`` on the grid step * Z, by
     repeated squaring (at most 2 log2 k convolutions). Same guarantee as
@@ -344,7 +494,9 @@ def self_compose_discretised(
     step = _checks.positive("step", step)
     tail_mass = _checks.open_unit("tail_mass", tail_mass)
     method = _check_method(method)
-    base = _Grid.of(_require_pld(pld), step)
+    discretisation = _check_discretisation(discretisation)
+    base = _Grid.of(_require_pld(pld), step, discretisation)
+    bias = k * _rounding_shift(pld, base, step)
     result: _Grid | None = None
     while True:
         if k & 1:
@@ -353,6 +505,8 @@ def self_compose_discretised(
         if k == 0:
             break
         base = base.convolve(base, method, tail_mass)
+    assert result is not None  # k >= 1
+    _warn_if_biased(result, bias, step, "self_compose_discretised")
     return result.to_pld(step)
 
 

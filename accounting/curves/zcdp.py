@@ -8,9 +8,9 @@ Two zCDP -> DP conversions are offered, valid for every rho-zCDP mechanism:
   2020 (Prop. 12 applied at every order, Cor. 13), which is never worse.
 
 The Gaussian mechanism is the one rho-zCDP mechanism whose exact (eps, delta) curve is
-known in closed form; ``gaussian_zcdp_delta`` / ``gaussian_zcdp_eps`` give it (mu = sqrt(2 rho),
-Balle and Wang 2018, Thm. 8, via ``accounting.mechanisms.gaussian``), a lower bound on what any
-conversion can certify.
+known in closed form; ``accounting.mechanisms.gaussian.gaussian_zcdp_delta`` /
+``gaussian_zcdp_eps`` give it (mu = sqrt(2 rho), Balle and Wang 2018, Thm. 8), a lower bound
+on what any conversion can certify.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import numpy as np
 from scipy import optimize
 
 from accounting import _checks
-from accounting.mechanisms.gaussian import gaussian_delta, gaussian_eps
 
 Conversion = Literal["bun_steinke", "optimal"]
 
@@ -46,7 +45,16 @@ def zcdp_to_eps(rho: float, delta: float) -> float:
     """
     rho = _checks.nonnegative("rho", rho)
     delta = _checks.open_unit("delta", delta)
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+    log_inv_delta = math.log(1.0 / delta)
+    product = rho * log_inv_delta
+    if math.isfinite(product):
+        root = math.sqrt(product)
+    else:  # rho * log(1/delta) overflows; the split form stays finite
+        root = math.sqrt(rho) * math.sqrt(log_inv_delta)
+    eps = rho + 2.0 * root
+    if not math.isfinite(eps):
+        raise ValueError(f"rho={rho!r} is too large: the eps it implies exceeds the float range")
+    return eps
 
 
 def _cks_eps_at(u: np.ndarray, rho: float, log_inv_delta: float) -> np.ndarray:
@@ -115,7 +123,7 @@ def zcdp_to_eps_optimal(rho: float, delta: float) -> float:
     log_inv_delta = -math.log(delta)
     u0 = 0.5 * (math.log(log_inv_delta) - math.log(rho))
     eps = _minimise_over_orders(lambda u: _cks_eps_at(u, rho, log_inv_delta), u0)
-    return max(0.0, _finite("eps", eps))
+    return max(0.0, _checks.finite_result("eps", eps))
 
 
 def zcdp_to_delta(rho: float, eps: float) -> float:
@@ -137,14 +145,7 @@ def zcdp_to_delta(rho: float, eps: float) -> float:
     log_delta = _minimise_over_orders(lambda u: _cks_log_delta_at(u, rho, eps), u0)
     if log_delta == -math.inf:  # delta below the smallest double
         return 0.0
-    return min(1.0, math.exp(min(0.0, _finite("log delta", log_delta))))
-
-
-def _finite(name: str, value: float) -> float:
-    """A computed bound must be finite: raise instead of returning inf or NaN."""
-    if not math.isfinite(value):
-        raise ValueError(f"{name} is not finite ({value!r}): inputs outside the numerical range")
-    return value
+    return min(1.0, math.exp(min(0.0, _checks.finite_result("log delta", log_delta))))
 
 
 def zcdp_budget(eps: float, delta: float, conversion: Conversion = "bun_steinke") -> float:
@@ -177,22 +178,3 @@ def zcdp_budget(eps: float, delta: float, conversion: Conversion = "bun_steinke"
         else:
             hi = mid
     return lo
-
-
-def gaussian_zcdp_delta(rho: float, eps: float) -> float:
-    """Exact delta(eps) of the Gaussian mechanism that is exactly rho-zCDP.
-
-    rho = Delta^2 / (2 sigma^2) (Bun and Steinke 2016, Prop. 1.6), so mu = Delta / sigma =
-    sqrt(2 rho) and delta is Balle and Wang 2018, Thm. 8 (``gaussian_delta``). No conversion
-    of rho-zCDP can certify a smaller delta, since this mechanism is rho-zCDP.
-    """
-    rho = _checks.nonnegative("rho", rho)
-    eps = _checks.nonnegative("eps", eps)
-    return 0.0 if rho == 0.0 else gaussian_delta(eps, math.sqrt(2.0 * rho), 1.0)
-
-
-def gaussian_zcdp_eps(rho: float, delta: float) -> float:
-    """Exact eps(delta) of the Gaussian mechanism that is exactly rho-zCDP (mu = sqrt(2 rho))."""
-    rho = _checks.nonnegative("rho", rho)
-    delta = _checks.open_unit("delta", delta)
-    return 0.0 if rho == 0.0 else gaussian_eps(delta, math.sqrt(2.0 * rho), 1.0)

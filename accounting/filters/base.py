@@ -6,6 +6,12 @@ answers CONTINUE (True, and the cost is recorded) or HALT (False). HALT is perma
 filter's guarantee covers the transcript up to the first halt (Rogers et al. 2016, Def. 3).
 Filters whose spend depends on the released output (realisation-level, ex-post, FSRC) are
 told what was released through ``observe``; they refuse a new request until then.
+
+One contract for every filter (modelled on dp_accounting's ``_maybe_compose(do_compose=False)``):
+a subclass keeps everything its decisions depend on in one immutable state value and
+implements ``_admit(cost)``, a pure function that returns the state after running the query
+or None for HALT; ``request`` installs that state. So nothing is computed twice, and an
+admission check never changes the filter.
 """
 
 from __future__ import annotations
@@ -13,9 +19,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
+
+CostT = TypeVar("CostT")
+StateT = TypeVar("StateT")
 
 
 @dataclass(frozen=True)
@@ -27,20 +36,24 @@ class Record:
     observed: Any = None
 
 
-class Filter(ABC):
-    """Base class of all filters. Subclasses set ``cost_types`` and implement ``_admits``.
+class Filter(ABC, Generic[CostT, StateT]):
+    """Base class of all filters, generic over the cost type and the state type.
 
-    Subclasses that spend on the realised output set ``needs_observation = True`` and
-    implement ``_observe``; ``request`` then refuses to run ahead of ``observe``.
+    Subclasses set ``cost_types`` (checked at run time: a wrong type is a ValueError), pass
+    their initial state to ``__init__`` and implement the pure ``_admit``. Subclasses that
+    spend on the realised output set ``needs_observation = True`` and implement
+    ``_observed_state``; ``request`` then refuses to run ahead of ``observe``. States are
+    never None (None is HALT); a filter without state uses ``()``.
     """
 
     cost_types: ClassVar[tuple[type, ...]]
     needs_observation: ClassVar[bool] = False
 
-    def __init__(self) -> None:
+    def __init__(self, state: StateT) -> None:
         self._history: list[Record] = []
         self._halted = False
         self._awaiting = False
+        self._state = state
 
     @property
     def history(self) -> tuple[Record, ...]:
@@ -52,11 +65,11 @@ class Filter(ABC):
         return self._halted
 
     @property
-    def accepted_costs(self) -> list[Any]:
+    def accepted_costs(self) -> list[CostT]:
         """Costs of the queries that ran."""
         return [r.cost for r in self._history if r.accepted]
 
-    def check_cost(self, cost: Any) -> None:
+    def check_cost(self, cost: object) -> None:
         """Raise ``ValueError`` unless ``cost`` has one of this filter's cost types."""
         if not isinstance(cost, self.cost_types):
             names = ", ".join(t.__name__ for t in self.cost_types)
@@ -64,17 +77,18 @@ class Filter(ABC):
                 f"{type(self).__name__} accepts costs of type {names}, got {type(cost).__name__}"
             )
 
-    def request(self, cost: Any) -> bool:
+    def request(self, cost: CostT) -> bool:
         """CONTINUE (True: the query may run, its cost is recorded) or HALT (False)."""
         self.check_cost(cost)
         if self._awaiting:
             raise ValueError("observe() the previous query's output before the next request")
         if self._halted:
             return False
-        ok = bool(self._admits(cost))
+        state = self._admit(cost)
+        ok = state is not None
         self._history.append(Record(cost, ok))
-        if ok:
-            self._commit(cost)
+        if state is not None:
+            self._state = state
             self._awaiting = self.needs_observation
         else:
             self._halted = True
@@ -86,20 +100,20 @@ class Filter(ABC):
             raise ValueError("observe() must follow an accepted request")
         if self.needs_observation and not self._awaiting:
             raise ValueError("observe() was already called for the last accepted request")
-        self._observe(observed)  # a rejected report leaves the filter waiting for a valid one
+        # a rejected report raises here and leaves the filter waiting for a valid one
+        self._state = self._observed_state(observed)
         last = self._history[-1]
         self._history[-1] = Record(last.cost, True, observed)
         self._awaiting = False
 
     @abstractmethod
-    def _admits(self, cost: Any) -> bool:
-        """Would running a query of this cost keep the filter's guarantee? Pure function."""
+    def _admit(self, cost: CostT) -> StateT | None:
+        """The state after running a query of this cost, or None if it would break the
+        filter's guarantee (HALT). Pure: reads ``self._state``, changes nothing."""
 
-    def _commit(self, cost: Any) -> None:  # noqa: B027 - optional hook
-        """Record an accepted cost in the filter's state (default: history only)."""
-
-    def _observe(self, observed: Any) -> None:  # noqa: B027 - optional hook
-        """Update the state with the released output (output-dependent filters)."""
+    def _observed_state(self, observed: Any) -> StateT:
+        """The state after the released output is reported (output-dependent filters)."""
+        return self._state
 
 
 @dataclass(frozen=True)
@@ -135,7 +149,7 @@ class Transcript:
 
 
 def run_interaction(
-    filt: Filter,
+    filt: Filter[Any, Any],
     analyst: Analyst,
     data: Any,
     rng: np.random.Generator,
@@ -147,6 +161,8 @@ def run_interaction(
         query = analyst(transcript.outputs)
         if query is None:
             break
+        if not isinstance(query, Query):
+            raise ValueError(f"the analyst must return a Query or None, got {type(query).__name__}")
         if not filt.request(query.cost):
             transcript.halted = True
             break

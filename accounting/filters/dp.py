@@ -4,38 +4,67 @@ Each filter accepts ``EpsDelta`` costs only. A pure-DP query is priced as
 ``PureDP(eps).as_eps_delta()`` by the caller: no filter converts a cost silently. A request is
 admitted when the budget condition holds for the accepted costs *and* the requested one
 (Rogers et al. 2016, Def. 3: COMP(eps_1, delta_1, ..., eps_t, delta_t) = HALT stops round t).
-Sums are taken with ``math.fsum`` and compared without tolerance.
+Sums are exact and order-independent (:class:`~accounting.exact_sum.ExactSum`, rounded once,
+the value ``math.fsum`` gives) and compared without tolerance; a request costs O(1).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from accounting import _checks
 from accounting.costs import EpsDelta
+from accounting.exact_sum import ExactSum
 from accounting.filters.base import Filter
 
 #: The constant in Rogers et al. (2016), Thm. 5.1: H = eps_g^2 / (28.04 log(1/delta_g)).
 ROGERS_H_CONSTANT = 28.04
 
 
-class _EpsDeltaFilter(Filter):
-    """Shared state of the (eps, delta) filters: running sums of eps, eps^2, delta."""
+#: eps_j beyond which e^eps_j overflows in K; such a query exceeds every budget.
+_MAX_EPS = 700.0
+
+
+@dataclass(frozen=True)
+class EpsDeltaSums:
+    """Exact running sums over the accepted (eps_j, delta_j): the whole state of these filters.
+
+    ``eps``, ``eps_sq`` (of the rounded eps_j^2) and ``drift`` (of the rounded
+    eps_j (e^eps_j - 1) / 2, Rogers et al. Thm. 5.1) are each a sum of one float per query;
+    ``eps_max`` is the largest eps_j.
+    """
+
+    eps: ExactSum = ExactSum()
+    eps_sq: ExactSum = ExactSum()
+    drift: ExactSum = ExactSum()
+    delta: ExactSum = ExactSum()
+    eps_max: float = 0.0
+
+    def plus(self, cost: EpsDelta) -> EpsDeltaSums:
+        e = cost.eps
+        drift = e * math.expm1(e) / 2.0 if e <= _MAX_EPS else math.inf
+        return EpsDeltaSums(
+            self.eps + e,
+            self.eps_sq + e * e,
+            self.drift + drift,
+            self.delta + cost.delta,
+            max(self.eps_max, e),
+        )
+
+
+class _EpsDeltaFilter(Filter[EpsDelta, EpsDeltaSums]):
+    """Shared state of the (eps, delta) filters: exact running sums of eps, eps^2, delta."""
 
     cost_types = (EpsDelta,)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._eps: list[float] = []
-        self._deltas: list[float] = []
+        super().__init__(EpsDeltaSums())
 
-    def _commit(self, cost: EpsDelta) -> None:
-        self._eps.append(cost.eps)
-        self._deltas.append(cost.delta)
-
-    def _sums(self, cost: EpsDelta) -> tuple[list[float], float]:
-        """eps values including ``cost`` and the delta sum including ``cost``."""
-        return [*self._eps, cost.eps], math.fsum([*self._deltas, cost.delta])
+    @property
+    def sums(self) -> EpsDeltaSums:
+        """The exact sums over the accepted costs."""
+        return self._state
 
 
 class AdditiveFilter(_EpsDeltaFilter):
@@ -50,9 +79,9 @@ class AdditiveFilter(_EpsDeltaFilter):
         self.eps = _checks.nonnegative("eps", eps)
         self.delta = _checks.delta("delta", delta)
 
-    def _admits(self, cost: EpsDelta) -> bool:
-        eps, delta_sum = self._sums(cost)
-        return math.fsum(eps) <= self.eps and delta_sum <= self.delta
+    def _admit(self, cost: EpsDelta) -> EpsDeltaSums | None:
+        nxt = self._state.plus(cost)
+        return nxt if nxt.eps.value <= self.eps and nxt.delta.value <= self.delta else None
 
 
 def rogers_k(
@@ -69,11 +98,18 @@ def rogers_k(
     delta_g = _checks.open_unit("delta_g", delta_g)
     delta_pp = _checks.open_unit("delta_pp", delta_pp)
     e = [_checks.nonnegative("eps", x) for x in eps]
-    if e and max(e) > 700.0:
+    if e and max(e) > _MAX_EPS:
         raise ValueError("eps_j > 700 overflows e^eps_j in K; such a query exceeds any budget")
-    h = eps_g**2 / (ROGERS_H_CONSTANT * math.log(1.0 / delta_g))
     square_sum = math.fsum(x * x for x in e)
     drift = math.fsum(x * math.expm1(x) / 2.0 for x in e)
+    return _rogers_k(square_sum, drift, eps_g, delta_g, delta_pp)
+
+
+def _rogers_k(
+    square_sum: float, drift: float, eps_g: float, delta_g: float, delta_pp: float
+) -> float:
+    """K of :func:`rogers_k` from sum eps_j^2 and sum eps_j (e^eps_j - 1) / 2."""
+    h = eps_g**2 / (ROGERS_H_CONSTANT * math.log(1.0 / delta_g))
     spread = 2.0 * (square_sum + h) * (1.0 + 0.5 * math.log1p(square_sum / h))
     return _checks.result("K", drift + math.sqrt(spread * math.log(1.0 / delta_pp)))
 
@@ -81,23 +117,12 @@ def rogers_k(
 class AdvancedFilter(_EpsDeltaFilter):
     """Advanced-composition filter of Rogers, Roth, Ullman and Vadhan (2016), Thm. 5.1.
 
-    Version: NeurIPS 2016 / arXiv:1605.08294v2. The theorem's filter COMP_{eps_g, delta_g}
-    HALTs when sum_i delta_i > delta_g / 2 or K > eps_g, with K as in :func:`rogers_k` and
-    last factor log(2/delta_g); it is valid for eps_g > 0 and delta_g in (0, 1/e). We checked
-    this statement against independent public implementations of Thm. 5.1; the seed texts
-    quote it lossily (Taylor et al. eq. (2); Feldman and Zrnic, Sec. 4.3, who print the last
-    factor as log(1/delta_g)).
-
-    The theorem spends delta_g in two halves: delta'' = delta_g / 2 bounds the probability
-    that the privacy-loss martingale of the pure parts exceeds K (the log(2/delta_g) =
-    log(1/delta'') factor), and sum_i delta_i <= delta_g - delta'' = delta_g / 2 covers the
-    approximate parts. ``delta_pp`` exposes that split (default delta_g / 2, the theorem as
-    published): HALT iff sum_i delta_i > delta_g - delta_pp or K(delta_pp) > eps_g. H keeps
-    the theorem's value eps_g^2 / (28.04 log(1/delta_g)) for every split; H is a fixed mixture
-    parameter chosen before the interaction and only affects tightness, not validity.
-
-    Taylor et al. (Sec. II-A, App. B) quote a later arXiv form with the condition
-    delta'' + 2 sum_i delta_i <= delta; that form is more conservative than this one.
+    NeurIPS 2016 / arXiv:1605.08294v2: for eps_g > 0 and delta_g in (0, 1/e) the filter that
+    HALTs when sum_i delta_i > delta_g - delta_pp or K(delta_pp) > eps_g (:func:`rogers_k`)
+    is (eps_g, delta_g)-DP. ``delta_pp`` = delta'' (default delta_g / 2, the theorem as
+    published, last factor log(2/delta_g)); H keeps the theorem's value for every split.
+    Why any split is valid, and which printed versions differ:
+    docs/proofs/advanced_filter.md.
     """
 
     def __init__(self, eps_g: float, delta_g: float, delta_pp: float | None = None) -> None:
@@ -114,17 +139,18 @@ class AdvancedFilter(_EpsDeltaFilter):
         if not 0.0 < self.delta_pp < self.delta_g:
             raise ValueError(f"delta_pp must be in (0, delta_g={self.delta_g!r}), got {delta_pp!r}")
 
-    def _admits(self, cost: EpsDelta) -> bool:
-        eps, delta_sum = self._sums(cost)
-        if delta_sum > self.delta_g - self.delta_pp:
-            return False
+    def _admit(self, cost: EpsDelta) -> EpsDeltaSums | None:
+        nxt = self._state.plus(cost)
+        if nxt.delta.value > self.delta_g - self.delta_pp:
+            return None
         # K > sqrt(2 eps_j^2 log(1/delta'')) > eps_j since delta'' < 1/e: exact shortcut
         if cost.eps > self.eps_g:
-            return False
+            return None
         # a query with eps_j > 700 has K >= 700 (e^700 - 1) / 2 ~ 3.5e306: HALT, the safe side
-        if max(eps) > 700.0:
-            return False
-        return rogers_k(eps, self.eps_g, self.delta_g, self.delta_pp) <= self.eps_g
+        if nxt.eps_max > _MAX_EPS:
+            return None
+        k = _rogers_k(nxt.eps_sq.value, nxt.drift.value, self.eps_g, self.delta_g, self.delta_pp)
+        return nxt if k <= self.eps_g else None
 
 
 def whitehouse_eps(eps: list[float] | tuple[float, ...], delta_prime: float) -> float:
@@ -135,6 +161,11 @@ def whitehouse_eps(eps: list[float] | tuple[float, ...], delta_prime: float) -> 
     """
     delta_prime = _checks.open_unit("delta_prime", delta_prime)
     square_sum = math.fsum(x * x for x in (_checks.nonnegative("eps", e) for e in eps))
+    return _whitehouse_eps(square_sum, delta_prime)
+
+
+def _whitehouse_eps(square_sum: float, delta_prime: float) -> float:
+    """:func:`whitehouse_eps` from sum eps_m^2."""
     return math.sqrt(2.0 * math.log(1.0 / delta_prime) * square_sum) + 0.5 * square_sum
 
 
@@ -159,6 +190,8 @@ class WhitehouseFilter(_EpsDeltaFilter):
             raise ValueError(f"delta_pp must be in [0, delta={self.delta!r}), got {delta_pp!r}")
         self.delta_prime = self.delta - self.delta_pp
 
-    def _admits(self, cost: EpsDelta) -> bool:
-        eps, delta_sum = self._sums(cost)
-        return delta_sum <= self.delta_pp and whitehouse_eps(eps, self.delta_prime) <= self.eps
+    def _admit(self, cost: EpsDelta) -> EpsDeltaSums | None:
+        nxt = self._state.plus(cost)
+        if nxt.delta.value > self.delta_pp:
+            return None
+        return nxt if _whitehouse_eps(nxt.eps_sq.value, self.delta_prime) <= self.eps else None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from accounting import _checks
 from accounting.costs import EpsDelta, RenyiCurve
+from accounting.exact_sum import ExactSum
 from accounting.filters.base import Filter
 
 
@@ -33,59 +34,50 @@ class ProbabilisticDP:
         object.__setattr__(self, "delta", _checks.delta("delta", self.delta))
 
 
-class FilteredSelfReportingComposition(Filter):
+@dataclass(frozen=True)
+class _FsrcSums:
+    """Exact sums of the observed eps_post,i(o_i) and of the delta_i of the mechanisms run."""
+
+    post: ExactSum = ExactSum()
+    delta: ExactSum = ExactSum()
+
+
+class FilteredSelfReportingComposition(Filter[ProbabilisticDP, _FsrcSums]):
     """Filtered self-reporting composition, FSRC (Lebensold et al., Algorithm 2/4, Thm. 11/19).
 
-    Each mechanism M_t declares, before it runs, a pDP guarantee (eps_max,t, delta_t) and has a
-    pure ex-post DP bound eps_post,t(o) (Def. 9: L(o) <= eps_post,t(o) for every output o and
-    neighbouring pair). Before M_t: HALT if sum_{i<t} eps_post,i(o_i) + eps_max,t >= eps
-    (Algorithm 2 halts on equality, ">="; the proof only needs "<= eps", so ">=" is the
-    conservative reading and is what is implemented). After M_t: ``observe(eps_post,t(o_t))``.
-
-    Correction of the delta in Thm. 11/19. The theorem claims (eps, delta)-DP when every M_t is
-    (eps_max,t, delta)-pDP. Its proof bounds P[L > eps] by the failure probability of the LAST
-    mechanism, but which mechanism is last is random, so only a union bound over the mechanisms
-    that ran is justified: P[L > eps] <= E[sum_{t <= T} delta_t]. The claim is false as stated:
-    let each M_t output 1 w.p. delta on D and delta e^-c on D' (else 0), with eps = 1,
-    delta = 1e-3, c = 10. Then eps_post(0) ~ 1.0005e-3 = eps_max, eps_post(1) = 10, each M_t
-    is (eps_max, delta)-pDP, FSRC runs up to 999 rounds, and P_D[some 1] ~ 0.63 while
-    e P_D'[some 1] + delta ~ 1.1e-3 (tests/test_filters_expost.py computes this exactly).
-    This class therefore also holds a delta budget: HALT as well if sum_{i <= t} delta_i > delta.
-    Guarantee: (eps, delta)-DP. With delta_t = 0 (pure DP mechanisms) this is exactly the paper.
-    Why it holds: L > eps forces L_t > eps_max,t for some t <= T (else
-    L <= sum_{i<T} eps_post,i + eps_max,T < eps), and P[t <= T, L_t > eps_max,t] <= E[1{t <= T}
-    delta_t] because running M_t is decided before o_t.
+    Costs: ``ProbabilisticDP(eps_max,t, delta_t)`` declared before M_t runs; after it,
+    ``observe(eps_post,t(o_t))``. HALT if sum_{i<t} eps_post,i + eps_max,t >= eps (Algorithm 2
+    halts on equality) or sum_{i<=t} delta_i > delta. Guarantee: (eps, delta)-DP. The delta
+    budget is our correction: Thm. 11/19 as published (no delta budget) is false; the
+    counterexample and the proof of the corrected filter are in docs/proofs/fsrc_delta.md.
+    With delta_t = 0 this is exactly the paper's filter.
     """
 
     cost_types = (ProbabilisticDP,)
     needs_observation = True
 
     def __init__(self, eps: float, delta: float) -> None:
-        super().__init__()
+        super().__init__(_FsrcSums())
         self.guarantee = EpsDelta(eps, delta)
-        self._posts: list[float] = []
-        self._deltas: list[float] = []
 
     @property
     def spent_post(self) -> float:
-        """sum_i eps_post,i(o_i) over the observed releases (exactly rounded, math.fsum)."""
-        return math.fsum(self._posts)
+        """sum_i eps_post,i(o_i) over the observed releases (exact sum, rounded once)."""
+        return self._state.post.value
 
     @property
     def spent_delta(self) -> float:
-        """sum_i delta_i of the mechanisms that ran (exactly rounded, math.fsum)."""
-        return math.fsum(self._deltas)
+        """sum_i delta_i of the mechanisms that ran (exact sum, rounded once)."""
+        return self._state.delta.value
 
-    def _admits(self, cost: ProbabilisticDP) -> bool:
-        return (
-            math.fsum([*self._posts, cost.eps]) < self.guarantee.eps
-            and math.fsum([*self._deltas, cost.delta]) <= self.guarantee.delta
-        )
+    def _admit(self, cost: ProbabilisticDP) -> _FsrcSums | None:
+        delta = self._state.delta + cost.delta
+        ok = (self._state.post + cost.eps).value < self.guarantee.eps
+        if ok and delta.value <= self.guarantee.delta:
+            return _FsrcSums(self._state.post, delta)
+        return None
 
-    def _commit(self, cost: ProbabilisticDP) -> None:
-        self._deltas.append(cost.delta)
-
-    def _observe(self, observed: float) -> None:
+    def _observed_state(self, observed: float) -> _FsrcSums:
         """Record eps_post,t(o_t) >= 0 (may be +inf: nothing more can run)."""
         try:
             eps_post = float(observed)
@@ -95,10 +87,19 @@ class FilteredSelfReportingComposition(Filter):
             ) from err
         if math.isnan(eps_post) or eps_post < 0:
             raise ValueError(f"eps_post must be in [0, inf], got {observed!r}")
-        self._posts.append(eps_post)
+        return _FsrcSums(self._state.post + eps_post, self._state.delta)
 
 
-class ExPostRdpComposition(Filter):
+@dataclass(frozen=True)
+class _ExPostState:
+    """How many mechanisms ran, the exact sum of their eps_j, the stopping rule's answer."""
+
+    rounds: int = 0
+    total: ExactSum = ExactSum()
+    stopped: bool = False
+
+
+class ExPostRdpComposition(Filter[RenyiCurve, _ExPostState]):
     """Ex-post RDP composition with a data-dependent stopping rule (Räisä et al., Algorithm 1).
 
     Setting (theorem after Algorithm 1, Sec. 4): the dataset X is randomly split into disjoint
@@ -106,7 +107,8 @@ class ExPostRdpComposition(Filter):
     for an eps_i chosen from earlier outputs (``request(RenyiCurve)``; only the order alpha is
     read). After each release a stopping rule T on X_eps only answers halt or continue
     (``observe(halt: bool)``); T, over ALL its checks together, is (alpha, eps_T)-RDP, fixed
-    before the run (e.g. ``gaussian_check_noise``). The order alpha is fixed before the run.
+    before the run (e.g. ``threshold_checks.gaussian_check_sigma``). The order alpha is fixed
+    before the run.
     Reported privacy bound (Algorithm 1): eps = max(sum_{j <= t} eps_j, eps_T), ``total_eps``;
     the output (t, y_1:t, eps_1:t, eps) is alpha-ex-post RDP. Why the max and not the sum: a
     neighbour differs in X_y or in X_eps, never both, so only one of the two sources leaks.
@@ -127,59 +129,44 @@ class ExPostRdpComposition(Filter):
         max_rounds: int | None = None,
         budget: float | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(_ExPostState())
         self.alpha = _checks.order("alpha", alpha)
         self.stopping_eps = _checks.nonnegative("stopping_eps", stopping_eps)
         self.max_rounds = None if max_rounds is None else _checks.integer("max_rounds", max_rounds)
         self.budget = None if budget is None else _checks.nonnegative("budget", budget)
         if self.budget is not None and self.stopping_eps > self.budget:
             raise ValueError("stopping_eps exceeds the budget: no run can respect it")
-        self._eps: list[float] = []
-        self.stopped = False
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the stopping rule answered halt."""
+        return self._state.stopped
 
     @property
     def epsilons(self) -> tuple[float, ...]:
         """eps_1, ..., eps_t of the mechanisms that ran."""
-        return tuple(self._eps)
+        return tuple(cost.at(self.alpha) for cost in self.accepted_costs)
 
     @property
     def total_eps(self) -> float:
         """Reported ex-post RDP bound at ``alpha``: max(sum_j eps_j, eps_T) (Algorithm 1)."""
-        return max(math.fsum(self._eps), self.stopping_eps)
+        return max(self._state.total.value, self.stopping_eps)
 
-    def _admits(self, cost: RenyiCurve) -> bool:
-        if self.stopped:
-            return False
-        if self.max_rounds is not None and len(self._eps) >= self.max_rounds:
-            return False
-        if self.budget is None:
-            return True
-        return max(math.fsum([*self._eps, cost.at(self.alpha)]), self.stopping_eps) <= self.budget
+    def _admit(self, cost: RenyiCurve) -> _ExPostState | None:
+        state = self._state
+        if state.stopped:
+            return None
+        if self.max_rounds is not None and state.rounds >= self.max_rounds:
+            return None
+        total = state.total + cost.at(self.alpha)
+        if self.budget is not None and max(total.value, self.stopping_eps) > self.budget:
+            return None
+        return _ExPostState(state.rounds + 1, total, False)
 
-    def _commit(self, cost: RenyiCurve) -> None:
-        self._eps.append(cost.at(self.alpha))
-
-    def _observe(self, observed: bool) -> None:
+    def _observed_state(self, observed: bool) -> _ExPostState:
         """The stopping rule's answer after the last release: True = halt."""
         if not isinstance(observed, bool):
             raise ValueError(
                 f"observe() takes the stopping rule's halt decision (bool), got {observed!r}"
             )
-        self.stopped = observed
-
-
-def gaussian_check_noise(
-    alpha: float, sensitivity: float, stopping_eps: float, max_checks: int
-) -> float:
-    """Noise std of a Gaussian accuracy check so that ``max_checks`` checks are (alpha, eps_T)-RDP.
-
-    Each check releases a statistic of sensitivity Delta plus N(0, sigma^2), which is
-    (alpha, alpha Delta^2 / (2 sigma^2))-RDP (Mironov 2017, Cor. 3); m checks compose to
-    (alpha, m alpha Delta^2 / (2 sigma^2)), so sigma^2 = m alpha Delta^2 / (2 eps_T)
-    (Räisä et al., App. D, with m the maximum number of checks).
-    """
-    alpha = _checks.order("alpha", alpha)
-    sensitivity = _checks.positive("sensitivity", sensitivity)
-    stopping_eps = _checks.positive("stopping_eps", stopping_eps)
-    m = _checks.integer("max_checks", max_checks)
-    return math.sqrt(m * alpha * sensitivity**2 / (2.0 * stopping_eps))
+        return _ExPostState(self._state.rounds, self._state.total, observed)

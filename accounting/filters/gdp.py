@@ -18,30 +18,20 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-import numpy as np
-from scipy.special import log_ndtr
-
 from accounting import _checks
 from accounting.costs import EpsDelta, Gdp, PureDP
-from accounting.curves.domination import mixture_below_certificate
-from accounting.curves.gdp import (
-    GdpProfile,
-    gdp_log_delta,
-    gdp_log_delta_slope,
-    smallest_dominating_mu,
-)
+from accounting.curves.gdp import GdpProfile, smallest_dominating_mu
+from accounting.curves.gdp_domination import composition_dominated
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
+from accounting.exact_sum import ExactSum
 from accounting.filters.base import Filter
 from accounting.mechanisms.randomized_response import randomized_response_pld
 
 GDP_COSTS = (Gdp, PureDP, EpsDelta, Pld, PiecewiseLinearTradeoff, GdpProfile)
-_MASS_TOL = 1e-12  # +inf / -inf masses below this are float noise of a PLD's construction
-_TAIL_CAP = 1e5
-_MAX_POINTS = 1e6
-_REFINE_LEVELS = 4
-_SPLIT = 8
-_MAX_BAD_INTERVALS = 50_000
+GdpCost = Gdp | PureDP | EpsDelta | Pld | PiecewiseLinearTradeoff | GdpProfile
+#: The largest budget mu whose square mu^2 is a finite double.
+MAX_GDP_MU = math.sqrt(1.7976931348623157e308)
 
 
 def _finite_query(cost: object) -> Pld:
@@ -57,128 +47,7 @@ def _finite_query(cost: object) -> Pld:
     raise ValueError(f"no finite PLD for a cost of type {type(cost).__name__}")
 
 
-def _strip_noise(pld: Pld) -> Pld | None:
-    """Drop a +inf mass below 1e-12 (rounding); None if a real +inf mass remains."""
-    if pld.inf_mass == 0:
-        return pld
-    if pld.inf_mass > _MASS_TOL:
-        return None
-    return Pld(pld.losses, pld.probs / pld.probs.sum(), 0.0)
-
-
-def _is_symmetric(pld: Pld) -> bool:
-    dual = pld.dual()
-    return (
-        dual.losses.shape == pld.losses.shape
-        and bool(np.allclose(dual.losses, pld.losses, rtol=0, atol=1e-12))
-        and bool(np.allclose(dual.probs, pld.probs, rtol=0, atol=1e-15))
-        and dual.inf_mass <= _MASS_TOL
-    )
-
-
-def _tail_start(nu: float, mu: float, l_max: float) -> float | None:
-    """An e_hi beyond which G_nu (x) Q is below G_mu, proved in closed form (or None).
-
-    For e >= e_hi: delta_{G_nu (x) Q}(e) = sum_i p_i delta_nu(e - L_i) <= delta_nu(e - L_max)
-    <= P_nu(L > e - L_max) = Phi(x1(e)), x1 = -(e - L_max)/nu + nu/2 (drop the negative term
-    of the hockey stick). And delta_mu(e) >= (1 - e^-s) P_mu(L >= e + s) = (1 - e^-s)
-    Phi(x2(e)), x2 = -(e + s)/mu + mu/2, for any s > 0. With nu < mu, x1 - x2 decreases in e,
-    and where x1 <= x2 the derivative -h(x1)/nu + h(x2)/mu of log Phi(x1) - log Phi(x2)
-    (h = phi/Phi, decreasing) is negative. So x1 <= x2 and Phi(x1) <= (1 - e^-s) Phi(x2)
-    at e_hi imply the same for every e >= e_hi. We take s = mu^2 / e_hi and search e_hi
-    on a geometric sequence.
-    """
-    if not nu < mu:
-        return None
-    e_hi = max(l_max, 0.0) + mu * mu / 2.0 + mu
-    while e_hi <= _TAIL_CAP:
-        s = mu * mu / max(e_hi, 1.0)
-        x1 = -(e_hi - l_max) / nu + nu / 2.0
-        x2 = -(e_hi + s) / mu + mu / 2.0
-        if x1 <= x2 and log_ndtr(x1) <= math.log(-math.expm1(-s)) + log_ndtr(x2):
-            return e_hi
-        e_hi *= 1.25
-    return None
-
-
-def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) -> bool:
-    """Certificate on [0, e_hi]: a grid of spacing <= step, failing intervals split 8-fold.
-
-    The composed hockey stick is the mixture sum_i p_i delta_nu(e - L_i) of log-concave,
-    decreasing components, and delta_mu is log-concave (:func:`gdp_log_delta_slope`), so
-    :func:`mixture_below_certificate` applies.
-    """
-    log_p = np.log(pld.probs)
-
-    def evaluate(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        shifted = x[:, None] - pld.losses
-        return (
-            gdp_log_delta(shifted, nu) + log_p,
-            gdp_log_delta_slope(shifted, nu),
-            gdp_log_delta(x, mu),
-        )
-
-    grid = np.linspace(0.0, e_hi, math.ceil(e_hi / step) + 1)
-    vals = evaluate(grid)
-    if np.any(_row_logsumexp(vals[0]) > vals[2]):
-        return False  # violated at a grid point
-    xl, xr = grid[:-1], grid[1:]
-    left, right = [v[:-1] for v in vals], [v[1:] for v in vals]
-    for level in range(_REFINE_LEVELS + 1):
-        ok = mixture_below_certificate(xl, xr, *zip(left, right, strict=True))
-        if ok.all():
-            return True
-        bad = ~ok
-        if level == _REFINE_LEVELS or bad.sum() > _MAX_BAD_INTERVALS:
-            return False
-        sub = xl[bad, None] + (xr - xl)[bad, None] * np.linspace(0.0, 1.0, _SPLIT + 1)
-        flat = evaluate(sub.ravel())
-        shape = sub.shape
-        terms, slopes = (v.reshape(shape + v.shape[-1:]) for v in flat[:2])
-        up = flat[2].reshape(shape)
-        if np.any(_row_logsumexp(terms) > up):
-            return False  # violated at a sample point: refining cannot help
-        xl, xr = sub[:, :-1].ravel(), sub[:, 1:].ravel()
-        k = terms.shape[-1]
-        left = [terms[:, :-1].reshape(-1, k), slopes[:, :-1].reshape(-1, k), up[:, :-1].ravel()]
-        right = [terms[:, 1:].reshape(-1, k), slopes[:, 1:].reshape(-1, k), up[:, 1:].ravel()]
-    return False
-
-
-def _row_logsumexp(x: np.ndarray) -> np.ndarray:
-    top = x.max(axis=-1)
-    return top + np.log(np.exp(x - top[..., None]).sum(axis=-1))
-
-
-def composition_dominated(nu: float, mu: float, query: Pld, step: float = 0.05) -> bool:
-    """Certify that G_nu (x) query is dominated by G_mu (True only if proved).
-
-    Hockey-stick curves over all real eps: eps < 0 reduces to eps > 0 for the dual pair,
-    since H_g(P||Q) = 1 - g + g H_{1/g}(Q||P) and G_mu is symmetric; so the query and its
-    dual (skipped when equal) are checked on eps >= 0. On [0, e_hi] the exact hockey sticks
-    (the mixture of :func:`gdp_composed_log_delta`, and :func:`gdp_log_delta`) on a grid of
-    spacing <= ``step`` feed the log-concave certificate :func:`mixture_below_certificate`;
-    intervals it cannot certify are split 8-fold, up to 4 times. [e_hi, inf) is covered by
-    :func:`_tail_start`.
-    A query with mass at +inf or -inf loss is never dominated by a Gaussian.
-    """
-    nu = _checks.positive("nu", nu)
-    mu = _checks.positive("mu", mu)
-    step = _checks.positive("step", step)
-    sides = [query] if _is_symmetric(query) else [query, query.dual()]
-    for side in sides:
-        pld = _strip_noise(side)
-        if pld is None:
-            return False
-        e_hi = _tail_start(nu, mu, float(pld.losses.max()))
-        if e_hi is None or e_hi / step > _MAX_POINTS:
-            return False
-        if not _side_certified(nu, mu, pld, e_hi, step):
-            return False
-    return True
-
-
-def gdp_residue(mu: float, cost: object, rtol: float = 1e-9, step: float = 0.05) -> float:
+def gdp_residue(mu: float, cost: GdpCost, rtol: float = 1e-9, step: float = 0.05) -> float:
     """The GDP residue update (residue paper, Thm. 5): max nu with G_nu (x) Q <= G_mu.
 
     Gaussian queries: nu = sqrt(mu^2 - mu_q^2), exact. Other queries (pure DP via their
@@ -196,6 +65,11 @@ def gdp_residue(mu: float, cost: object, rtol: float = 1e-9, step: float = 0.05)
     mu_q = smallest_dominating_mu(cost)
     if mu_q > mu:
         raise ValueError(f"the query (mu_q = {mu_q}) is not dominated by the budget G_{mu}")
+    return _residue(mu, cost, mu_q, rtol, step)
+
+
+def _residue(mu: float, cost: GdpCost, mu_q: float, rtol: float, step: float) -> float:
+    """:func:`gdp_residue` given the query's smallest dominating mu_q <= mu."""
     lo = math.sqrt(max(0.0, mu * mu - mu_q * mu_q))
     if isinstance(cost, Gdp | GdpProfile) or mu_q == 0.0:
         return lo
@@ -210,37 +84,40 @@ def gdp_residue(mu: float, cost: object, rtol: float = 1e-9, step: float = 0.05)
     return lo
 
 
-class GdpFilter(Filter):
+class GdpFilter(Filter[GdpCost, ExactSum]):
     """Naive GDP filter: CONTINUE while sum_i mu_i^2 <= mu^2 (Smith and Thakurta 2022).
 
     Accepts every cost that :func:`~accounting.curves.gdp.smallest_dominating_mu` prices:
     Gdp, PureDP, EpsDelta, Pld, PiecewiseLinearTradeoff and GdpProfile; each is charged its
     smallest dominating mu_i (exact for Gdp, pessimistic otherwise). A cost no Gaussian
     dominates ((eps, delta > 0), mass at infinite loss) halts the filter. Other types
-    (Zcdp, RenyiCurve) are a ValueError: zCDP and RDP do not imply GDP.
+    (Zcdp, RenyiCurve) are a ValueError: zCDP and RDP do not imply GDP. The budget needs
+    mu^2 finite (mu <= :data:`MAX_GDP_MU` ~ 1.34e154); sum mu_i^2 is exact (O(1) a request).
     """
 
     cost_types: ClassVar[tuple[type, ...]] = GDP_COSTS
 
     def __init__(self, mu: float) -> None:
-        super().__init__()
+        super().__init__(ExactSum())
         self.mu = _checks.positive("mu", mu)
-        self._spent_sq: list[float] = []
+        if self.mu > MAX_GDP_MU:
+            raise ValueError(f"mu must be in (0, {MAX_GDP_MU}] (mu^2 finite), got {mu!r}")
+        self._budget_sq = self.mu**2
 
     @property
     def spent(self) -> float:
         """sqrt(sum mu_i^2) over the accepted queries."""
-        return math.sqrt(math.fsum(self._spent_sq))
+        return math.sqrt(self._state.value)
 
-    def _admits(self, cost: object) -> bool:
+    def _admit(self, cost: GdpCost) -> ExactSum | None:
         mu_q = smallest_dominating_mu(cost)
-        return math.isfinite(mu_q) and math.fsum([*self._spent_sq, mu_q**2]) <= self.mu**2
+        if not mu_q <= MAX_GDP_MU:  # infinite, or mu_q^2 would overflow: above any budget
+            return None
+        nxt = self._state + mu_q**2
+        return nxt if nxt.value <= self._budget_sq else None
 
-    def _commit(self, cost: object) -> None:
-        self._spent_sq.append(smallest_dominating_mu(cost) ** 2)
 
-
-class GdpResidueFilter(Filter):
+class GdpResidueFilter(Filter[GdpCost, float]):
     """GDP residue filter (residue paper, Thm. 5): budget G_mu, update to the residue.
 
     CONTINUE iff the query alone is dominated by the remaining G_nu (then the residue
@@ -251,14 +128,20 @@ class GdpResidueFilter(Filter):
     cost_types: ClassVar[tuple[type, ...]] = GDP_COSTS
 
     def __init__(self, mu: float, rtol: float = 1e-9, step: float = 0.05) -> None:
-        super().__init__()
         self.mu = _checks.positive("mu", mu)
+        if self.mu > MAX_GDP_MU:
+            raise ValueError(f"mu must be in (0, {MAX_GDP_MU}] (mu^2 finite), got {mu!r}")
+        super().__init__(self.mu)
         self.rtol = _checks.positive("rtol", rtol)
         self.step = _checks.positive("step", step)
-        self.remaining = self.mu
 
-    def _admits(self, cost: object) -> bool:
-        return smallest_dominating_mu(cost) <= self.remaining
+    @property
+    def remaining(self) -> float:
+        """nu: the remaining budget G_nu."""
+        return self._state
 
-    def _commit(self, cost: object) -> None:
-        self.remaining = gdp_residue(self.remaining, cost, rtol=self.rtol, step=self.step)
+    def _admit(self, cost: GdpCost) -> float | None:
+        mu_q = smallest_dominating_mu(cost)
+        if not mu_q <= self._state:
+            return None
+        return _residue(self._state, cost, mu_q, self.rtol, self.step)

@@ -13,7 +13,8 @@ module therefore also provides
 * :func:`adaptive_attack` -- the adversary of Cor. 1 / Fig. 2a as concrete finite
   mechanisms and an :class:`~accounting.filters.base.Analyst`, for audits;
 * :func:`natural_filter_guarantee` -- the (eps', delta')-DP guarantee that the natural
-  (eps, delta)-DP filter does keep for symmetric queries (Thm. 9, derived below).
+  (eps, delta)-DP filter does keep for symmetric queries (Thm. 9; derivation in
+  docs/proofs/natural_filter_guarantee.md).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from accounting.curves.domination import Profile, as_tradeoff, is_dominated, sup
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters.base import Analyst, Filter, Query
+from accounting.mechanisms.finite import FiniteMechanism
 
 NATURAL_COSTS = (Pld, PiecewiseLinearTradeoff, PureDP, EpsDelta)
 _IDENTITY = PiecewiseLinearTradeoff(np.ones(1), np.ones(1), 1.0)
@@ -52,7 +54,10 @@ def query_pld(cost: Any) -> Pld:
     raise ValueError(f"cost must be one of {names}, got {type(cost).__name__}")
 
 
-class NaturalFilter(Filter):
+NaturalCost = Pld | PiecewiseLinearTradeoff | PureDP | EpsDelta
+
+
+class NaturalFilter(Filter[NaturalCost, Pld]):
     """Natural filter (residue paper, Alg. 2). WARNING: NOT FREE IN GENERAL.
 
     *** The interaction it permits can exceed its budget. *** An analyst who chooses the
@@ -81,18 +86,20 @@ class NaturalFilter(Filter):
     cost_types: ClassVar[tuple[type, ...]] = NATURAL_COSTS
 
     def __init__(self, budget: Profile, tol: float = 1e-12) -> None:
-        super().__init__()
+        super().__init__(Pld.identity())
         if not callable(getattr(budget, "tradeoff", None)):
             raise ValueError(f"budget must have a trade-off curve, got {type(budget).__name__}")
         self.budget = budget
         self.tol = _checks.nonnegative("tol", tol)
-        self.composed = Pld.identity()
 
-    def _admits(self, cost: Any) -> bool:
-        return is_dominated(self.composed.compose(query_pld(cost)), self.budget, tol=self.tol)
+    @property
+    def composed(self) -> Pld:
+        """The exact composition of the accepted queries' PLDs."""
+        return self._state
 
-    def _commit(self, cost: Any) -> None:
-        self.composed = self.composed.compose(query_pld(cost))
+    def _admit(self, cost: NaturalCost) -> Pld | None:
+        nxt = self._state.compose(query_pld(cost))
+        return nxt if is_dominated(nxt, self.budget, tol=self.tol) else None
 
 
 def natural_filter_cost(
@@ -134,61 +141,9 @@ def natural_filter_cost(
     return cost(_IDENTITY, rounds)
 
 
-@dataclass(frozen=True, eq=False)
-class FiniteMechanism:
-    """A mechanism on two neighbouring datasets with finitely many outputs.
-
-    ``p`` (dataset 0) and ``q`` (dataset 1) are the output distributions; its PLD is that
-    of (p, q). :meth:`from_pld` builds the canonical pair of a PLD (residue paper,
-    Prop. 1): one output per finite loss L with masses (p_L, p_L e^-L), one output with
-    Q-mass 0 for the +inf loss, and one with P-mass 0 for the remaining Q-mass.
-    """
-
-    p: np.ndarray
-    q: np.ndarray
-
-    def __post_init__(self) -> None:
-        p = _checks.finite_array("p", self.p).ravel()
-        q = _checks.finite_array("q", self.q).ravel()
-        if p.shape != q.shape or np.any(p < 0) or np.any(q < 0):
-            raise ValueError("p and q must be non-negative vectors of equal length")
-        if abs(p.sum() - 1.0) > 1e-9 or abs(q.sum() - 1.0) > 1e-9:
-            raise ValueError("p and q must each sum to 1")
-        object.__setattr__(self, "p", p / p.sum())
-        object.__setattr__(self, "q", q / q.sum())
-
-    @classmethod
-    def from_pld(cls, pld: Pld | PiecewiseLinearTradeoff) -> FiniteMechanism:
-        pld = query_pld(pld)
-        p = list(pld.probs)
-        q = list(pld.probs * np.exp(-pld.losses))
-        if pld.inf_mass > 0:
-            p.append(pld.inf_mass)
-            q.append(0.0)
-        rest = 1.0 - math.fsum(q)
-        if rest > 0:
-            p.append(0.0)
-            q.append(rest)
-        return cls(np.array(p), np.array(q))
-
-    @property
-    def losses(self) -> np.ndarray:
-        """Privacy loss log(p / q) of each output (+inf where q = 0, -inf where p = 0)."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.p) - np.log(self.q)
-
-    def pld(self) -> Pld:
-        return Pld.from_distributions(self.p, self.q)
-
-    def release(self, data: int, rng: np.random.Generator) -> int:
-        """One output on dataset ``data`` (0 or 1)."""
-        if data not in (0, 1):
-            raise ValueError(f"data must be 0 or 1, got {data!r}")
-        return int(rng.choice(self.p.size, p=self.p if data == 0 else self.q))
-
-    def query(self) -> Query:
-        """This mechanism as a :class:`Query` whose cost is its exact PLD."""
-        return Query(cost=self.pld(), release=self.release)
+def _pld_query(mechanism: FiniteMechanism) -> Query:
+    """A finite mechanism as a :class:`Query` whose cost is its exact PLD."""
+    return Query(cost=mechanism.pld(), release=mechanism.release)
 
 
 @dataclass(frozen=True, eq=False)
@@ -210,9 +165,9 @@ class AdaptiveAttack:
 
         def choose(outputs: list[Any]) -> Query | None:
             if not outputs:
-                return self.first.query()
+                return _pld_query(self.first)
             if len(outputs) == 1:
-                return self.second[outputs[0]].query()
+                return _pld_query(self.second[outputs[0]])
             return None
 
         return choose
@@ -280,6 +235,7 @@ def adaptive_attacks(
             attack = AdaptiveAttack(budget, target, first, second)
             if best is None or attack.excess > best.excess:
                 best = attack
+        assert best is not None  # plans is non-empty
         attacks.append(best)
     return attacks
 
@@ -292,6 +248,30 @@ def adaptive_attack(
 ) -> AdaptiveAttack:
     """The Cor. 1 adversary for one target eps (see :func:`adaptive_attacks`)."""
     return adaptive_attacks(budget, queries, [eps], tol=tol)[0]
+
+
+def crosscheck_natural_filter_cost(
+    budget: Profile,
+    queries: Sequence[Pld | PiecewiseLinearTradeoff],
+    cost: PiecewiseLinearTradeoff,
+    eps: Sequence[float],
+    tol: float = 1e-9,
+) -> float:
+    """max |delta_cost(eps) - delta_transcript(eps)| over the adversaries of each eps.
+
+    An independent check of a two-round :func:`natural_filter_cost`: by Lemma 1 and Prop. 6
+    its hockey stick at eps equals that of the transcript of :func:`adaptive_attacks` at
+    eps, computed from finite distributions. A disagreement above ``tol`` is a
+    ``RuntimeError`` (one of the two computations is wrong).
+    """
+    tol = _checks.nonnegative("tol", tol)
+    attacks = adaptive_attacks(budget, queries, [float(e) for e in eps])
+    err = max(
+        abs(float(cost.delta(a.eps)) - float(a.transcript_pld().delta(a.eps))) for a in attacks
+    )
+    if err > tol:
+        raise RuntimeError(f"exact cost and adversary transcript disagree by {err:g}")
+    return err
 
 
 def _rr_hockey_stick(eps: float, eps_rr: float, m: int) -> float:
@@ -309,7 +289,7 @@ def _rr_hockey_stick(eps: float, eps_rr: float, m: int) -> float:
 
 @lru_cache(maxsize=4096)
 def _bucket_budget(eps: float, delta: float, edge: float, rounds: int) -> float:
-    """Largest total bucket mass S a natural (eps, delta) filter can accept (derivation step 2).
+    """Largest total bucket mass S a natural (eps, delta) filter can accept (Thm. 9, step 2).
 
     If S > (m - 1) + r + sqrt(r^2 + 2 (m - 1) r), r = -log(1 - delta / h(m)), where
     h(m) = H_{e^eps}(RR_edge^(x m)) > delta, then the composition is not (eps, delta)-DP.
@@ -351,40 +331,14 @@ def natural_filter_guarantee(
 ) -> EpsDelta:
     """(eps', delta')-DP of the natural (eps, delta)-DP filter, symmetric queries (Thm. 9).
 
-    The theorem's constants were lost in extraction; this re-derives it along the paper's
-    three steps (Sec. 7) with our own, fully explicit constants. Let eps_top = eps + log 2
-    and the edges eps_i = eps_top ratio^(i - K), i = 1..K; bucket 1 is |L| <= eps_1,
-    bucket i is eps_{i-1} < |L| <= eps_i, bucket K+1 is |L| > eps_K. For a symmetric PLD,
-    P(|L| in bucket) = Q(|L| in bucket) = v_i (Lemma 6).
-
-    1. Discretisation (Thms. 11, 12). Conditioned on bucket i a symmetric pair is
-       eps_i-DP, so dominated by RR_eps_i (full disclosure for bucket K+1), and its sign
-       dominates RR_eps_{i-1}. So GRR_opt(v) <= w <= GRR_pess(v): draw the bucket (same
-       law under both datasets), then randomized response with the lower / upper edge.
-    2. Budgets (Thm. 14). If the natural filter accepts, the product of the optimistic
-       GRRs is (eps, delta)-DP. With the bucket public, its hockey stick averages over
-       the independent bucket draws, and a product is at least as revealing as any factor.
-       Let S_i = sum_j v_i^(j) and N_i the number of queries landing in bucket i.
-       Top bucket: delta >= P(N >= 1) c, c = H_{e^eps}(RR_eps_K) = (e^eps_K - e^eps) /
-       (1 + e^eps_K), P(N >= 1) >= 1 - e^-S, so S_{K+1} <= B_{K+1} = -log(1 - delta / c).
-       Bucket i >= 2: delta >= P(N_i >= m) h_i(m), h_i(m) = H_{e^eps}(RR_eps_{i-1}^(x m))
-       (exact binomial sum), and the Chernoff lower tail P(N_i <= m - 1) <=
-       exp(-(S - m + 1)^2 / (2 S)) bounds S_i by B_i (see :func:`_bucket_budget`).
-       Bucket 1: S_1 <= rounds. Every accepted prefix of every path obeys these bounds.
-    3. Additive analysis (Thm. 15, Lemma 12). The interaction is a post-processing of the
-       adaptive GRR_pess process, whose bucket counts N_i have predictable means summing to
-       <= B_i. Pre-draw m_i copies of RR_eps_i (m_1 = rounds, m_{K+1} = 0) and answer from
-       them; it fails only if some N_i > m_i, with probability <= gamma_i
-       (multiplicative Azuma / Markov, :func:`_sample_budget`) and <= B_{K+1} for the top
-       bucket. The output is then a post-processing of prod_i RR_eps_i^(x m_i) except on
-       failure, which gives delta' = delta_rr + sum gamma_i + B_{K+1} (a coupling
-       argument replacing Lemma 7) and eps' from the RR product at delta_rr: the smaller
-       of sum m_i eps_i (pure) and, by Hoeffding on the +-eps_i losses,
-       sum m_i eps_i tanh(eps_i / 2) + sqrt(2 sum m_i eps_i^2 log(1 / delta_rr)).
-
-    delta_rr and the total failure budget ``fail`` (split evenly over buckets 2..K)
-    default to ``delta``. K is chosen to minimise eps'. ``rounds`` bounds the number of
-    queries (the bound grows only poly-logarithmically with it, as in the paper).
+    Residue paper (Regehr et al. 2026), Thm. 9, re-derived along its Sec. 7 (Thms. 11, 12, 14,
+    15) with explicit constants: losses are bucketed at edges eps_top ratio^(i - K),
+    eps_top = eps + log 2; each bucket's accepted mass is bounded (:func:`_bucket_budget`),
+    counts are pre-drawn with failure ``fail`` (:func:`_sample_budget`), and eps' is the
+    smaller of the pure and Hoeffding bounds of the resulting RR product at ``delta_rr``;
+    delta' = delta_rr + fail + B_{K+1}. Conditions: symmetric queries, at most ``rounds`` of
+    them, delta below the top bucket's hockey stick. delta_rr and ``fail`` default to
+    ``delta``; K minimises eps'. Derivation: docs/proofs/natural_filter_guarantee.md.
     """
     eps = _checks.positive("eps", eps)
     delta = _checks.open_unit("delta", delta)

@@ -32,6 +32,7 @@ from scipy import optimize, special
 from accounting import _checks
 from accounting.curves.pld import Pld
 from accounting.filters.base import Analyst, Filter, Query
+from accounting.mechanisms.finite import FiniteMechanism
 
 # --------------------------------------------------------------------------- loss laws
 
@@ -63,11 +64,11 @@ class GaussianLoss:
         object.__setattr__(self, "mu", _checks.positive("mu", self.mu))
 
     def sf(self, c: float) -> float:
-        c = _not_nan("c", c)
+        c = _checks.not_nan("c", c)
         return float(special.ndtr(self.mu / 2.0 - c / self.mu))
 
     def isf(self, p: float) -> float:
-        p = _probability_below_one("p", p)
+        p = _checks.delta("p", p)
         if p == 0.0:
             return math.inf
         return self.mu**2 / 2.0 - self.mu * float(special.ndtri(p))
@@ -96,38 +97,24 @@ class DiscreteLoss:
 
     @classmethod
     def from_distributions(cls, p: np.ndarray, q: np.ndarray) -> DiscreteLoss:
-        """Law of log p(Y)/q(Y) for Y ~ p on a finite output space."""
-        return cls.from_pld(Pld.from_distributions(p, q))
+        """Law of log p(Y)/q(Y) for Y ~ p: the loss of :class:`FiniteMechanism` (p, q)."""
+        return cls.from_pld(FiniteMechanism(p, q).pld())
 
     def sf(self, c: float) -> float:
-        c = _not_nan("c", c)
+        c = _checks.not_nan("c", c)
         if c == math.inf:
             return 0.0
         above = math.fsum(p for x, p in zip(self.losses, self.probs, strict=True) if x > c)
         return min(1.0, above + self.inf_mass)
 
     def isf(self, p: float) -> float:
-        p = _probability_below_one("p", p)
+        p = _checks.delta("p", p)
         if self.inf_mass > p:
             return math.inf
         for x in self.losses:
             if self.sf(x) <= p:
                 return x
         raise AssertionError("unreachable: sf at the largest loss is inf_mass <= p")
-
-
-def _not_nan(name: str, value: float) -> float:
-    x = float(value)
-    if math.isnan(x):
-        raise ValueError(f"{name} must not be NaN")
-    return x
-
-
-def _probability_below_one(name: str, value: float) -> float:
-    x = _checks.finite(name, value)
-    if not 0.0 <= x < 1.0:
-        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
-    return x
 
 
 @dataclass(frozen=True)
@@ -149,7 +136,13 @@ class RoundLoss:
     @classmethod
     def from_distributions(cls, p: np.ndarray, q: np.ndarray) -> RoundLoss:
         """Two datasets 0, 1 with finite output laws p, q: pairs (0, 1) and (1, 0)."""
-        return cls((DiscreteLoss.from_distributions(p, q), DiscreteLoss.from_distributions(q, p)))
+        mechanism = FiniteMechanism(p, q)
+        return cls(
+            (
+                DiscreteLoss.from_pld(mechanism.pld()),
+                DiscreteLoss.from_pld(mechanism.swapped().pld()),
+            )
+        )
 
     @classmethod
     def gaussian(cls, sigma: float, sensitivity: float = 1.0) -> RoundLoss:
@@ -175,44 +168,55 @@ def realisation_delta(n_max: int, delta_tilde: float, theta: float) -> float:
     return delta_tilde + theta * (1.0 - delta_tilde) * n_max
 
 
-class _RealisedLossFilter(Filter):
+@dataclass(frozen=True, eq=False)
+class RealisedState:
+    """State of the realisation-level filters after ``step`` accepted queries.
+
+    ``cumulative`` is l^(i) for every ordered pair (empty until the first query fixes the
+    number of pairs); ``next_ok`` is the look-ahead decision for query step + 1.
+    """
+
+    cumulative: np.ndarray
+    step: int = 0
+    next_ok: bool = True
+
+
+class _RealisedLossFilter(Filter[RoundLoss, RealisedState]):
     """Shared state: the cumulative realised loss l^(i) of every ordered pair."""
 
     cost_types = (RoundLoss,)
     needs_observation = True
 
-    def __init__(self, eps: float) -> None:
-        super().__init__()
+    def __init__(self, eps: float, state: RealisedState | None = None) -> None:
+        super().__init__(RealisedState(np.zeros(0)) if state is None else state)
         self.eps = _checks.nonnegative("eps", eps)
-        self._cumulative: np.ndarray | None = None
 
     @property
     def cumulative_loss(self) -> np.ndarray:
         """l^(i) for every pair after the last observation (zeros before the first)."""
-        if self._cumulative is None:
-            return np.zeros(0)
-        return self._cumulative.copy()
+        return self._state.cumulative.copy()
 
     def _pairs(self, cost: RoundLoss) -> np.ndarray:
-        if self._cumulative is None:
-            self._cumulative = np.zeros(len(cost.laws))
-        if len(cost.laws) != self._cumulative.size:
-            raise ValueError(
-                f"every query must list {self._cumulative.size} pairs, got {len(cost.laws)}"
-            )
-        return self._cumulative
+        """l^(i) of every pair of ``cost`` (zeros before the first query); pure."""
+        cumulative = self._state.cumulative
+        if cumulative.size == 0:
+            return np.zeros(len(cost.laws))
+        if len(cost.laws) != cumulative.size:
+            raise ValueError(f"every query must list {cumulative.size} pairs, got {len(cost.laws)}")
+        return cumulative
 
-    def _observe(self, observed: Any) -> None:
+    def _observed_state(self, observed: Any) -> RealisedState:
         losses = np.asarray(observed, dtype=np.float64).ravel()
-        if self._cumulative is None or losses.shape != self._cumulative.shape:
+        cumulative = self._state.cumulative
+        if losses.shape != cumulative.shape:
             raise ValueError("observe() needs one realised loss per pair of the query")
         if np.any(np.isnan(losses)):
             raise ValueError("realised losses must not be NaN")
         with np.errstate(invalid="ignore"):
-            total = self._cumulative + losses
+            total = cumulative + losses
         if np.any(np.isnan(total)):
             raise ValueError("a pair's realised loss went from +inf to -inf: inconsistent report")
-        self._cumulative = total
+        return RealisedState(total, self._state.step, self._state.next_ok)
 
 
 class RealisationFilter(_RealisedLossFilter):
@@ -223,14 +227,11 @@ class RealisationFilter(_RealisedLossFilter):
     step i (1-based) fixed before the interaction (Sec. II): one sequence of ``RoundLoss``
     for every step, or a function of i. A request outside R_i is a ValueError.
 
-    Look-ahead (Sec. III). Query i is admitted iff i <= N and delta_i <= delta~, where the
-    check for delta_{i+1} is made when query i is admitted, before y_i is seen, and is
-    condition (4): for every pair k and every r_{i+1} in R_{i+1},
-        P_x(l^(i-1) + L_i <= c*) >= 1 - theta,  c* = eps - isf_{r_{i+1},k}(delta~),
-    i.e. sf_{i,k}(c* - l^(i-1)_k) <= theta. Here {y_i : P_x(L_{i+1} > eps - l^(i)) <= delta~}
-    = {l^(i) <= c*} because P(L > eps - l) is non-decreasing and left-continuous in l. At
-    i = 0 the output y_0 is fixed, so the check for query 1 is sf_{r_1,k}(eps) <= delta~.
-    The halt decision never depends on y_i (Sec. III), and T <= N.
+    Look-ahead (Sec. III): query i is admitted iff i <= N and the check (4) for it, made when
+    query i - 1 was admitted and before y_{i-1} was seen, held: for every pair k and every
+    r in R_i, sf_{i-1,k}(eps - isf_{r,k}(delta~) - l^(i-2)_k) <= theta (query 1:
+    sf_{r,k}(eps) <= delta~). The halt decision never depends on the last output, and T <= N.
+    Derivation: docs/proofs/realisation_lookahead.md.
     """
 
     def __init__(
@@ -242,7 +243,6 @@ class RealisationFilter(_RealisedLossFilter):
         theta: float,
         allowed: AllowedSets,
     ) -> None:
-        super().__init__(eps)
         self.delta = _checks.delta("delta", delta)
         self.n_max = _checks.integer("n_max", n_max)
         self.delta_tilde = _checks.delta("delta_tilde", delta_tilde)
@@ -258,10 +258,10 @@ class RealisationFilter(_RealisedLossFilter):
         else:
             fixed = tuple(allowed)
             self._allowed = lambda _i: fixed
-        self._step = 0
+        eps = _checks.nonnegative("eps", eps)
         first = self._allowed_at(1)
-        self._pairs(first[0])
-        self._next_ok = all(law.sf(self.eps) <= self.delta_tilde for r in first for law in r.laws)
+        ok = all(law.sf(eps) <= self.delta_tilde for r in first for law in r.laws)
+        super().__init__(eps, RealisedState(np.zeros(len(first[0].laws)), 0, ok))
 
     def _allowed_at(self, i: int) -> tuple[RoundLoss, ...]:
         sets = tuple(self._allowed(i))
@@ -269,21 +269,20 @@ class RealisationFilter(_RealisedLossFilter):
             raise ValueError(f"the allowable set R_{i} must be a non-empty sequence of RoundLoss")
         return sets
 
-    def _admits(self, cost: RoundLoss) -> bool:
-        i = self._step + 1
+    def _admit(self, cost: RoundLoss) -> RealisedState | None:
+        state = self._state
+        i = state.step + 1
         if cost not in self._allowed_at(i):
             raise ValueError(f"query {i} is not in the allowable set R_{i} fixed in advance")
-        self._pairs(cost)
-        return i <= self.n_max and self._next_ok
+        cumulative = self._pairs(cost)
+        if not (i <= self.n_max and state.next_ok):
+            return None
+        next_ok = i < self.n_max and self._lookahead(cost, cumulative, i + 1)
+        return RealisedState(cumulative, i, next_ok)
 
-    def _commit(self, cost: RoundLoss) -> None:
-        self._step += 1
-        self._next_ok = self._step < self.n_max and self._lookahead(cost)
-
-    def _lookahead(self, current: RoundLoss) -> bool:
-        """Condition (4) for query step+1, from l^(step-1) and the law of query ``step``."""
-        cumulative = self._pairs(current)
-        for r in self._allowed_at(self._step + 1):
+    def _lookahead(self, current: RoundLoss, cumulative: np.ndarray, nxt: int) -> bool:
+        """Condition (4) for query ``nxt``, from l^(nxt-2) and the law of query nxt - 1."""
+        for r in self._allowed_at(nxt):
             for k, law in enumerate(current.laws):
                 q = r.laws[k].isf(self.delta_tilde)
                 if q == math.inf or law.sf(self.eps - q - cumulative[k]) > self.theta:
@@ -304,11 +303,10 @@ class InvalidNaiveRealisationFilter(_RealisedLossFilter):
         super().__init__(eps)
         self.delta = _checks.delta("delta", delta)
 
-    def _admits(self, cost: RoundLoss) -> bool:
+    def _admit(self, cost: RoundLoss) -> RealisedState | None:
         cumulative = self._pairs(cost)
-        return all(
-            law.sf(self.eps - cumulative[k]) <= self.delta for k, law in enumerate(cost.laws)
-        )
+        ok = all(law.sf(self.eps - cumulative[k]) <= self.delta for k, law in enumerate(cost.laws))
+        return RealisedState(cumulative, self._state.step + 1) if ok else None
 
 
 # --------------------------------------------------------------------------- Proposition 1
@@ -353,7 +351,7 @@ def gaussian_stopping_times(
     So T = min(N, 1 + first j >= 0 with |l^(j)| > kappa), and T = 0 if query 1 is refused.
     """
     n_max = _checks.integer("n_max", n_max)
-    kappa = _not_nan("kappa", kappa)
+    kappa = _checks.not_nan("kappa", kappa)
     paths = np.asarray(cumulative, dtype=np.float64)
     if paths.ndim == 0 or paths.shape[-1] < n_max - 2 or np.any(np.isnan(paths)):
         raise ValueError(f"cumulative must have at least n_max - 2 = {n_max - 2} columns, no NaN")
@@ -416,12 +414,7 @@ def binary_erasure_laws(reveal: float) -> tuple[np.ndarray, np.ndarray]:
 
 def realised_losses(p: np.ndarray, q: np.ndarray, output: int) -> tuple[float, float]:
     """Realised losses (log p(o)/q(o), log q(o)/p(o)) of pairs (0, 1), (1, 0); +-inf off support."""
-    o = _checks.integer("output", output, minimum=0)
-    with np.errstate(divide="ignore"):
-        loss = float(np.log(p[o]) - np.log(q[o]))
-    if math.isnan(loss):
-        raise ValueError(f"output {o} is impossible under both datasets")
-    return loss, -loss
+    return FiniteMechanism(p, q).realised_losses(output)
 
 
 def repeated_query_analyst(p: np.ndarray, q: np.ndarray) -> Analyst:
@@ -432,14 +425,9 @@ def repeated_query_analyst(p: np.ndarray, q: np.ndarray) -> Analyst:
     orderings. With :func:`binary_erasure_laws` this is the counterexample of Sec. II-B;
     its allowable set is ``[RoundLoss.from_distributions(p, q)]``.
     """
-    p = _checks.finite_array("p", p).ravel()
-    q = _checks.finite_array("q", q).ravel()
-    cost = RoundLoss.from_distributions(p, q)
-
-    def release(data: int, rng: np.random.Generator) -> int:
-        return int(rng.choice(p.size, p=p if _dataset(data) == 0 else q))
-
-    query = Query(cost, release, lambda output, _data: realised_losses(p, q, output))
+    mechanism = FiniteMechanism(p, q)
+    cost = RoundLoss.from_distributions(mechanism.p, mechanism.q)
+    query = Query(cost, mechanism.release, lambda output, _data: mechanism.realised_losses(output))
     return lambda _outputs: query
 
 

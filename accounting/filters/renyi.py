@@ -23,41 +23,33 @@ import numpy as np
 from accounting import _checks
 from accounting.costs import PureDP, RenyiCurve, Zcdp
 from accounting.curves.zcdp import Conversion, pure_to_zcdp, zcdp_budget
+from accounting.exact_sum import ExactSum
 from accounting.filters.base import Filter
 
 
-class RenyiFilter(Filter):
+class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
     """Halt before the summed RDP parameters would exceed the budget at any tracked order.
 
     One order (Feldman and Zrnic 2021, Thm. 4.3): CONTINUE iff sum_t rho_t(alpha) <= B, where
-    rho_t(alpha) is the RDP parameter of query t given the outputs before it (any function of
-    them). Guarantee: the transcript up to the halt is (alpha, B)-RDP (Thm. 3.1 with Lemma 4.2).
-
-    A set of orders (Rem. 4.4): "if all filters in the set {F_{alpha_j, B}} output CONT, then
-    the adaptive composition satisfies (alpha_j, B)-RDP for all j". So a query runs only if
-    EVERY order stays within its budget; the first order that would be exceeded halts the
-    filter. Per-order budgets B_j are the same argument order by order: under the joint rule
-    the costs that run (zero after the halt) sum to <= B_j at order alpha_j almost surely, which
-    is all Thm. 3.1 needs. Continuing while only SOME order is
-    within budget is not what the remark allows: it certifies no fixed order, and needs a
-    different proof for a DP target (e.g. a union bound over orders), which this class does not
-    implement.
-
-    Costs are ``RenyiCurve``s that must contain every tracked order on their grid.
+    rho_t(alpha) is the RDP parameter of query t given the earlier outputs; the transcript up
+    to the halt is (alpha, B)-RDP. Several orders (Rem. 4.4): a query runs only if EVERY order
+    stays within its budget B_j, and the transcript is (alpha_j, B_j)-RDP for every j (why
+    per-order budgets are valid and "some order" is not: docs/proofs/renyi_filter_orders.md).
+    Costs are ``RenyiCurve``s that must contain every tracked order on their grid. The sums
+    are exact and order-independent (:class:`~accounting.exact_sum.ExactSum`).
     """
 
     cost_types = (RenyiCurve,)
 
     def __init__(self, orders: float | Sequence[float], budgets: float | Sequence[float]) -> None:
-        super().__init__()
         alphas = tuple(_checks.order("alpha", a) for a in np.atleast_1d(orders))
-        if np.ndim(budgets) == 0:
-            budgets = [budgets] * len(alphas)
         bs = tuple(_checks.nonnegative("budget", b) for b in np.atleast_1d(budgets))
+        if np.ndim(budgets) == 0:
+            bs = bs * len(alphas)
         if len(alphas) != len(bs):
             raise ValueError("orders and budgets must have the same length")
+        super().__init__(tuple(ExactSum() for _ in alphas))
         self.guarantee = RenyiCurve(alphas, bs)
-        self._spent = np.zeros(len(alphas))
 
     @property
     def orders(self) -> tuple[float, ...]:
@@ -70,19 +62,15 @@ class RenyiFilter(Filter):
     @property
     def spent(self) -> RenyiCurve:
         """Summed RDP parameters of the queries that ran, at the tracked orders."""
-        return RenyiCurve(self.orders, tuple(float(x) for x in self._spent))
+        return RenyiCurve(self.orders, tuple(s.value for s in self._state))
 
-    def _at_orders(self, cost: RenyiCurve) -> np.ndarray:
-        return np.array([cost.at(a) for a in self.orders])
-
-    def _admits(self, cost: RenyiCurve) -> bool:
-        return bool(np.all(self._spent + self._at_orders(cost) <= np.asarray(self.budgets)))
-
-    def _commit(self, cost: RenyiCurve) -> None:
-        self._spent += self._at_orders(cost)
+    def _admit(self, cost: RenyiCurve) -> tuple[ExactSum, ...] | None:
+        nxt = tuple(s + cost.at(a) for s, a in zip(self._state, self.orders, strict=True))
+        ok = all(s.value <= b for s, b in zip(nxt, self.budgets, strict=True))
+        return nxt if ok else None
 
 
-class ZcdpFilter(Filter):
+class ZcdpFilter(Filter[Zcdp, ExactSum]):
     """Halt before the summed zCDP parameters would exceed rho (Feldman and Zrnic 2021, Rem. 4.4).
 
     If query t is rho_t-zCDP given the earlier outputs, the Rényi filter at order alpha with
@@ -94,18 +82,20 @@ class ZcdpFilter(Filter):
     cost_types = (Zcdp,)
 
     def __init__(self, rho: float) -> None:
-        super().__init__()
+        super().__init__(ExactSum())
         self.budget = _checks.nonnegative("rho", rho)
-        self.spent = 0.0
 
-    def _admits(self, cost: Zcdp) -> bool:
-        return self.spent + cost.rho <= self.budget
+    @property
+    def spent(self) -> float:
+        """sum_t rho_t over the accepted queries (exact, rounded once)."""
+        return self._state.value
 
-    def _commit(self, cost: Zcdp) -> None:
-        self.spent += cost.rho
+    def _admit(self, cost: Zcdp) -> ExactSum | None:
+        nxt = self._state + cost.rho
+        return nxt if nxt.value <= self.budget else None
 
 
-class PureDpFilterViaZcdp(Filter):
+class PureDpFilterViaZcdp(Filter[PureDP, ExactSum]):
     """(eps, delta)-DP filter for adaptive pure-DP costs (Feldman and Zrnic 2021, Thm. 4.8).
 
     Query t is eps_t-DP given the earlier outputs, hence (eps_t^2 / 2)-zCDP (Bun and Steinke
@@ -121,17 +111,19 @@ class PureDpFilterViaZcdp(Filter):
     cost_types = (PureDP,)
 
     def __init__(self, eps: float, delta: float, conversion: Conversion = "bun_steinke") -> None:
-        super().__init__()
+        super().__init__(ExactSum())
         self.target = (_checks.nonnegative("eps", eps), _checks.open_unit("delta", delta))
         self.conversion = conversion
         self.budget = zcdp_budget(eps, delta, conversion)
-        self.spent = 0.0
 
-    def _admits(self, cost: PureDP) -> bool:
-        return self.spent + pure_to_zcdp(cost.eps) <= self.budget
+    @property
+    def spent(self) -> float:
+        """(1/2) sum_t eps_t^2 over the accepted queries (exact sum, rounded once)."""
+        return self._state.value
 
-    def _commit(self, cost: PureDP) -> None:
-        self.spent += pure_to_zcdp(cost.eps)
+    def _admit(self, cost: PureDP) -> ExactSum | None:
+        nxt = self._state + pure_to_zcdp(cost.eps)
+        return nxt if nxt.value <= self.budget else None
 
 
 RdpConversion = Literal["mironov", "cks"]

@@ -61,7 +61,9 @@ def gaussian_log_delta(eps: float, sensitivity: float, sigma: float) -> float:
     Finite even where delta itself underflows, e.g. log delta = -1e4.
     """
     eps = _checks.nonnegative("eps", eps)
-    return _checks.result("log delta", log_gaussian_hockey_stick(eps, _mu(sensitivity, sigma)))
+    return _checks.result(
+        "log delta", float(log_gaussian_hockey_stick(eps, _mu(sensitivity, sigma)))
+    )
 
 
 def gaussian_delta(eps: float, sensitivity: float, sigma: float) -> float:
@@ -86,8 +88,8 @@ def gaussian_eps(delta: float, sensitivity: float, sigma: float) -> float:
         return 0.0
     # delta(eps) <= Phi(a) <= e^{-a^2/2} / 2 for a <= 0, so this eps is above the root.
     hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * (-target - _LOG2 + 1.0)) + 1.0
-    eps = root_decreasing(lambda e: log_gaussian_hockey_stick(e, mu) - target, 0.0, hi)
-    return nudge_up(lambda e: _satisfies(log_gaussian_hockey_stick(e, mu), delta), eps)
+    eps = root_decreasing(lambda e: float(log_gaussian_hockey_stick(e, mu)) - target, 0.0, hi)
+    return nudge_up(lambda e: _satisfies(float(log_gaussian_hockey_stick(e, mu)), delta), eps)
 
 
 def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
@@ -107,23 +109,35 @@ def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
         mu_hi *= 2.0
     # Bisect in log sigma (decreasing f), so the relative tolerance applies to sigma.
     root = root_decreasing(
-        lambda s: log_gaussian_hockey_stick(eps, math.exp(-s)) - target,
+        lambda s: float(log_gaussian_hockey_stick(eps, math.exp(-s))) - target,
         -math.log(mu_hi),
         -math.log(mu_lo),
     )
-    return nudge_up(
-        lambda s: _satisfies(log_gaussian_hockey_stick(eps, sensitivity / s), delta),
-        sensitivity * math.exp(root),
+    too_large = f"sensitivity={sensitivity!r} is too large: its sigma exceeds the float range"
+    sigma = sensitivity * math.exp(root)
+    if not math.isfinite(sigma):
+        raise ValueError(too_large)
+    sigma = nudge_up(
+        lambda s: _satisfies(float(log_gaussian_hockey_stick(eps, sensitivity / s)), delta),
+        sigma,
     )
+    if not math.isfinite(sigma):
+        raise ValueError(too_large)
+    return sigma
 
 
 def gaussian_pld(
-    sensitivity: float, sigma: float, step: float = 1e-4, tail_mass: float = 1e-15
+    sensitivity: float,
+    sigma: float,
+    step: float = 1e-4,
+    tail_mass: float = 1e-15,
+    discretisation: str = "pessimistic",
 ) -> Pld:
-    """Pessimistic discretised PLD of the Gaussian mechanism: L ~ N(mu^2/2, mu^2) with each
-    loss rounded up to the grid step * Z (see ``discretise_continuous``).
-
-    Its delta satisfies delta(eps) <= pld.delta(eps) <= delta(eps - step) + tail_mass.
+    """Discretised PLD of the Gaussian mechanism: L ~ N(mu^2/2, mu^2) under P and
+    N(-mu^2/2, mu^2) under Q, put on the grid step * Z by rounding each loss up
+    ("pessimistic") or by connect-the-dots (Doroshenko et al. 2022; see
+    ``discretise_continuous``). Both satisfy
+    delta(eps) <= pld.delta(eps) <= delta(eps - step) + tail_mass.
     """
     mu = _mu(sensitivity, sigma)
     step = _checks.positive("step", step)
@@ -132,6 +146,30 @@ def gaussian_pld(
     z = -special.ndtri(tail_mass / 2.0)
 
     def log_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        return log_ndtr_diff((hi - mean) / sd, (lo - mean) / sd)
+        return np.asarray(log_ndtr_diff((hi - mean) / sd, (lo - mean) / sd))
 
-    return discretise_continuous(log_mass, mean - z * sd, mean + z * sd, step)
+    def log_q_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return np.asarray(log_ndtr_diff((hi + mean) / sd, (lo + mean) / sd))
+
+    return discretise_continuous(
+        log_mass, mean - z * sd, mean + z * sd, step, discretisation, log_q_mass
+    )
+
+
+def gaussian_zcdp_delta(rho: float, eps: float) -> float:
+    """Exact delta(eps) of the Gaussian mechanism that is exactly rho-zCDP.
+
+    rho = Delta^2 / (2 sigma^2) (Bun and Steinke 2016, Prop. 1.6), so mu = Delta / sigma =
+    sqrt(2 rho) and delta is Balle and Wang 2018, Thm. 8 (``gaussian_delta``). No conversion
+    of rho-zCDP can certify a smaller delta, since this mechanism is rho-zCDP.
+    """
+    rho = _checks.nonnegative("rho", rho)
+    eps = _checks.nonnegative("eps", eps)
+    return 0.0 if rho == 0.0 else gaussian_delta(eps, math.sqrt(2.0 * rho), 1.0)
+
+
+def gaussian_zcdp_eps(rho: float, delta: float) -> float:
+    """Exact eps(delta) of the Gaussian mechanism that is exactly rho-zCDP (mu = sqrt(2 rho))."""
+    rho = _checks.nonnegative("rho", rho)
+    delta = _checks.open_unit("delta", delta)
+    return 0.0 if rho == 0.0 else gaussian_eps(delta, math.sqrt(2.0 * rho), 1.0)

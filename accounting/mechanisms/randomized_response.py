@@ -15,13 +15,16 @@ from scipy import special
 
 from accounting import _checks
 from accounting.curves.pld import Pld
-from accounting.numerics import log1mexp
+from accounting.mechanisms.finite import FiniteMechanism
+from accounting.numerics import log1mexp, logsumexp
 
 
 def randomized_response_pld(eps: float) -> Pld:
-    """Exact two-point PLD: loss eps w.p. e^eps/(1+e^eps), -eps w.p. 1/(1+e^eps)."""
-    eps = _checks.nonnegative("eps", eps)
-    return Pld(np.array([-eps, eps]), special.expit(np.array([-eps, eps])), 0.0)
+    """Exact two-point PLD: loss eps w.p. e^eps/(1+e^eps), -eps w.p. 1/(1+e^eps).
+
+    The worst case of pure eps-DP, :meth:`Pld.pure_dp`.
+    """
+    return Pld.pure_dp(eps)
 
 
 def pure_dp_delta(eps0: float, eps: float, k: int = 1) -> float:
@@ -50,7 +53,7 @@ def pure_dp_delta(eps0: float, eps: float, k: int = 1) -> float:
         + (k - j) * special.log_expit(-eps0)
         + log1mexp(eps - loss)
     )
-    return _checks.result("pure_dp_delta", min(1.0, math.exp(special.logsumexp(log_terms))))
+    return _checks.result("pure_dp_delta", min(1.0, math.exp(logsumexp(log_terms, axis=0))))
 
 
 def randomized_response_rdp(alpha: float, eps: float) -> float:
@@ -62,3 +65,47 @@ def randomized_response_rdp(alpha: float, eps: float) -> float:
     lp, lq = special.log_expit(eps), special.log_expit(-eps)
     value = float(np.logaddexp(alpha * lp + (1 - alpha) * lq, alpha * lq + (1 - alpha) * lp))
     return _checks.result("randomized_response_rdp", min(max(value / (alpha - 1.0), 0.0), eps))
+
+
+def randomized_response_laws(eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Binary randomized response: the true bit (1 under dataset 0) with prob e^eps/(1+e^eps).
+
+    Output laws (p, q) on datasets 0 and 1, e.g. for :class:`~accounting.mechanisms.finite.
+    FiniteMechanism`; their PLD is :func:`randomized_response_pld`.
+    """
+    eps = _checks.nonnegative("eps", eps)
+    keep = 1.0 / (1.0 + math.exp(-eps))
+    return np.array([keep, 1 - keep]), np.array([1 - keep, keep])
+
+
+def canonical_laws(eps: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The canonical (eps, delta)-DP pair, the least private (eps, delta)-DP mechanism.
+
+    Outputs (reveal 0, rr 0, rr 1, reveal 1): with prob delta the dataset is revealed,
+    otherwise eps-randomized response (Kairouz, Oh and Viswanath 2015, Thm. 2.1; its
+    hockey-stick curve is delta + (1 - delta)(e^eps - e^t)_+/(1 + e^eps) at t >= -eps).
+    """
+    eps = _checks.nonnegative("eps", eps)
+    delta = _checks.delta("delta", delta)
+    rr_p, rr_q = randomized_response_laws(eps)
+    p = np.concatenate([[delta], (1 - delta) * rr_p, [0.0]])
+    q = np.concatenate([[0.0], (1 - delta) * rr_q, [delta]])
+    return p, q
+
+
+def subsampled_randomized_response(rate: float, eps: float) -> FiniteMechanism:
+    """Randomized response RR_eps run with probability ``rate``, else a constant output.
+
+    Outputs (rr 0, rr 1, not sampled): the sampled branch reports the true bit (0 under
+    dataset 0) with probability e^eps / (1 + e^eps); the third output has probability
+    1 - rate under both datasets (privacy amplification by subsampling, Balle, Barthe and
+    Gaboardi 2018, as a finite pair).
+    """
+    rate = _checks.finite("rate", rate)
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"rate must be in [0, 1], got {rate!r}")
+    keep = special.expit(_checks.nonnegative("eps", eps))
+    return FiniteMechanism(
+        np.array([rate * keep, rate * (1 - keep), 1 - rate]),
+        np.array([rate * (1 - keep), rate * keep, 1 - rate]),
+    )

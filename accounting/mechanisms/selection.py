@@ -100,15 +100,8 @@ def gaussian_report_noisy_max_eps(
 
         eps = log E_z[Phi(z - (c - 2 Delta)/sigma)^(d-1)] - log E_z[Phi(z - c/sigma)^(d-1)],
 
-    c = upper - lower. The theorem displays the ratio itself as "eps"; the privacy
-    parameter is its logarithm (the ratio bounds Pr[M(D)=o] / Pr[M(D')=o] = e^eps). Check
-    at d = 2 by hand: E_z[Phi(z - m)] = Pr[Z' <= Z - m] = Phi(-m / sqrt 2), so
-    eps = log Phi(-(c - 2 Delta)/(sigma sqrt 2)) - log Phi(-c/(sigma sqrt 2)), which is the
-    exact worst case of Pr[q_2 + Z_2 > q_1 + Z_1] = Phi((q_2 - q_1)/(sigma sqrt 2)) over
-    q_2 - q_1 = -(c - 2 Delta) on D versus -c on D' (log Phi is concave, so the worst gap is
-    the most negative one). d = 1 gives eps = 0. The worst case is attained
-    (q_1..q_{d-1} = upper - Delta, q_d = lower + Delta on D, the range ends on D'), so the
-    bound is tight.
+    c = upper - lower (the theorem displays the ratio; eps is its logarithm). Tight; d = 1
+    gives 0. The d = 2 closed-form check: ``docs/proofs/gaussian_report_noisy_max.md``.
     """
     return _evaluate(report_noisy_max_ratio(sigma, sensitivity, d, lower, upper), engine)
 
@@ -148,12 +141,13 @@ def above_threshold_ratio(
     sx = _checks.positive("sigma_threshold", sigma_threshold)
     sz = _checks.positive("sigma_query", sigma_query)
     sensitivity, lower, upper = _query_range(sensitivity, lower, upper)
-    rho = _checks.finite("threshold", threshold)
+    threshold = _checks.finite("threshold", threshold)
     h = sensitivity / sz
-    below = ((sx / sz,), ((rho - upper) / sz,), (float(steps - 1 if halted else steps),), (h,))
+    power = float(steps - 1 if halted else steps)
+    below = ((sx / sz,), ((threshold - upper) / sz,), (power,), (h,))
     if not halted:
         return PhiProductRatio(*below)
-    above = ((-sx / sz,), ((lower - rho) / sz,), (1.0,), (h,))
+    above = ((-sx / sz,), ((lower - threshold) / sz,), (1.0,), (h,))
     return PhiProductRatio(*(b + a for b, a in zip(below, above, strict=True)))
 
 
@@ -171,34 +165,22 @@ def gaussian_above_threshold_expost_eps(
 ) -> float:
     """Pure ex-post eps of Gaussian Above Threshold for the output it produced (LPB Thm. 17).
 
-    Mechanism (LPB Alg. 3): rho_hat = threshold + N(0, sigma_threshold^2); for t = 1, 2, ...
-    output T and halt if q_t(D) + N(0, sigma_query^2) >= rho_hat, else output F. Queries
-    lie in [a, b] = [lower, upper] and are Delta-sensitive.
+    Mechanism (LPB Alg. 3): noisy threshold c + N(0, sigma_threshold^2), c = ``threshold``;
+    for t = 1, 2, ... output T and halt if q_t(D) + N(0, sigma_query^2) reaches it, else
+    output F. Queries lie in [a, b] = [lower, upper] and are Delta-sensitive; c is any real.
 
     * ``halted=True``: the output F^(steps-1) T. With x ~ N(0, 1), s_X = sigma_threshold,
       s_Z = sigma_query,
 
-          e^eps = E[Phi((s_X x + rho - b + Delta)/s_Z)^(t-1) Phi((a + Delta - s_X x - rho)/s_Z)]
-                / E[Phi((s_X x + rho - b)/s_Z)^(t-1)         Phi((a - s_X x - rho)/s_Z)].
+          e^eps = E[Phi((s_X x + c - b + Delta)/s_Z)^(t-1) Phi((a + Delta - s_X x - c)/s_Z)]
+                / E[Phi((s_X x + c - b)/s_Z)^(t-1)         Phi((a - s_X x - c)/s_Z)].
 
-    * ``halted=False``: the stream ended after ``steps`` answers F without halting; the same
-      derivation without the last factor, e^eps = E[Phi((s_X x + rho - b + Delta)/s_Z)^t]
-      / E[Phi((s_X x + rho - b)/s_Z)^t].
+    * ``halted=False``: the stream ended after ``steps`` answers F without halting;
+      e^eps = E[Phi((s_X x + c - b + Delta)/s_Z)^t] / E[Phi((s_X x + c - b)/s_Z)^t].
 
-    Derivation (LPB Lemma 18, eqs. (27)-(38)): Pr[M(D) = t] = E_x[prod_{i<t}
-    Phi((s_X x + rho - q_i)/s_Z) Phi((q_t - s_X x - rho)/s_Z)]. Each factor is monotone in
-    its query, so the ratio over neighbours is largest when q_i = q'_i - Delta (i < t) and
-    q_t = q'_t + Delta; this is the shifted-by-Delta numerator. The denominator of Lemma 18
-    as extracted carries a spurious "+ Delta" in its last factor; eq. (37) has none, and we
-    follow eq. (37). The remaining sup over y_i = q'_i in [a + Delta, b] (i < t) and
-    y_t = q'_t in [a, b - Delta] is attained at y_i = b and y_t = a (LPB, end of App. A.2,
-    via the argument of Lemma 16; the test suite checks it by brute force). Hence the
-    offsets rho - b and a - rho above. The paper's two statements disagree when a != 0:
-    Thm. 17 writes rho - (b - a) and Thm. 10 writes rho - (b + a) (and flips the sign of x
-    in the last factor); both reduce to the derivation when a = 0, and only rho - b / a - rho
-    is invariant under shifting [a, b] and rho together, as a bound on a translation-
-    invariant mechanism must be. The bound is attained by that worst-case pair, so it is
-    tight. ``threshold`` may be any real number.
+    Re-derived from LPB Lemma 18, eqs. (27)-(38), following eq. (37) where the extracted
+    Lemma 18 differs; tight. Thms. 10 and 17 disagree when a != 0; this form is the
+    translation-invariant one. Derivation: ``docs/proofs/gaussian_above_threshold_expost.md``.
     """
     ratio = above_threshold_ratio(
         steps, sigma_threshold, sigma_query, sensitivity, threshold, lower, upper, halted=halted

@@ -41,6 +41,7 @@ from scipy.special import erfcx, log_ndtr
 from scipy.stats import t as student_t
 
 from accounting import _checks
+from accounting.numerics import logsumexp
 
 __all__ = [
     "AccuracyError",
@@ -235,18 +236,10 @@ _PAIR_WEIGHTS = [
 ]
 
 
-def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:
-    """log sum exp along ``axis``; -inf where every entry is -inf (no warnings)."""
-    top = np.max(v, axis=axis, keepdims=True)
-    safe = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.log(np.sum(np.exp(v - safe), axis=axis)) + np.squeeze(safe, axis=axis)
-
-
 def _group_logsumexp(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
     """log sum exp of each row of ``values`` (c, P) within ``groups`` -> (c, n_groups)."""
     if n_groups == 1:
-        return _logsumexp(values, axis=1)[:, None]
+        return logsumexp(values, axis=1)[:, None]
     out = np.empty((values.shape[0], n_groups))
     for row, v in enumerate(values):
         top = np.full(n_groups, -np.inf)
@@ -385,7 +378,7 @@ def _panel_logs(
     vals = logf(x, groups)
     magnitude = np.where(np.isfinite(vals), np.abs(vals), 0.0).max(axis=2)
     with np.errstate(divide="ignore"):
-        logs = _logsumexp(vals + _GL_LOG_W, axis=-1) + np.log(half)
+        logs = logsumexp(vals + _GL_LOG_W, axis=-1) + np.log(half)
     return logs, magnitude
 
 
@@ -710,8 +703,8 @@ def log_ratio_monte_carlo(
         with np.errstate(divide="ignore"):
             log_f = log_w + log_ndtr(s + h) @ n + np.log(-np.expm1(-gap))
         mean_f, mean_d = (
-            _logsumexp(log_f, 0) - math.log(size),
-            _logsumexp(log_d, 0) - math.log(size),
+            logsumexp(log_f, 0) - math.log(size),
+            logsumexp(log_d, 0) - math.log(size),
         )
         if not (np.isfinite(mean_f) and np.isfinite(mean_d)):
             raise AccuracyError("every Monte Carlo sample underflowed; increase n_samples")
@@ -722,12 +715,8 @@ def log_ratio_monte_carlo(
         )
     sizes = np.array([c[0] for c in chunks], dtype=np.float64)
     log_sizes = np.log(sizes)
-    mean_f = float(_logsumexp(np.array([c[1] for c in chunks]) + log_sizes, 0)) - math.log(
-        n_samples
-    )
-    mean_d = float(_logsumexp(np.array([c[2] for c in chunks]) + log_sizes, 0)) - math.log(
-        n_samples
-    )
+    mean_f = float(logsumexp(np.array([c[1] for c in chunks]) + log_sizes, 0)) - math.log(n_samples)
+    mean_d = float(logsumexp(np.array([c[2] for c in chunks]) + log_sizes, 0)) - math.log(n_samples)
     ss = 0.0  # sum over samples of (F / mean F - D / mean D)^2
     for _, c_f, c_d, q, p, sq in chunks:
         alpha, beta = math.exp(c_f - mean_f), math.exp(c_d - mean_d)

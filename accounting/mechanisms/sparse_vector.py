@@ -1,15 +1,18 @@
-"""Gaussian Above Threshold / sparse vector: Rényi DP bounds and threshold-check calibrations.
+"""Above Threshold / sparse vector: Rényi DP bounds of the Gaussian variant, exact Laplace laws.
 
 * Zhu and Wang, "Improving Sparse Vector Technique with Rényi Differential Privacy",
   NeurIPS 2020 (below "ZW"), as restated by Lebensold et al. 2024 (LPB) Thm. 6 (general
   bound with a stopping-time moment) and Thm. 7 (closed form for nonnegative queries, the
   moment bounded by ZW Prop. 10; autodp's ``RDP_gaussian_svt_c1`` implements the same).
-* Räisä et al., "Accuracy-First Rényi Differential Privacy and Post-Processing Immunity"
-  (below "RKH"), App. D: the two private accuracy-threshold checks, a plain Gaussian one and
-  the SVT of ZW Thm. 8, eq. (3) with the variance split of eqs. (67)-(69).
+* Dwork and Roth 2014, Alg. 1: the exact output laws of Laplace AboveThreshold on two
+  neighbouring answer vectors (:func:`above_threshold_laws`), for audits.
 
-Mechanism (LPB Alg. 3): rho_hat = threshold + N(0, sigma_threshold^2); answer q_t(D) +
-N(0, sigma_query^2) >= rho_hat halts with T, else F. T below is the stopping time.
+The threshold-check calibrations of Räisä et al., App. D live in
+:mod:`accounting.mechanisms.threshold_checks`.
+
+Mechanism (LPB Alg. 3): noisy threshold = threshold + N(0, sigma_threshold^2); answer
+q_t(D) + N(0, sigma_query^2) >= noisy threshold halts with T, else F. T below is the
+stopping time.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
+from scipy import integrate
+from scipy.optimize import minimize_scalar
 from scipy.special import log_ndtr
 
 from accounting import _checks
@@ -30,18 +33,12 @@ from accounting.mechanisms.selection_numerics import (
 )
 
 __all__ = [
-    "SvtCheckNoise",
-    "SvtThresholdCheck",
+    "above_threshold_laws",
     "gaussian_above_threshold_rdp",
     "gaussian_above_threshold_rdp_nonnegative",
     "gaussian_above_threshold_rdp_numeric",
-    "gaussian_check_rdp",
-    "gaussian_check_sigma",
     "log_stopping_time_moment",
     "log_stopping_time_moment_bound",
-    "svt_check_noise",
-    "svt_check_noise_for_split",
-    "svt_check_rdp",
 ]
 
 
@@ -105,7 +102,7 @@ def log_stopping_time_moment(
     gamma = _checks.order("gamma", gamma)
     sx = _checks.positive("sigma_threshold", sigma_threshold)
     sz = _checks.positive("sigma_query", sigma_query)
-    rho = _checks.finite("threshold", threshold)
+    threshold = _checks.finite("threshold", threshold)
     k = sx / sz
     if np.ndim(queries) == 0:
         q = _checks.finite("queries", queries)  # type: ignore[arg-type]
@@ -115,11 +112,11 @@ def log_stopping_time_moment(
                 f"gamma * sigma_threshold^2 < sigma_query^2; got gamma={gamma!r}, "
                 f"sigma_threshold={sx!r}, sigma_query={sz!r}"
             )
-        return log_phi_product_expectation([-k], [(q - rho) / sz], [-gamma])
+        return log_phi_product_expectation([-k], [(q - threshold) / sz], [-gamma])
     q = _checks.finite_array("queries", queries)
     if q.ndim != 1 or q.size == 0:
         raise ValueError("queries must be a number or a non-empty 1-d sequence")
-    offsets = (rho - q) / sz
+    offsets = (threshold - q) / sz
 
     def logf(x: np.ndarray, _: np.ndarray) -> np.ndarray:
         u = x.ravel()
@@ -195,7 +192,7 @@ def log_stopping_time_moment_bound(
     gamma = _checks.order("gamma", gamma)
     sx = _checks.positive("sigma_threshold", sigma_threshold)
     sz = _checks.positive("sigma_query", sigma_query)
-    rho = _checks.nonnegative("threshold", threshold)
+    threshold = _checks.nonnegative("threshold", threshold)
     if sz < math.sqrt(1.0 + gamma) * sx:
         raise ValueError(
             "ZW Prop. 10 needs sigma_query >= sqrt(1 + gamma) * sigma_threshold; got "
@@ -204,8 +201,8 @@ def log_stopping_time_moment_bound(
     log_term = (
         0.5 * math.log(1.0 + gamma)
         + 0.5 * gamma * math.log(2.0 * math.pi)
-        + math.log1p((rho * (1.0 + gamma) / sx) ** gamma)
-        + gamma * rho**2 / (2.0 * sx**2)
+        + math.log1p((threshold * (1.0 + gamma) / sx) ** gamma)
+        + gamma * threshold**2 / (2.0 * sx**2)
     )
     return float(np.logaddexp(0.0, log_term))
 
@@ -224,22 +221,18 @@ def gaussian_above_threshold_rdp_nonnegative(
     Published closed form (``published=True``; equal to autodp's ``RDP_gaussian_svt_c1``):
 
         eps(alpha) = alpha Delta^2 / sigma_threshold^2 + 2 alpha Delta^2 / sigma_query^2
-          + log(1 + 2 sqrt(3) pi (1 + 9 rho^2 / sigma_threshold^2) e^(rho^2/sigma_threshold^2))
+          + log(1 + 2 sqrt(3) pi (1 + 9 c^2 / sigma_threshold^2) e^(c^2 / sigma_threshold^2))
             / (2 (alpha - 1)),
 
-    i.e. Thm. 6 at gamma = 2 with the ZW Prop. 10 moment bound; it needs threshold
-    rho >= 0 and sigma_query >= sqrt(3) sigma_threshold.
+    c the threshold, i.e. Thm. 6 at gamma = 2 with the ZW Prop. 10 moment bound; it needs
+    c >= 0 and sigma_query >= sqrt(3) sigma_threshold.
 
-    Finding: that moment bound is not an upper bound everywhere. At the boundary
-    sigma_query = sqrt(3) sigma_threshold and rho < ~0.35 sigma_threshold the exact moment
-    of the worst-case stream (all answers 0; float64 engine and an independent mpmath
-    quadrature agree) exceeds it, e.g. log-moment 2.562 vs 2.475 at rho = 0 and 2.757 vs
-    2.564 at rho = 0.1 sigma_threshold, so the closed form understates Thm. 6 by up to
-    ~0.1 / (alpha - 1). By default (``published=False``) the moment is therefore
-    max(Prop. 10 bound, exact worst-case moment): identical to the published value wherever
-    Prop. 10 holds (at sigma_query = sqrt(3) sigma_threshold: rho >= 0.36 sigma_threshold,
-    e.g. LPB's rho = 0.33 and 0.575 with sigma_threshold <= 0.16), and never below what
-    Thm. 6 certifies.
+    That moment bound is not an upper bound everywhere: near sigma_query = sqrt(3)
+    sigma_threshold with c < ~0.35 sigma_threshold the exact worst-case moment exceeds it,
+    so the closed form understates Thm. 6 by up to ~0.1 / (alpha - 1). By default
+    (``published=False``) the moment is max(Prop. 10 bound, exact worst-case moment):
+    the published value wherever Prop. 10 holds, never below what Thm. 6 certifies.
+    Numbers and details: ``docs/proofs/gaussian_svt_moment_bound.md``.
     """
     moment = log_stopping_time_moment_bound(2.0, sigma_threshold, sigma_query, threshold)
     if not published:
@@ -303,139 +296,49 @@ def gaussian_above_threshold_rdp_numeric(
 
 
 # ---------------------------------------------------------------------------------------
-# threshold checks of RKH App. D
+# exact output laws of Laplace AboveThreshold (Dwork and Roth 2014)
 
 
-def gaussian_check_sigma(
-    eps_check: float, alpha: float, sensitivity: float, max_checks: int
-) -> float:
-    """Noise std of the plain Gaussian accuracy check (RKH App. D, "Plain Gaussian").
+def above_threshold_laws(
+    answers0: Sequence[float],
+    answers1: Sequence[float],
+    threshold: float,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Output laws of AboveThreshold on two neighbouring answer vectors (sensitivity 1).
 
-    Each check releases the accuracy plus N(0, sigma^2); splitting eps_check over the
-    maximum number of checks (m - 1 for m candidate eps values) gives variance
-    alpha Delta^2 (m - 1) / (2 eps_check), so the composition is eps_check-RDP at alpha.
+    AboveThreshold (Dwork and Roth 2014, Alg. 1): threshold noise z ~ Lap(2/eps), nu_i ~
+    Lap(4/eps), output the first i with a_i + nu_i >= T + z, or "none" (index m). It is eps-DP.
+    P(i) = int f_z(r) prod_{j<i} F(T + r - a_j) (1 - F(T + r - a_i)) dr, by quadrature.
     """
-    eps_check = _checks.positive("eps_check", eps_check)
-    alpha = _checks.order("alpha", alpha)
-    sensitivity = _checks.positive("sensitivity", sensitivity)
-    max_checks = _checks.integer("max_checks", max_checks, minimum=1)
-    return math.sqrt(alpha * sensitivity**2 * max_checks / (2.0 * eps_check))
+    eps = _checks.positive("eps", eps)
+    threshold = _checks.finite("threshold", threshold)
+    a0 = _checks.finite_array("answers0", answers0).ravel()
+    a1 = _checks.finite_array("answers1", answers1).ravel()
+    if a0.shape != a1.shape or a0.size == 0 or np.any(np.abs(a0 - a1) > 1):
+        raise ValueError("answers0 and answers1 must be non-empty, equal-length, sensitivity 1")
+    m = a0.size
 
+    def law_of(ans: np.ndarray) -> np.ndarray:
+        def integrand(r: float, i: int) -> float:
+            x = (threshold + r - ans) * (eps / 4.0)  # Laplace(4/eps) CDF at T + r - a_j
+            below = np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0)), 1 - 0.5 * np.exp(-np.abs(x)))
+            tail = 1.0 if i == m else 1.0 - below[i]
+            density = eps / 4.0 * math.exp(-abs(r) * eps / 2.0)  # Laplace(2/eps) density
+            return float(density * np.prod(below[:i]) * tail)
 
-def gaussian_check_rdp(alpha: float, sigma: float, sensitivity: float, checks: int) -> float:
-    """RDP at order alpha of ``checks`` plain Gaussian checks: checks alpha Delta^2/(2 sigma^2)."""
-    alpha = _checks.order("alpha", alpha)
-    sigma = _checks.positive("sigma", sigma)
-    sensitivity = _checks.positive("sensitivity", sensitivity)
-    checks = _checks.integer("checks", checks, minimum=0)
-    return checks * alpha * sensitivity**2 / (2.0 * sigma**2)
-
-
-@dataclass(frozen=True)
-class SvtCheckNoise:
-    """Noise of the SVT accuracy check (RKH App. D): Gaussian on the threshold, Laplace on
-    each checked value; ``split`` is t = sigma_1^2 / (sigma_1^2 + sigma_2^2) of eq. (67)."""
-
-    threshold_sigma: float  # sigma_1
-    query_scale: float  # Laplace scale b; its std is sigma_2 = sqrt(2) b
-    split: float
-    eps_threshold: float  # eps_1 = alpha Delta^2 / (2 sigma_1^2), RDP of the threshold
-    eps_query: float  # eps_2 = 2 Delta / b = 2 sqrt(2) Delta / sigma_2, pure DP of the queries
-
-    @property
-    def query_sigma(self) -> float:
-        return math.sqrt(2.0) * self.query_scale
-
-    @property
-    def total_variance(self) -> float:
-        return self.threshold_sigma**2 + self.query_sigma**2
-
-
-def svt_check_rdp(
-    alpha: float, threshold_sigma: float, query_scale: float, sensitivity: float
-) -> float:
-    """RDP of the SVT check with cut-off 1 and any number of queries (ZW Thm. 8, eq. (3)).
-
-    eps(alpha) = eps_threshold(alpha) + eps_query(inf) with the Gaussian threshold at
-    sensitivity Delta, alpha Delta^2 / (2 sigma_1^2), and the Laplace query noise pure DP at
-    sensitivity 2 Delta, 2 Delta / b (as RKH App. D, eq. (68), applies the theorem).
-    """
-    alpha = _checks.order("alpha", alpha)
-    s1 = _checks.positive("threshold_sigma", threshold_sigma)
-    b = _checks.positive("query_scale", query_scale)
-    sensitivity = _checks.positive("sensitivity", sensitivity)
-    return alpha * sensitivity**2 / (2.0 * s1**2) + 2.0 * sensitivity / b
-
-
-def svt_check_noise_for_split(
-    eps_check: float, alpha: float, sensitivity: float, split: float
-) -> SvtCheckNoise:
-    """SVT check noise for a given variance split t (RKH App. D, eqs. (67)-(69)).
-
-    sigma_2 = t' sigma_1 with t' = sqrt((1 - t)/t) (eq. (67)); eps_1 + eps_2 = eps_check with
-    eq. (68) gives eps_check sigma_1^2 - (2 sqrt 2 Delta / t') sigma_1 - alpha Delta^2 / 2 = 0
-    (eq. (69)), whose unique positive root is sigma_1.
-    """
-    eps_check = _checks.positive("eps_check", eps_check)
-    alpha = _checks.order("alpha", alpha)
-    sensitivity = _checks.positive("sensitivity", sensitivity)
-    t = _checks.open_unit("split", split)
-    tp = math.sqrt((1.0 - t) / t)
-    lin = 2.0 * math.sqrt(2.0) * sensitivity / tp
-    s1 = (lin + math.sqrt(lin**2 + 2.0 * eps_check * alpha * sensitivity**2)) / (2.0 * eps_check)
-    b = tp * s1 / math.sqrt(2.0)
-    return SvtCheckNoise(
-        threshold_sigma=s1,
-        query_scale=b,
-        split=t,
-        eps_threshold=alpha * sensitivity**2 / (2.0 * s1**2),
-        eps_query=2.0 * sensitivity / b,
-    )
-
-
-def svt_check_noise(eps_check: float, alpha: float, sensitivity: float) -> SvtCheckNoise:
-    """SVT check noise with the variance split that minimises sigma_1^2 + sigma_2^2 (RKH App. D).
-
-    RKH optimise t numerically. Written in eps_1 = alpha Delta^2 / (2 sigma_1^2) instead,
-    the total variance is alpha Delta^2 / (2 eps_1) + 8 Delta^2 / (eps_check - eps_1)^2, which
-    is convex on (0, eps_check) with its minimum at the unique root of
-    alpha (eps_check - eps_1)^3 = 32 eps_1^2 (solved by Brent's method to machine
-    precision); the optimal t follows, and eq. (69) at that t reproduces the same noise.
-    """
-    eps_check = _checks.positive("eps_check", eps_check)
-    alpha = _checks.order("alpha", alpha)
-    sensitivity = _checks.positive("sensitivity", sensitivity)
-    e1 = brentq(
-        lambda e: alpha * (eps_check - e) ** 3 - 32.0 * e**2,
-        0.0,
-        eps_check,
-        xtol=1e-15 * eps_check,
-        rtol=4 * np.finfo(float).eps,
-    )
-    s1_sq = alpha * sensitivity**2 / (2.0 * e1)
-    s2_sq = (2.0 * math.sqrt(2.0) * sensitivity / (eps_check - e1)) ** 2
-    return svt_check_noise_for_split(eps_check, alpha, sensitivity, s1_sq / (s1_sq + s2_sq))
-
-
-class SvtThresholdCheck:
-    """The SVT accuracy check (ZW Alg. with cut-off 1, as in RKH App. D).
-
-    The noisy threshold threshold + N(0, sigma_1^2) is drawn once; each call adds fresh
-    Laplace(b) noise to the checked value and passes when it reaches the noisy threshold.
-    After the first pass the check is spent (cut-off 1) and further calls raise.
-    """
-
-    def __init__(self, threshold: float, noise: SvtCheckNoise, rng: np.random.Generator):
-        self._noisy_threshold = _checks.finite("threshold", threshold) + rng.normal(
-            0.0, noise.threshold_sigma
+        law = np.array(
+            [
+                sum(
+                    integrate.quad(integrand, lo, hi, args=(i,), epsabs=1e-13, limit=200)[0]
+                    for lo, hi in ((-np.inf, 0.0), (0.0, np.inf))
+                )
+                for i in range(m + 1)
+            ]
         )
-        self._scale = noise.query_scale
-        self._rng = rng
-        self.passed = False
+        if abs(law.sum() - 1) > 1e-7:
+            raise ValueError("AboveThreshold quadrature did not converge")
+        return law / law.sum()
 
-    def __call__(self, value: float) -> bool:
-        if self.passed:
-            raise RuntimeError("the SVT check has already passed (cut-off 1)")
-        noisy = _checks.finite("value", value) + self._rng.laplace(0.0, self._scale)
-        self.passed = bool(noisy >= self._noisy_threshold)
-        return self.passed
+    laws = [law_of(a0), law_of(a1)]
+    return laws[0], laws[1]

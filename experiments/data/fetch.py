@@ -9,9 +9,11 @@ Order of sources for a file listed in ``data/manifest.yaml``:
    copy exists and the source is a direct download.
 
 Every copy or download goes to a temporary file that is verified and then renamed, so a
-failed or mismatching transfer leaves nothing under ``data/raw``. A file found nowhere
+failed or mismatching transfer leaves nothing under ``data/raw`` (a temporary file left by
+a killed transfer is removed by the next one, see ``atomic_path``). A file found nowhere
 raises ``DataUnavailableError`` with one message naming the file, its URL and how to
-supply a mirror.
+supply a mirror. ``verify_raw`` checks files already in ``data/raw`` again (preprocessing
+calls it, so a file corrupted after download is never used).
 
 Command line: ``python -m experiments.data.fetch [--raw-dir DIR] PATH_OR_DATASET ...``.
 """
@@ -26,6 +28,7 @@ import shutil
 import sys
 import urllib.request
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,7 +110,7 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def _verify(entry: RawFile, candidate: Path, source: str) -> None:
+def verify(entry: RawFile, candidate: Path, source: str) -> None:
     """Raise ``ChecksumError`` if ``candidate`` does not hash to the manifest value."""
     actual = sha256_of(candidate)
     if entry.sha256 is None:
@@ -120,6 +123,7 @@ def _verify(entry: RawFile, candidate: Path, source: str) -> None:
     if actual != entry.sha256:
         raise ChecksumError(
             f"{entry.path} from {source}: sha256 {actual} != expected {entry.sha256}"
+            " (data/manifest.yaml); a corrupted local copy must be deleted to be fetched again"
         )
 
 
@@ -180,23 +184,40 @@ def fetch(
     target = raw / entry.path
     source = local_copy(entry, raw, mirror_dir)
     if source == target:
-        _verify(entry, target, str(target))
+        verify(entry, target, str(target))
         return target
     if source is not None:
         with atomic_path(target) as tmp:
             shutil.copyfile(source, tmp)
-            _verify(entry, tmp, str(source))
+            verify(entry, tmp, str(source))
         return target
     tried: list[str] = []
     for url in entry.urls if network else ():
         try:
             with atomic_path(target) as tmp:
                 _download(entry, url, tmp, timeout)
-                _verify(entry, tmp, url)
+                verify(entry, tmp, url)
             return target
         except (OSError, zipfile.BadZipFile, ChecksumError) as err:
             tried.append(f"{url} failed ({err})")
     raise DataUnavailableError(_unavailable_message(entry, raw, mirror_dir, tried))
+
+
+def verify_raw(
+    paths: Iterable[str],
+    raw_dir: str | os.PathLike[str] = "data/raw",
+    manifest: dict[str, RawFile] | None = None,
+) -> None:
+    """Check that each manifest path under ``raw_dir`` still has its recorded sha256.
+
+    Raises ``ChecksumError`` (the message of a failed download) for a file that changed
+    since it was fetched and ``ValueError`` for a path the manifest does not list.
+    """
+    entries = load_manifest() if manifest is None else manifest
+    for path in paths:
+        if path not in entries:
+            raise ValueError(f"raw path {path!r} is not in the manifest")
+        verify(entries[path], Path(raw_dir) / path, str(Path(raw_dir) / path))
 
 
 def is_available(entry: RawFile, raw_dir: str | os.PathLike[str] = "data/raw") -> bool:

@@ -2,7 +2,9 @@
 
 Hydra app, one dataset per call (Snakemake rules in experiments/data/rules.smk):
 ``python -m experiments.data.preprocess dataset=adult`` (config: config/data.yaml).
-Every output is written atomically and has a provenance sidecar ``<file>.json``.
+The raw inputs' sha256 are checked against data/manifest.yaml first (a file corrupted after
+download stops the run). Every output is written atomically and has a provenance sidecar
+``<file>.json``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from omegaconf import DictConfig
 
 from experiments.common.atomic import atomic_path
 from experiments.common.provenance import write_provenance, write_table
+from experiments.data.fetch import verify_raw
 
 #: Raw inputs (relative to data/raw) and processed outputs (relative to data/processed).
 RAW = {
@@ -305,6 +308,7 @@ def main(cfg: DictConfig) -> None:
     started = time.perf_counter()
     if cfg.dataset not in PROCESSORS:
         raise ValueError(f"dataset must be one of {sorted(PROCESSORS)}, got {cfg.dataset!r}")
+    verify_raw(RAW[cfg.dataset], cfg.raw_dir)
     PROCESSORS[cfg.dataset](cfg, Path(cfg.raw_dir), Path(cfg.out_dir), started)
 
 

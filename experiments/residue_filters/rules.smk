@@ -1,35 +1,28 @@
 # Regehr et al., "Privacy filters are captured by residues": GDP residue filter (Fig. 1), the
 # natural filter's adaptive cost (Figs. 2, 3) and pure-DP query counts (ours).
-RESIDUE_CODE = [
-    "config/residue_filters.yaml",
-    "experiments/residue_filters/run.py",
-    "accounting/curves/gdp.py",
-    "accounting/curves/domination.py",
-    "accounting/curves/tradeoff.py",
-    "accounting/filters/gdp.py",
-    "accounting/filters/natural.py",
-]
 RESIDUE_TABLES = ("fig1", "fig2", "fig3", "counts")
 
 
 rule residue_filters_run:
     input:
-        RESIDUE_CODE,
+        code_inputs("experiments.residue_filters.run"),
     output:
         f"results/residue_filters/{SCALE}/{{table}}.csv",
     wildcard_constraints:
         table="|".join(RESIDUE_TABLES),
     params:
         scale=SCALE,
+    log:
+        f"logs/residue_filters/{SCALE}/residue_filters_run_{{table}}.log",
     shell:
         "python -m experiments.residue_filters.run scale={params.scale} table={wildcards.table} "
-        "out={output}"
+        "out={output} > {log} 2>&1"
 
 
 rule residue_filters_plot:
     input:
         tables=[f"results/residue_filters/{SCALE}/{t}.csv" for t in RESIDUE_TABLES],
-        code="experiments/residue_filters/plot.py",
+        code=code_inputs("experiments.residue_filters.plot"),
     output:
         **{
             f"{name}_{fmt}": (
@@ -42,8 +35,10 @@ rule residue_filters_plot:
         },
     params:
         outdir=f"figures/residue_filters/{SCALE}",
+    log:
+        f"logs/residue_filters/{SCALE}/residue_filters_plot.log",
     shell:
-        "python -m experiments.residue_filters.plot {input.tables} {params.outdir}"
+        "python -m experiments.residue_filters.plot {input.tables} {params.outdir} > {log} 2>&1"
 
 
 ALL_FIGURES.extend(rules.residue_filters_plot.output)

@@ -30,7 +30,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
-from scipy.special import expit
 from tqdm import tqdm
 
 from accounting.costs import PureDP
@@ -41,11 +40,14 @@ from accounting.curves.gdp import (
     gdp_tradeoff,
     pure_dp_mu,
 )
-from accounting.curves.pld import Pld
-from accounting.curves.tradeoff import PiecewiseLinearTradeoff as PL
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
-from accounting.filters.natural import adaptive_attacks, natural_filter_cost
-from accounting.mechanisms.randomized_response import randomized_response_pld
+from accounting.filters.horizon import queries_admitted
+from accounting.filters.natural import crosscheck_natural_filter_cost, natural_filter_cost
+from accounting.mechanisms.randomized_response import (
+    randomized_response_pld,
+    subsampled_randomized_response,
+)
 from experiments.common.app import experiment_main
 from experiments.residue_filters.schema import Params
 
@@ -59,7 +61,7 @@ def curve_rows(panel: str, curve: str, alpha: np.ndarray, beta: np.ndarray) -> p
     return pd.DataFrame({"panel": panel, "curve": curve, "alpha": alpha, "beta": beta})
 
 
-def pl_rows(panel: str, curve: str, pl: PL) -> pd.DataFrame:
+def pl_rows(panel: str, curve: str, pl: PiecewiseLinearTradeoff) -> pd.DataFrame:
     """A piecewise-linear curve is exactly its vertices."""
     return curve_rows(panel, curve, pl.alpha, pl.beta)
 
@@ -80,7 +82,7 @@ def fig1_regime(
     )
     frames = [
         curve_rows(name, "budget", alpha, gdp_tradeoff(alpha, mu)),
-        pl_rows(name, "query", PL.pure_dp(eps)),
+        pl_rows(name, "query", PiecewiseLinearTradeoff.pure_dp(eps)),
         curve_rows(name, "naive", alpha, gdp_tradeoff(alpha, naive)),
         curve_rows(name, "residue", alpha, gdp_tradeoff(alpha, nu)),
         curve_rows(name, "residue+query", alpha_c[::-1], beta_c[::-1]),
@@ -98,13 +100,18 @@ def fig1_regime(
     )
 
 
-def fig1_table(p: Params) -> pd.DataFrame:
-    alpha = np.linspace(0.0, 1.0, int(p.alpha_points))
+def fig1_table(params: Params) -> pd.DataFrame:
+    alpha = np.linspace(0.0, 1.0, int(params.alpha_points))
     frames = [
         fig1_regime(
-            r.name, float(r.mu), float(r.eps), alpha, int(p.fig1.thresholds), float(p.fig1.rtol)
+            r.name,
+            float(r.mu),
+            float(r.eps),
+            alpha,
+            int(params.fig1.thresholds),
+            float(params.fig1.rtol),
         )
-        for r in p.fig1.regimes
+        for r in params.fig1.regimes
     ]
     return pd.concat(frames, ignore_index=True)
 
@@ -112,23 +119,12 @@ def fig1_table(p: Params) -> pd.DataFrame:
 # --------------------------------------------------------------------------- Figs. 2 and 3
 
 
-def crosscheck(budget: Profile, queries: Sequence[PL], cost: PL, eps: np.ndarray) -> float:
-    """max |delta_cost(eps) - delta_transcript(eps)| over the adversaries of each eps."""
-    attacks = adaptive_attacks(budget, queries, [float(e) for e in eps])
-    err = max(
-        abs(float(cost.delta(a.eps)) - float(a.transcript_pld().delta(a.eps))) for a in attacks
-    )
-    if err > CROSSCHECK_TOL:
-        raise RuntimeError(f"exact cost and adversary transcript disagree by {err:g}")
-    return err
-
-
 def cost_panel(
     panel: str,
     budget: Profile,
-    queries: Sequence[PL],
+    queries: Sequence[PiecewiseLinearTradeoff],
     rounds: Sequence[int],
-    shown: Sequence[tuple[str, PL]],
+    shown: Sequence[tuple[str, PiecewiseLinearTradeoff]],
     alpha: np.ndarray,
     check_eps: np.ndarray,
 ) -> pd.DataFrame:
@@ -142,14 +138,18 @@ def cost_panel(
     costs = {r: natural_filter_cost(budget, queries, rounds=r) for r in rounds}
     curves = [(name, q) for name, q in shown] + [("supremum", sup)]
     pieces = [alpha, sup.alpha] + [q.alpha for _, q in shown] + [c.alpha for c in costs.values()]
-    if isinstance(budget, PL):
+    if isinstance(budget, PiecewiseLinearTradeoff):
         pieces.append(budget.alpha)
     points = np.unique(np.concatenate(pieces))
     budget_beta = np.asarray(budget.tradeoff(points))
     frames = [curve_rows(panel, "budget", points, budget_beta)]
     frames += [curve_rows(panel, name, points, q.tradeoff(points)) for name, q in curves]
     for r, cost in costs.items():
-        err = crosscheck(budget, queries, cost, check_eps) if r == 2 else float("nan")
+        err = (
+            crosscheck_natural_filter_cost(budget, queries, cost, check_eps, CROSSCHECK_TOL)
+            if r == 2
+            else float("nan")
+        )
         beta = cost.tradeoff(points)
         frames.append(
             curve_rows(panel, f"cost, {r} rounds", points, beta).assign(
@@ -160,51 +160,56 @@ def cost_panel(
     return df.assign(gap=df["beta"] - np.tile(budget_beta, len(frames)))
 
 
-def eps_delta_name(eps: float, delta: float) -> str:
-    return f"({eps:g}, {delta:g})-DP"
+def eps_delta_queries(
+    pairs: Sequence[Sequence[float]],
+) -> tuple[list[PiecewiseLinearTradeoff], list[tuple[str, PiecewiseLinearTradeoff]]]:
+    """(eps, delta)-DP queries as exact curves, and the same curves labelled for the table."""
+    queries = [PiecewiseLinearTradeoff.eps_delta(float(e), float(d)) for e, d in pairs]
+    return queries, [(f"({e:g}, {d:g})-DP", q) for (e, d), q in zip(pairs, queries, strict=True)]
 
 
-def fig2_table(p: Params) -> pd.DataFrame:
-    alpha = np.linspace(0.0, 1.0, int(p.alpha_points))
-    check = np.linspace(p.check_eps.lo, p.check_eps.hi, p.check_eps.n)
-    a = p.fig2.a
-    queries = [PL.eps_delta(float(e), float(d)) for e, d in a.queries]
-    shown = [(eps_delta_name(e, d), q) for (e, d), q in zip(a.queries, queries, strict=True)]
+def fig2_table(params: Params) -> pd.DataFrame:
+    alpha = np.linspace(0.0, 1.0, int(params.alpha_points))
+    check = np.linspace(params.check_eps.lo, params.check_eps.hi, params.check_eps.n)
+    a = params.fig2.a
+    queries, shown = eps_delta_queries(a.queries)
     panel_a = cost_panel(
-        "a", PL.eps_delta(*map(float, a.budget)), queries, [int(a.rounds)], shown, alpha, check
+        "a",
+        PiecewiseLinearTradeoff.eps_delta(*map(float, a.budget)),
+        queries,
+        [int(a.rounds)],
+        shown,
+        alpha,
+        check,
     )
-    b = p.fig2.b
-    pure = [PL.pure_dp(float(e)) for e in b.query_eps]
-    budget = PL.pure_dp(float(b.budget_rr[0])).compose(PL.pure_dp(float(b.budget_rr[1])))
-    shown_b = [(f"{float(e):g}-DP", PL.pure_dp(float(e))) for e in b.shown_eps]
+    b = params.fig2.b
+    pure = [PiecewiseLinearTradeoff.pure_dp(float(e)) for e in b.query_eps]
+    budget = PiecewiseLinearTradeoff.pure_dp(float(b.budget_rr[0])).compose(
+        PiecewiseLinearTradeoff.pure_dp(float(b.budget_rr[1]))
+    )
+    shown_b = [(f"{float(e):g}-DP", PiecewiseLinearTradeoff.pure_dp(float(e))) for e in b.shown_eps]
     panel_b = cost_panel("b", budget, pure, list(b.rounds), shown_b, alpha, check)
     return pd.concat([panel_a, panel_b], ignore_index=True)
 
 
-def subsampled_rr(q: float, eps: float) -> PL:
-    """Randomized response RR_eps run with probability q (else a constant output)."""
-    p = expit(eps)
-    return PL.from_pld(
-        Pld.from_distributions(
-            np.array([q * p, q * (1 - p), 1 - q]), np.array([q * (1 - p), q * p, 1 - q])
-        )
-    )
-
-
-def fig3_table(p: Params) -> pd.DataFrame:
-    alpha = np.linspace(0.0, 1.0, int(p.alpha_points))
-    check = np.linspace(p.check_eps.lo, p.check_eps.hi, p.check_eps.n)
-    a = p.fig3.a
-    rr = [PL.pure_dp(float(e)) for e in np.linspace(a.rr_eps.lo, a.rr_eps.hi, a.rr_eps.n)]
+def fig3_table(params: Params) -> pd.DataFrame:
+    alpha = np.linspace(0.0, 1.0, int(params.alpha_points))
+    check = np.linspace(params.check_eps.lo, params.check_eps.hi, params.check_eps.n)
+    a = params.fig3.a
+    rr = [
+        PiecewiseLinearTradeoff.pure_dp(float(e))
+        for e in np.linspace(a.rr_eps.lo, a.rr_eps.hi, a.rr_eps.n)
+    ]
     sub = [
-        subsampled_rr(float(q), float(a.subsampled.eps))
+        PiecewiseLinearTradeoff.from_pld(
+            subsampled_randomized_response(float(q), float(a.subsampled.eps)).pld()
+        )
         for q in np.geomspace(a.subsampled.q_lo, a.subsampled.q_hi, a.subsampled.n)
     ]
     shown = [("RR family (max)", rr[-1]), ("subsampled RR (max)", sub[-1])]
     panel_a = cost_panel("a", GdpProfile(float(a.mu)), rr + sub, [2], shown, alpha, check)
-    b = p.fig3.b
-    queries = [PL.eps_delta(float(e), float(d)) for e, d in b.queries]
-    shown_b = [(eps_delta_name(e, d), q) for (e, d), q in zip(b.queries, queries, strict=True)]
+    b = params.fig3.b
+    queries, shown_b = eps_delta_queries(b.queries)
     panel_b = cost_panel(
         "b", GdpProfile(float(b.mu), float(b.reveal)), queries, [2], shown_b, alpha, check
     )
@@ -216,16 +221,14 @@ def fig3_table(p: Params) -> pd.DataFrame:
 
 def admitted(filt: GdpFilter | GdpResidueFilter, eps: float, cap: int) -> int:
     """Number of PureDP(eps) queries the filter accepts before it halts (at most cap)."""
-    n = 0
-    while n < cap and filt.request(PureDP(eps)):
-        n += 1
+    n = queries_admitted(filt, PureDP(eps), cap)
     if n == cap:
         raise RuntimeError(f"query cap {cap} reached at eps={eps}: raise counts.cap")
     return n
 
 
-def counts_table(p: Params) -> pd.DataFrame:
-    c = p.counts
+def counts_table(params: Params) -> pd.DataFrame:
+    c = params.counts
     grid = np.round(np.geomspace(c.eps.lo, c.eps.hi, c.eps.n), 6)
     rows = []
     settings = [(float(mu), float(e)) for mu in c.mus for e in grid]
@@ -249,11 +252,11 @@ TABLES: dict[str, Callable[[Params], pd.DataFrame]] = {
 }
 
 
-def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
+def run(cfg: DictConfig, params: Params) -> pd.DataFrame:
     """The table named by ``cfg.table``."""
     if cfg.table not in TABLES:
         raise ValueError(f"table must be one of {sorted(TABLES)}, got {cfg.table!r}")
-    return TABLES[cfg.table](p)
+    return TABLES[cfg.table](params)
 
 
 main = experiment_main("residue_filters", Params, run)

@@ -1,33 +1,27 @@
 # Taylor et al., "Realisation-Level Privacy Filtering", Sec. V: survival of filter stopping times.
-TAYLOR_CODE = [
-    "config/taylor_survival.yaml",
-    "experiments/taylor_survival/run.py",
-    "accounting/filters/dp.py",
-    "accounting/filters/realisation.py",
-    "accounting/filters/renyi.py",
-    "accounting/mechanisms/gaussian.py",
-]
 
 
 rule taylor_survival_run:
     input:
-        TAYLOR_CODE,
+        code_inputs("experiments.taylor_survival.run"),
     output:
         f"results/taylor_survival/{SCALE}/{{table}}.csv",
     wildcard_constraints:
         table="survival|puredp",
     params:
         scale=SCALE,
+    log:
+        f"logs/taylor_survival/{SCALE}/taylor_survival_run_{{table}}.log",
     shell:
         "python -m experiments.taylor_survival.run scale={params.scale} table={wildcards.table} "
-        "out={output}"
+        "out={output} > {log} 2>&1"
 
 
 rule taylor_survival_plot:
     input:
         survival=f"results/taylor_survival/{SCALE}/survival.csv",
         puredp=f"results/taylor_survival/{SCALE}/puredp.csv",
-        code="experiments/taylor_survival/plot.py",
+        code=code_inputs("experiments.taylor_survival.plot"),
     output:
         **{
             f"{name}_{fmt}": (
@@ -40,8 +34,11 @@ rule taylor_survival_plot:
         },
     params:
         outdir=f"figures/taylor_survival/{SCALE}",
+    log:
+        f"logs/taylor_survival/{SCALE}/taylor_survival_plot.log",
     shell:
         "python -m experiments.taylor_survival.plot {input.survival} {input.puredp} {params.outdir}"
+        " > {log} 2>&1"
 
 
 ALL_FIGURES.extend(rules.taylor_survival_plot.output)

@@ -1,0 +1,44 @@
+"""Rényi DP of the exponential mechanism through its bounded-range property.
+
+The eps-DP exponential mechanism (McSherry and Talwar 2007), Pr[i] proportional to
+exp(eps q_i / (2 Delta)), is eps-bounded-range: for neighbours the log-ratio of output
+probabilities lies in an interval of width eps (Durfee and Rogers 2019, "Practical
+differentially private top-k selection with pay-what-you-get composition"). An
+eps-bounded-range mechanism is eps^2/8-zCDP (Cesar and Rubinstein 2021, "Bounding,
+concentrating, and truncating: unifying privacy loss composition for data analytics";
+restated in T. Steinke, "A better privacy analysis of the exponential mechanism",
+differentialprivacy.org, 2021; the bound MST uses, McKenna, Miklau and Sheldon 2021), i.e.
+(alpha, alpha eps^2 / 8)-RDP at every order alpha > 1 (Bun and Steinke 2016, Def. 1.1:
+rho-zCDP is (alpha, rho alpha)-RDP). tests/test_bounded_range.py checks the bound against
+exact Rényi divergences of the mechanism's output distributions.
+"""
+
+from __future__ import annotations
+
+import math
+
+from accounting import _checks
+
+__all__ = ["exponential_mechanism_eps", "exponential_mechanism_rdp"]
+
+
+def exponential_mechanism_rdp(alpha: float, eps: float) -> float:
+    """(alpha, alpha eps^2 / 8)-RDP of the eps-DP exponential mechanism (bounded range).
+
+    Cesar and Rubinstein 2021 (eps-BR is eps^2/8-zCDP) with Durfee and Rogers 2019 (the
+    exponential mechanism is eps-BR); see the module docstring.
+    """
+    alpha = _checks.order("alpha", alpha)
+    eps = _checks.nonnegative("eps", eps)
+    return alpha * eps * eps / 8.0
+
+
+def exponential_mechanism_eps(alpha: float, rdp: float) -> float:
+    """The exponential mechanism's eps whose RDP at ``alpha`` equals ``rdp``: sqrt(8 rdp / alpha).
+
+    The inverse of :func:`exponential_mechanism_rdp` (MST's calibration eps = sqrt(8 rho),
+    McKenna et al. 2021, written at one RDP order instead of in zCDP).
+    """
+    alpha = _checks.order("alpha", alpha)
+    rdp = _checks.positive("rdp", rdp)
+    return math.sqrt(8.0 * rdp / alpha)

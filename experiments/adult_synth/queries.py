@@ -1,0 +1,107 @@
+"""MST-style selection of the marginal queries under RDP (McKenna, Miklau, Sheldon 2021).
+
+Run once on the training part at RDP level ``eps_query`` (order alpha), split as
+* ``one_way_share`` of it for the Gaussian 1-way marginals of all d columns (l2-sensitivity
+  sqrt(d) under add/remove, variance alpha d / (2 eps_1), Mironov 2017 Cor. 3);
+* the rest evenly over the d - 1 exponential-mechanism picks of a maximum spanning tree
+  (Kruskal order, as MST), each an eps-DP exponential mechanism with RDP alpha eps^2/8
+  (accounting.mechanisms.bounded_range).
+The score of a pair (a, b) is the L1 distance between its true 2-way marginal and the product
+of the noisy 1-way marginals (sensitivity 1: one row moves one cell by 1; the product is
+post-processing). MST's domain compression and its Private-PGM fit of the 1-way model are
+replaced by the clipped, normalised product itself. Then the label's pairs with every other
+column are added (App. D). The measured queries are the 2-way marginals only: together they
+cover every column, so the 1-way marginals would add nothing to Private-PGM.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from accounting.mechanisms.bounded_range import exponential_mechanism_eps, exponential_mechanism_rdp
+from accounting.mechanisms.brownian import noise_variance
+from accounting.mechanisms.selection import exponential_mechanism
+
+Clique = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The chosen 2-way marginals and the RDP ledger of the selection steps."""
+
+    tree: tuple[Clique, ...]
+    cliques: tuple[Clique, ...]  # tree edges, then the label pairs not in the tree
+    steps: tuple[tuple[str, float], ...]  # (step, RDP at alpha)
+
+    @property
+    def rdp(self) -> float:
+        return math.fsum(e for _, e in self.steps)
+
+
+def marginal(frame: pd.DataFrame, clique: tuple[str, ...], domain: dict[str, int]) -> np.ndarray:
+    """Counts of ``clique`` (row-major over the domain sizes), as float64."""
+    shape = tuple(domain[c] for c in clique)
+    index = np.ravel_multi_index(tuple(frame[c].to_numpy() for c in clique), shape)
+    return np.bincount(index, minlength=math.prod(shape)).astype(np.float64)
+
+
+def select_queries(
+    train: pd.DataFrame,
+    domain: dict[str, int],
+    target: str,
+    eps_query: float,
+    alpha: float,
+    one_way_share: float,
+    rng: np.random.Generator,
+) -> Selection:
+    """MST's spanning tree of 2-way marginals plus the label pairs; see the module docstring."""
+    columns = list(domain)
+    if target not in columns:
+        raise ValueError(f"target={target!r} is not a column; columns: {columns}")
+    d = len(columns)
+    if d < 2:
+        raise ValueError("need at least two columns to select 2-way marginals")
+    eps_one_way = one_way_share * eps_query
+    eps_pick = (eps_query - eps_one_way) / (d - 1)
+    sigma = math.sqrt(noise_variance(alpha, math.sqrt(d), eps_one_way))
+    probs, totals = {}, []
+    for c in columns:
+        noisy = marginal(train, (c,), domain) + rng.normal(0.0, sigma, domain[c])
+        totals.append(noisy.sum())
+        clipped = np.clip(noisy, 0.0, None)
+        mass = clipped.sum()
+        probs[c] = clipped / mass if mass > 0 else np.full(domain[c], 1.0 / domain[c])
+    n_hat = max(1.0, float(np.mean(totals)))  # the row count is private: use the noisy totals
+    steps: list[tuple[str, float]] = [("one_way_gaussian", alpha * d / (2.0 * sigma**2))]
+    pairs = list(itertools.combinations(columns, 2))
+    scores = {
+        pair: float(
+            np.abs(
+                marginal(train, pair, domain) - n_hat * np.outer(*(probs[c] for c in pair)).ravel()
+            ).sum()
+        )
+        for pair in pairs
+    }
+    eps_em = exponential_mechanism_eps(alpha, eps_pick)
+    component = {c: c for c in columns}
+
+    def root(c: str) -> str:
+        while component[c] != c:
+            c = component[c]
+        return c
+
+    tree: list[Clique] = []
+    for i in range(d - 1):
+        candidates = [p for p in pairs if root(p[0]) != root(p[1])]
+        pick = candidates[exponential_mechanism([scores[p] for p in candidates], eps_em, 1.0, rng)]
+        tree.append(pick)
+        component[root(pick[0])] = root(pick[1])
+        steps.append((f"tree_pick_{i + 1}", exponential_mechanism_rdp(alpha, eps_em)))
+    label_pairs = [tuple(sorted((target, c), key=columns.index)) for c in columns if c != target]
+    extra = [p for p in label_pairs if p not in tree]
+    return Selection(tuple(tree), tuple(tree) + tuple(extra), tuple(steps))

@@ -1,0 +1,150 @@
+"""The repository files a script depends on, for Snakemake rule inputs.
+
+``code_inputs("experiments.taylor_survival.run")`` lists every ``.py`` file of the repository
+packages (``accounting``, ``experiments``) that running the module imports, followed
+transitively through ``import`` statements (parent packages' ``__init__.py`` included,
+imports inside functions too), plus the Hydra config files the experiment composes:
+``config/<exp>.yaml``, everything under ``config/<exp>/`` except the scoreboard's
+``paper.yaml``, and every option of the shared groups its defaults lists name (e.g.
+``config/scale/*.yaml``, ``config/filterlab/hydra.yaml``). A rule whose input is this list
+reruns exactly when code or configuration it uses changes (Snakemake's mtime trigger).
+
+Imports are read with ``ast``, nothing is executed. Imports built at run time
+(``importlib.import_module(name)``) are not seen: list such files by hand.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+#: Top-level packages of this repository whose modules count as code inputs.
+REPO_PACKAGES = ("accounting", "experiments")
+
+
+def _module_file(root: Path, module: str) -> Path | None:
+    """The file defining ``module`` under ``root`` (module or package), or None."""
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _with_parents(module: str) -> list[str]:
+    """``a.b.c`` -> ``[a, a.b, a.b.c]``: importing a module runs its parents' ``__init__``."""
+    parts = module.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _imported_modules(path: Path, module: str) -> set[str]:
+    """Absolute names of every module ``path`` (the file of ``module``) may import."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, node.module] if node.module else anchor)
+            else:
+                base = node.module or ""
+            found.add(base)
+            # ``from pkg import name``: name may be a submodule; kept if a file defines it.
+            found.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+    return found
+
+
+def module_files(module: str, root: str | os.PathLike[str]) -> list[str]:
+    """Repository ``.py`` files (relative to ``root``) that importing ``module`` runs."""
+    top = Path(root)
+    if module.split(".")[0] not in REPO_PACKAGES or _module_file(top, module) is None:
+        raise ValueError(
+            f"module must be a module of the repository packages {REPO_PACKAGES} under {top}, "
+            f"got {module!r}"
+        )
+    seen: dict[str, Path] = {}
+    pending = _with_parents(module)
+    while pending:
+        name = pending.pop()
+        if name in seen or name.split(".")[0] not in REPO_PACKAGES:
+            continue
+        path = _module_file(top, name)
+        if path is None:  # a name imported from a module, not a module itself
+            continue
+        seen[name] = path
+        for imported in _imported_modules(path, name):
+            pending.extend(_with_parents(imported))
+    return sorted(str(p.relative_to(top).as_posix()) for p in seen.values())
+
+
+def _defaults(path: Path) -> Iterable[tuple[str | None, str]]:
+    """(group, entry) pairs of a Hydra defaults list; group None for a plain config name."""
+    spec = yaml.safe_load(path.read_text()) or {}
+    for entry in spec.get("defaults", []) if isinstance(spec, dict) else []:
+        if isinstance(entry, str):
+            if entry != "_self_":
+                yield None, entry
+        elif isinstance(entry, dict):
+            for key, value in entry.items():
+                words = key.split()
+                yield words[-1].split("@")[0], str(value)
+
+
+def config_files(name: str, root: str | os.PathLike[str]) -> list[str]:
+    """Hydra files that composing ``config/<name>.yaml`` may read (relative to ``root``).
+
+    Group options are all included (the option is picked at run time, e.g. ``scale=smoke``).
+    """
+    config = Path(root) / "config"
+    primary = config / f"{name}.yaml"
+    if not primary.is_file():
+        raise ValueError(f"name must have a primary config {primary}, got {name!r}")
+    found: set[Path] = set()
+    pending = [primary]
+    own = config / name
+    if own.is_dir():
+        pending.extend(p for p in own.rglob("*.yaml") if p != own / "paper.yaml")
+    while pending:
+        path = pending.pop()
+        if path in found:
+            continue
+        found.add(path)
+        here = path.parent.relative_to(config)
+        for group, entry in _defaults(path):
+            if group is None:
+                target = entry[1:] if entry.startswith("/") else (here / entry).as_posix()
+                pending.append(config / f"{target}.yaml")
+            else:
+                target = group[1:] if group.startswith("/") else group
+                # A group is looked up relative to the config that names it, else absolute.
+                folder = config / here / target
+                folder = folder if folder.is_dir() else config / target
+                pending.extend(sorted(folder.glob("*.yaml")))
+    return sorted(str(p.relative_to(root).as_posix()) for p in found if p.is_file())
+
+
+@cache
+def _code_inputs(module: str, root: str) -> tuple[str, ...]:
+    parts = module.split(".")
+    files = module_files(module, root)
+    if parts[0] == "experiments" and len(parts) > 1:
+        if (Path(root) / "config" / f"{parts[1]}.yaml").is_file():
+            files += config_files(parts[1], root)
+    return tuple(files)
+
+
+def code_inputs(module: str, root: str | os.PathLike[str] = ".") -> list[str]:
+    """Every repository file running ``python -m <module>`` depends on (paths from ``root``).
+
+    The module's transitive repository imports and, for ``experiments.<exp>.*``, the config
+    files of ``config/<exp>.yaml`` if it exists.
+    """
+    return list(_code_inputs(module, str(Path(root).resolve())))

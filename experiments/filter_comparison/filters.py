@@ -1,0 +1,196 @@
+"""Every filter of docs/filters.md under one (eps, delta) budget, through the public API
+(``accounting.filters``), with the cost each one charges for each kind of query.
+
+A query is a ``Query(kind, value, ex_post)``: ``gaussian`` (sensitivity 1, noise ``value``),
+``pure`` (a pure ``value``-DP mechanism: randomized response, or an Above Threshold instance
+whose ex-post eps of every output is at most ``value``) with, for Above Threshold, the
+realised ``ex_post`` eps of its output. The budget's translation per filter:
+
+* additive, advanced, Whitehouse: (eps, delta); a Gaussian query is charged
+  (eps_i, delta / horizon) with eps_i its exact eps at that delta (Balle and Wang 2018);
+* RDP (one order alpha, fixed before the run; several orders): the budget of each order whose
+  CKS conversion (Canonne, Kamath and Steinke 2020, Prop. 12) gives (eps, delta); a pure
+  eps-DP query is charged the RDP of randomized response, the largest RDP of any eps-DP
+  mechanism (Mironov 2017, Prop. 5);
+* zCDP (and zCDP -> DP for pure-DP streams): the largest rho that converts to (eps, delta)
+  (CKS, Cor. 13); pure eps-DP costs eps^2 / 2 (Bun and Steinke 2016, Prop. 1.4);
+* GDP and GDP residue: the largest mu with delta_mu(eps) <= delta (Dong, Roth and Su 2022,
+  Cor. 2.13); a Gaussian is 1/sigma-GDP, a pure-DP query is priced by the filter itself;
+* FSRC: (eps, delta), pure-DP queries as (eps_max, 0)-pDP, then told their ex-post eps.
+
+``None`` from a translation means the filter does not accept that query (the workload is then
+incomparable for it; the reasons are in ``INCOMPARABLE`` and docs/filters.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from scipy import optimize
+
+from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
+from accounting.curves.gdp import gdp_delta, gdp_log_delta
+from accounting.curves.zcdp import pure_to_zcdp, zcdp_budget
+from accounting.filters import (
+    AdditiveFilter,
+    AdvancedFilter,
+    Filter,
+    FilteredSelfReportingComposition,
+    GdpFilter,
+    GdpResidueFilter,
+    ProbabilisticDP,
+    PureDpFilterViaZcdp,
+    RdpDpFilter,
+    RenyiFilter,
+    WhitehouseFilter,
+    ZcdpFilter,
+)
+from accounting.filters.renyi import rdp_budget_for_dp
+from accounting.mechanisms.gaussian import gaussian_eps, gaussian_rdp
+from accounting.mechanisms.randomized_response import randomized_response_rdp
+
+KINDS = ("gaussian", "pure")
+
+#: Filters of docs/filters.md left out of every workload here, and why.
+INCOMPARABLE = {
+    "natural": "not free in general (residue paper, Cors. 1-4); on Gaussian-only streams it "
+    "admits exactly what the GDP filter admits (Cor. 5)",
+    "realisation": "charges realised losses of a fixed dataset pair (RoundLoss from an "
+    "allowable set); its i.i.d. Gaussian case is experiments/taylor_survival",
+    "naive_realisation": "invalid (a negative control)",
+    "expost_rdp": "needs a training/validation split and a stopping rule (Raisa et al.)",
+}
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query of a stream (see the module docstring)."""
+
+    kind: str
+    value: float
+    ex_post: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"query kind must be one of {KINDS}, got {self.kind!r}")
+        if not self.value > 0:
+            raise ValueError(f"query value must be > 0, got {self.value!r}")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The shared (eps, delta) budget and the a-priori choices some filters need."""
+
+    eps: float
+    delta: float
+    horizon: int
+    rdp_orders: tuple[float, ...]
+
+
+def gdp_budget(eps: float, delta: float) -> float:
+    """The largest mu with delta_mu(eps) <= delta (bisection on log delta, feasible side)."""
+    target = math.log(delta)
+    hi = 1.0
+    while gdp_log_delta(eps, hi) < target:
+        hi *= 2.0
+    mu = optimize.brentq(lambda m: gdp_log_delta(eps, m) - target, 1e-9, hi, xtol=1e-14)
+    while gdp_delta(eps, mu) > delta:
+        mu = math.nextafter(mu, 0.0)
+    return mu
+
+
+def usable_orders(budget: Budget) -> tuple[float, ...]:
+    """Orders at which (eps, delta) leaves a positive RDP budget."""
+    log_inv = -math.log(budget.delta)
+    return tuple(
+        a
+        for a in budget.rdp_orders
+        if budget.eps - math.log1p(-1.0 / a) - (log_inv - math.log(a)) / (a - 1.0) > 0
+    )
+
+
+def query_rdp(query: Query, alpha: float) -> float:
+    """RDP at ``alpha``: alpha / (2 sigma^2) for a Gaussian (Mironov 2017, Prop. 7), that of
+    randomized response for a pure-DP query (Mironov 2017, Prop. 5)."""
+    if query.kind == "gaussian":
+        return gaussian_rdp(alpha, 1.0, query.value)
+    return randomized_response_rdp(alpha, query.value)
+
+
+def choose_alpha(budget: Budget, representative: Sequence[Query]) -> float:
+    """The order admitting the most copies of the representative queries (one round of them
+    repeated), fixed from the configuration before any stream runs."""
+    orders = usable_orders(budget)
+    if not orders:
+        raise ValueError("params.eps/delta leave no RDP budget at any of params.rdp_orders")
+
+    def copies(a: float) -> float:
+        per_round = sum(query_rdp(q, a) for q in representative)
+        return rdp_budget_for_dp(budget.eps, budget.delta, a, "cks") / per_round
+
+    return max(orders, key=copies)
+
+
+@dataclass(frozen=True)
+class Contender:
+    """A filter factory and its cost for a query (None: the query is not accepted)."""
+
+    name: str
+    make: Callable[[], Filter]
+    cost: Callable[[Query], Any]
+
+
+def contenders(budget: Budget, alpha: float) -> list[Contender]:
+    """Every comparable filter of docs/filters.md under ``budget``."""
+    eps, delta = budget.eps, budget.delta
+    per_delta = delta / budget.horizon
+    orders = usable_orders(budget)
+    multi_budgets = [rdp_budget_for_dp(eps, delta, a, "cks") for a in orders]
+    rho = zcdp_budget(eps, delta, "optimal")
+    mu = gdp_budget(eps, delta)
+
+    @lru_cache(maxsize=4096)
+    def eps_delta(q: Query) -> EpsDelta:
+        if q.kind == "gaussian":
+            return EpsDelta(gaussian_eps(per_delta, 1.0, q.value), per_delta)
+        return EpsDelta(q.value, 0.0)
+
+    def renyi(grid: tuple[float, ...]) -> Callable[[Query], RenyiCurve]:
+        return lambda q: RenyiCurve.from_function(lambda a: query_rdp(q, a), grid)
+
+    def zcdp(q: Query) -> Zcdp:
+        return Zcdp(1.0 / (2.0 * q.value**2) if q.kind == "gaussian" else pure_to_zcdp(q.value))
+
+    def gdp(q: Query) -> Gdp | PureDP:
+        return Gdp(1.0 / q.value) if q.kind == "gaussian" else PureDP(q.value)
+
+    def pure(q: Query) -> PureDP | None:
+        return PureDP(q.value) if q.kind == "pure" else None
+
+    def pdp(q: Query) -> ProbabilisticDP | None:
+        return ProbabilisticDP(q.value, 0.0) if q.kind == "pure" else None
+
+    return [
+        Contender("additive", lambda: AdditiveFilter(eps, delta), eps_delta),
+        Contender("advanced", lambda: AdvancedFilter(eps, delta), eps_delta),
+        Contender("whitehouse", lambda: WhitehouseFilter(eps, delta), eps_delta),
+        Contender(
+            "rdp (one order)", lambda: RdpDpFilter(eps, delta, alpha, "cks"), renyi((alpha,))
+        ),
+        Contender("rdp (all orders)", lambda: RenyiFilter(orders, multi_budgets), renyi(orders)),
+        Contender("zcdp", lambda: ZcdpFilter(rho), zcdp),
+        Contender("zcdp -> dp (pure)", lambda: PureDpFilterViaZcdp(eps, delta, "optimal"), pure),
+        Contender("gdp", lambda: GdpFilter(mu), gdp),
+        Contender("gdp residue", lambda: GdpResidueFilter(mu), gdp),
+        Contender("fsrc", lambda: FilteredSelfReportingComposition(eps, delta), pdp),
+    ]
+
+
+def accepts(contender: Contender, queries: Sequence[Query]) -> bool:
+    """Whether the filter prices every kind of query in ``queries``."""
+    kinds = {q.kind: q for q in queries}.values()
+    return all(contender.cost(q) is not None for q in kinds)

@@ -1,0 +1,49 @@
+# Filter comparison (issue 13 item 1): every filter of docs/filters.md on the shared workloads
+# (a)-(e), one job per workload, merged into one table, one figure with a panel per workload.
+FILTER_COMPARISON_WORKLOADS = ("a", "b", "c", "d", "e")
+
+
+rule filter_comparison_run:
+    input:
+        code_inputs("experiments.filter_comparison.run"),
+    output:
+        f"results/filter_comparison/{SCALE}/{{workload}}.csv",
+    wildcard_constraints:
+        workload="|".join(FILTER_COMPARISON_WORKLOADS),
+    params:
+        scale=SCALE,
+    log:
+        f"logs/filter_comparison/{SCALE}/run_{{workload}}.log",
+    shell:
+        "python -m experiments.filter_comparison.run scale={params.scale} "
+        "workload={wildcards.workload} out={output} > {log} 2>&1"
+
+
+rule filter_comparison_merge:
+    input:
+        tables=[f"results/filter_comparison/{SCALE}/{w}.csv" for w in FILTER_COMPARISON_WORKLOADS],
+        code=code_inputs("experiments.filter_comparison.merge"),
+    output:
+        f"results/filter_comparison/{SCALE}/comparison.csv",
+    log:
+        f"logs/filter_comparison/{SCALE}/merge.log",
+    shell:
+        "python -m experiments.filter_comparison.merge {output} {input.tables} > {log} 2>&1"
+
+
+rule filter_comparison_plot:
+    input:
+        table=f"results/filter_comparison/{SCALE}/comparison.csv",
+        code=code_inputs("experiments.filter_comparison.plot"),
+    output:
+        png=report(f"figures/filter_comparison/{SCALE}/comparison.png", category="filter_comparison"),
+        pdf=f"figures/filter_comparison/{SCALE}/comparison.pdf",
+    params:
+        outdir=f"figures/filter_comparison/{SCALE}",
+    log:
+        f"logs/filter_comparison/{SCALE}/plot.log",
+    shell:
+        "python -m experiments.filter_comparison.plot {input.table} {params.outdir} > {log} 2>&1"
+
+
+ALL_FIGURES.extend(rules.filter_comparison_plot.output)

@@ -1,0 +1,123 @@
+"""Filter comparison (issue 13 item 1): queries admitted and time per admitted query of every
+filter of docs/filters.md on one shared workload, under one (eps, delta) budget.
+
+    python -m experiments.filter_comparison.run scale=smoke workload=a
+
+One row per (setting, run, filter): ``admitted`` (queries run before the filter halted;
+``censored`` when the stream ended first), ``seconds_per_query`` (time in ``request`` and
+``observe`` per admitted query; costs are priced outside the timer). Filters that do not
+accept the workload's queries get one row with ``admitted`` empty and the reason. Stream
+seeds are SeedSequence([seed, workload, setting, run]).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig
+
+from accounting.curves.zcdp import zcdp_budget
+from accounting.filters import IndividualRenyiFilter
+from experiments.common.app import experiment_main
+from experiments.filter_comparison.filters import (
+    INCOMPARABLE,
+    Budget,
+    Contender,
+    Query,
+    accepts,
+    choose_alpha,
+    contenders,
+)
+from experiments.filter_comparison.schema import WORKLOADS, Params
+from experiments.filter_comparison.workloads import (
+    gradient_norms,
+    representative,
+    settings,
+    stream,
+)
+
+
+def admit(contender: Contender, queries: list[Query]) -> tuple[int, bool, float]:
+    """(queries admitted, whether the stream ended first, seconds inside the filter)."""
+    filt = contender.make()
+    seconds, admitted = 0.0, 0
+    for query in queries:
+        cost = contender.cost(query)
+        start = time.perf_counter()
+        ok = filt.request(cost)
+        if ok and filt.needs_observation:
+            filt.observe(query.ex_post if query.ex_post is not None else query.value)
+        seconds += time.perf_counter() - start
+        if not ok:
+            return admitted, False, seconds
+        admitted += 1
+    return admitted, True, seconds
+
+
+def individual_rows(p: Params, rng: np.random.Generator) -> tuple[list[float], int, float, bool]:
+    """Individual Renyi filter (zCDP budget) on DP-SGD steps: the number of steps each
+    example takes part in, the number of steps, the seconds per step and whether the norms
+    are synthetic."""
+    g = p.gradients
+    norms, synthetic = gradient_norms(g, rng)
+    sigma = g.noise_multiplier * g.clip
+    costs = np.minimum(norms, g.clip) ** 2 / (2.0 * sigma**2)  # Feldman and Zrnic, Ex. 2.6
+    filt = IndividualRenyiFilter(norms.shape[1], zcdp_budget(p.eps, p.delta, "optimal"))
+    active_steps = np.zeros(norms.shape[1])
+    start = time.perf_counter()
+    for step_costs in costs:
+        active_steps += filt.request(step_costs)
+    per_step = (time.perf_counter() - start) / norms.shape[0]
+    return active_steps.tolist(), norms.shape[0], per_step, synthetic
+
+
+def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
+    workload = str(cfg.workload)
+    if workload not in WORKLOADS:
+        raise ValueError(f"workload must be one of {WORKLOADS}, got {workload!r}")
+    w = WORKLOADS.index(workload)
+    budget = Budget(p.eps, p.delta, p.horizon, tuple(p.rdp_orders))
+    rows = []
+    for index, setting in enumerate(settings(p, workload)):
+        alpha = choose_alpha(budget, representative(p, workload, index))
+        runs = 1 if workload in ("a", "e") else p.runs  # (a), (e): the same stream every run
+        streams = [
+            stream(p, workload, index, np.random.default_rng([p.seed, w, index, r]))
+            for r in range(runs)
+        ]
+        base = {"workload": workload, "setting": setting, "eps": p.eps, "delta": p.delta}
+        base |= {"rdp_alpha": alpha}
+        for contender in contenders(budget, alpha):
+            if not accepts(contender, streams[0]):
+                rows.append(base | {"filter": contender.name, "note": "queries not accepted"})
+                continue
+            for r, queries in enumerate(streams):
+                admitted, censored, seconds = admit(contender, queries)
+                rows.append(
+                    base
+                    | {"filter": contender.name, "run": r, "admitted": admitted}
+                    | {"censored": censored, "seconds_per_query": seconds / max(admitted, 1)}
+                )
+        if workload == "e":
+            steps, n_steps, per_step, synthetic = individual_rows(
+                p, np.random.default_rng([p.seed, w, index, 0])
+            )
+            label = "synthetic stand-in" if synthetic else "MNIST gradient norms"
+            median = float(np.median(steps))
+            rows.append(
+                base
+                | {"filter": "individual renyi (steps per example, median)", "run": 0}
+                | {"admitted": median, "censored": median >= n_steps}
+                | {"seconds_per_query": per_step, "note": label}
+            )
+        for name, reason in INCOMPARABLE.items():
+            rows.append(base | {"filter": name, "note": reason})
+    return pd.DataFrame(rows)
+
+
+main = experiment_main("filter_comparison", Params, run)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""The shared query streams (a)-(e) of the filter comparison (issue 13 item 1).
+
+Each ``stream`` is a list of ``Query`` drawn with a seeded ``numpy.random.Generator``:
+
+* (a) ``max_queries`` Gaussian queries of one sigma (deterministic, one per sigma);
+* (b) Gaussians with sigma_i log-uniform on [sigma_lo, sigma_hi];
+* (c) randomized response RR_{rr_eps} w.p. p_rr, else a Gaussian of noise sigma;
+* (d) Gaussian Above Threshold instances (Lebensold et al., Alg. 3) over ``steps`` queries
+  uniform on [0, 1]: each is pure eps_max-DP with eps_max the largest ex-post eps over its
+  outputs (every halting step and the no-halt output), and carries the ex-post eps of the
+  output it produced (LPB Thm. 17, ``gaussian_above_threshold_expost_eps``);
+* (e) full-batch DP-SGD steps: to a stream-level filter each step is one Gaussian of noise
+  multiplier z (sensitivity = the clip norm); the per-example gradient norms drive the
+  individual Rényi filter (``gradient_norms``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from accounting.mechanisms.selection import (
+    gaussian_above_threshold,
+    gaussian_above_threshold_expost_eps,
+)
+from experiments.filter_comparison.filters import Query
+from experiments.filter_comparison.schema import AboveThreshold, Gradients, Params
+
+
+@lru_cache(maxsize=8)
+def _expost_table(at: tuple[int, float, float, float, float]) -> tuple[float, ...]:
+    """Ex-post eps of halting at steps 1..m, then of the no-halt output (index m)."""
+    steps, s_thr, s_q, sens, thr = at
+    halted = [
+        gaussian_above_threshold_expost_eps(t, s_thr, s_q, sens, thr) for t in range(1, steps + 1)
+    ]
+    free = gaussian_above_threshold_expost_eps(steps, s_thr, s_q, sens, thr, halted=False)
+    return (*halted, free)
+
+
+def expost_table(at: AboveThreshold) -> tuple[float, ...]:
+    return _expost_table(
+        (at.steps, at.sigma_threshold, at.sigma_query, at.sensitivity, at.threshold)
+    )
+
+
+def settings(p: Params, workload: str) -> list[str]:
+    """The settings of a workload (one stream family each)."""
+    if workload == "a":
+        return [f"sigma={s:g}" for s in p.sigmas]
+    return {
+        "b": [f"sigma log-uniform [{p.hetero.sigma_lo:g}, {p.hetero.sigma_hi:g}]"],
+        "c": [f"RR({p.mixed.rr_eps:g}) w.p. {p.mixed.p_rr:g}, else sigma={p.mixed.sigma:g}"],
+        "d": [f"Gaussian Above Threshold, {p.above_threshold.steps} steps"],
+        "e": [f"DP-SGD steps, noise multiplier {p.gradients.noise_multiplier:g}"],
+    }[workload]
+
+
+def representative(p: Params, workload: str, index: int) -> list[Query]:
+    """The queries the one-order RDP filter's alpha is chosen for (from the config only)."""
+    if workload == "a":
+        return [Query("gaussian", p.sigmas[index])]
+    if workload == "b":
+        return [Query("gaussian", float(np.sqrt(p.hetero.sigma_lo * p.hetero.sigma_hi)))]
+    if workload == "c":
+        rr, gauss = Query("pure", p.mixed.rr_eps), Query("gaussian", p.mixed.sigma)
+        return [rr, gauss] if 0 < p.mixed.p_rr < 1 else [rr if p.mixed.p_rr == 1 else gauss]
+    if workload == "d":
+        return [Query("pure", max(expost_table(p.above_threshold)))]
+    return [Query("gaussian", p.gradients.noise_multiplier)]
+
+
+def stream(p: Params, workload: str, index: int, rng: np.random.Generator) -> list[Query]:
+    """One stream of ``p.max_queries`` queries of setting ``index`` of ``workload``."""
+    n = p.max_queries
+    if workload == "a":
+        return [Query("gaussian", p.sigmas[index])] * n
+    if workload == "b":
+        lo, hi = np.log(p.hetero.sigma_lo), np.log(p.hetero.sigma_hi)
+        return [Query("gaussian", float(s)) for s in np.exp(rng.uniform(lo, hi, n))]
+    if workload == "c":
+        rr = rng.random(n) < p.mixed.p_rr
+        return [
+            Query("pure", p.mixed.rr_eps) if r else Query("gaussian", p.mixed.sigma) for r in rr
+        ]
+    if workload == "d":
+        at = p.above_threshold
+        table = expost_table(at)
+        eps_max = max(table)
+        out = []
+        for _ in range(n):
+            queries = rng.uniform(0.0, 1.0, at.steps)
+            step = gaussian_above_threshold(
+                queries, at.threshold, at.sigma_threshold, at.sigma_query, rng
+            )
+            out.append(Query("pure", eps_max, table[at.steps if step is None else step - 1]))
+        return out
+    return [Query("gaussian", p.gradients.noise_multiplier)] * p.gradients.steps
+
+
+def gradient_norms(g: Gradients, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
+    """(norms of shape (steps, n), synthetic?): ``norms_file`` if it exists, else log-normal
+    norms with median ``median_norm`` decaying by ``decay`` per step (a labelled stand-in)."""
+    if g.norms_file and Path(g.norms_file).is_file():
+        with np.load(g.norms_file) as data:
+            norms = np.asarray(data["norms"], dtype=np.float64)
+        if norms.ndim != 2 or np.any(~np.isfinite(norms)) or np.any(norms < 0):
+            raise ValueError(f"{g.norms_file}: norms must be a finite (steps, n) array >= 0")
+        return norms, False
+    decay = g.decay ** np.arange(g.steps)[:, None]
+    noise = rng.normal(0.0, g.spread, (g.steps, g.n_examples))
+    return g.median_norm * decay * np.exp(noise), True

@@ -1,0 +1,213 @@
+"""The reproduction scoreboard: every number and claim a paper prints, against ours.
+
+Each experiment declares its checks in ``config/<exp>/paper.yaml`` (format in
+docs/reproduction.md, "Scoreboard") and computes the declared keys in
+``experiments/<exp>/metrics.py`` (``metrics(results_dir) -> {key: float | bool}``, a key
+omitted when its tables are missing). A check is scored as
+
+* ``abs_tol``: pass iff |ours - paper| <= tolerance;
+* ``rel_tol``: pass iff |ours - paper| <= tolerance |paper|;
+* ``claim``: ``paper`` states the claim, ``ours`` is a bool; pass iff true;
+
+and "no data" when the key could not be computed. A check that differs carries the reason
+declared in paper.yaml; ``unexplained`` lists those without one (an error at the paper scale).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+KINDS = ("abs_tol", "rel_tol", "claim")
+STATUSES = ("pass", "differs", "no data")
+COLUMNS = (
+    "experiment",
+    "key",
+    "where",
+    "paper",
+    "ours",
+    "status",
+    "reason",
+    "source",
+    "kind",
+    "tolerance",
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One declared paper number or claim (an entry of ``checks`` in paper.yaml)."""
+
+    key: str
+    where: str
+    paper: float | str
+    kind: str
+    tolerance: float | None = None
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.key or not isinstance(self.key, str):
+            raise ValueError(f"check key must be a non-empty string, got {self.key!r}")
+        if not isinstance(self.where, str) or not self.where.strip():
+            raise ValueError(f"check {self.key}: where must say where the paper prints it")
+        if self.kind not in KINDS:
+            raise ValueError(f"check {self.key}: kind must be one of {KINDS}, got {self.kind!r}")
+        if not isinstance(self.reason, str):
+            raise ValueError(f"check {self.key}: reason must be a string")
+        if self.kind == "claim":
+            if not isinstance(self.paper, str) or not self.paper.strip():
+                raise ValueError(f"check {self.key}: a claim's paper field states the claim")
+            if self.tolerance is not None:
+                raise ValueError(f"check {self.key}: a claim has no tolerance")
+            return
+        if isinstance(self.paper, bool) or not isinstance(self.paper, int | float):
+            raise ValueError(f"check {self.key}: paper must be a number for kind {self.kind}")
+        if not math.isfinite(self.paper):
+            raise ValueError(f"check {self.key}: paper must be finite, got {self.paper!r}")
+        tol = self.tolerance
+        if isinstance(tol, bool) or not isinstance(tol, int | float) or not tol > 0:
+            raise ValueError(f"check {self.key}: tolerance must be > 0, got {tol!r}")
+
+
+@dataclass(frozen=True)
+class PaperChecks:
+    """The checks of one experiment against one paper (``paper``: its file stem)."""
+
+    experiment: str
+    paper: str
+    checks: tuple[Check, ...]
+
+
+def load_checks(path: Path) -> PaperChecks:
+    """``config/<exp>/paper.yaml`` validated: known fields only, unique keys."""
+    path = Path(path)
+    raw = yaml.safe_load(path.read_text())
+    if not isinstance(raw, dict) or set(raw) != {"paper", "checks"}:
+        raise ValueError(f"{path}: needs exactly the top-level keys 'paper' and 'checks'")
+    if not isinstance(raw["paper"], str) or not raw["paper"]:
+        raise ValueError(f"{path}: paper must be the paper's file stem")
+    if not isinstance(raw["checks"], list) or not raw["checks"]:
+        raise ValueError(f"{path}: checks must be a non-empty list")
+    fields = {f.name for f in dataclasses.fields(Check)}
+    checks = []
+    for entry in raw["checks"]:
+        if not isinstance(entry, dict) or not set(entry) <= fields:
+            raise ValueError(f"{path}: a check has unknown fields; valid: {sorted(fields)}")
+        if entry.get("reason") is None:
+            entry = {**entry, "reason": ""}
+        checks.append(Check(**entry))
+    keys = [c.key for c in checks]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{path}: duplicate check keys")
+    return PaperChecks(path.parent.name, raw["paper"], tuple(checks))
+
+
+def score(check: Check, ours: Any) -> str:
+    """ "pass", "differs" or "no data" (``ours`` is None) for one check."""
+    if ours is None:
+        return "no data"
+    if isinstance(ours, np.bool_):  # numpy scalars from a metrics module
+        ours = bool(ours)
+    elif isinstance(ours, np.integer | np.floating):
+        ours = float(ours)
+    if check.kind == "claim":
+        if not isinstance(ours, bool):
+            raise ValueError(f"{check.key}: a claim needs a bool from metrics, got {ours!r}")
+        return "pass" if ours else "differs"
+    if isinstance(ours, bool) or not isinstance(ours, int | float):
+        raise ValueError(f"{check.key}: {check.kind} needs a number from metrics, got {ours!r}")
+    if not math.isfinite(ours):
+        raise ValueError(f"{check.key}: metrics returned a non-finite value {ours!r}")
+    bound = check.tolerance * (abs(check.paper) if check.kind == "rel_tol" else 1.0)
+    return "pass" if abs(ours - check.paper) <= bound else "differs"
+
+
+def discover(config_dir: Path) -> list[Path]:
+    """Every ``config/<exp>/paper.yaml`` of an experiment (one with ``config/<exp>.yaml``;
+    shared groups such as ``config/scale/paper.yaml`` are not checks), sorted."""
+    config_dir = Path(config_dir)
+    found = config_dir.glob("*/paper.yaml")
+    return sorted(p for p in found if (config_dir / f"{p.parent.name}.yaml").is_file())
+
+
+def _metrics_of(experiment: str, results_dir: Path) -> tuple[dict[str, Any], str]:
+    """(values, why a missing key has no data) of ``experiments.<exp>.metrics``."""
+    module_name = f"experiments.{experiment}.metrics"
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        if err.name not in (module_name, f"experiments.{experiment}"):
+            raise
+        return {}, f"experiments/{experiment}/metrics.py is missing"
+    if not results_dir.is_dir():
+        return {}, f"no results in {results_dir.as_posix()}"
+    why = f"not computable from the tables in {results_dir.as_posix()}"
+    return module.metrics(Path(results_dir)), why
+
+
+def scoreboard(
+    config_dir: Path, results_root: Path, scale: str, in_dag: list[str] | None = None
+) -> pd.DataFrame:
+    """One row per declared check of every experiment with a paper.yaml.
+
+    ``in_dag`` names the experiments whose results the pipeline built at this scale
+    (None: all); the others are "no data" without reading their folders.
+    """
+    rows = []
+    for path in discover(config_dir):
+        declared = load_checks(path)
+        exp = declared.experiment
+        if in_dag is not None and exp not in in_dag:
+            values, missing = {}, f"{exp} is not in the pipeline at scale {scale}"
+        else:
+            values, missing = _metrics_of(exp, Path(results_root, exp, scale))
+        for check in declared.checks:
+            ours = values.get(check.key)
+            status = score(check, ours)
+            reason = {"pass": "", "differs": check.reason.strip(), "no data": missing}[status]
+            rows.append(
+                {
+                    "experiment": exp,
+                    "key": check.key,
+                    "where": check.where,
+                    "paper": check.paper,
+                    "ours": "" if ours is None else ours,
+                    "status": status,
+                    "reason": reason,
+                    "source": declared.paper,
+                    "kind": check.kind,
+                    "tolerance": "" if check.tolerance is None else check.tolerance,
+                }
+            )
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def unexplained(board: pd.DataFrame) -> pd.DataFrame:
+    """Rows that differ from the paper without a declared reason."""
+    reasons = board.reason.fillna("").astype(str).str.strip()
+    return board[(board.status == "differs") & (reasons == "")]
+
+
+def summary_lines(board: pd.DataFrame, scale: str) -> list[str]:
+    """One line per paper: checked, matched, differing with a reason, blocked by data."""
+    lines = []
+    for source, rows in board.groupby("source", sort=True):
+        status = rows.status
+        unexplained_n = len(unexplained(rows))
+        line = (
+            f"- {source} (scale {scale}): {len(rows)} checked, {(status == 'pass').sum()} "
+            f"matched, {(status == 'differs').sum() - unexplained_n} differ with a reason, "
+            f"{(status == 'no data').sum()} blocked by data"
+        )
+        if unexplained_n:
+            line += f", {unexplained_n} differ WITHOUT a reason"
+        lines.append(line)
+    return lines

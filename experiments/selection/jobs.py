@@ -1,0 +1,51 @@
+"""The Snakemake jobs of each selection table: what job i computes and its seed.
+
+Shared by ``run.py`` (which job to run) and ``rules.smk`` (how many jobs to expand), so
+the job list is defined once. A job's seed is SeedSequence([seed, table id, job]), so results
+do not depend on scheduling.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from experiments.selection.schema import Params
+
+TABLES = ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm_bounds")
+
+
+def jobs(table: str, p: Params) -> list[dict[str, Any]]:
+    """The settings of every job of ``table``, in job order."""
+    if table == "offline":
+        return [{"task": i} for i in range(len(p.offline.tasks))]
+    if table == "online":
+        return [
+            {"task": i, "sigma_x": s}
+            for i, task in enumerate(p.online.tasks)
+            for s in task.sigmas_x
+        ]
+    if table == "heatmap":
+        return [{"threshold": r} for r in p.heatmap.thresholds]
+    if table in ("threshold_sweep", "rnm_bounds"):
+        return [{}]
+    if table == "rnm_mc":
+        q = p.rnm_mc
+        starts = range(0, q.n_trials, q.trials_per_job)
+        return [
+            {
+                "sigma": s,
+                "d": d,
+                "first_trial": t,
+                "n_trials": min(q.trials_per_job, q.n_trials - t),
+            }
+            for s, d, t in itertools.product(q.sigmas, q.ds, starts)
+        ]
+    raise ValueError(f"table must be one of {TABLES}, got {table!r}")
+
+
+def job_rng(p: Params, table: str, job: int) -> np.random.Generator:
+    """The job's generator, seeded from (seed, table, job)."""
+    return np.random.default_rng(np.random.SeedSequence([p.seed, TABLES.index(table), job]))

@@ -1,0 +1,132 @@
+"""Numbers of the selection experiments compared with the paper (config/selection/paper.yaml).
+
+Every key is computed from the merged tables in ``results/selection/<scale>/``; a missing
+table leaves its keys out. Definitions fixed before looking at results:
+
+* ``eps90``: the smallest eps at which a mechanism reaches accuracy 0.9 (eq. 39), by linear
+  interpolation of accuracy in log eps between the grid points around the crossing.
+* "less than half the budget": eps90 of ours < eps90 of post-processing / 2.
+* "competitive": the better of EM / permute-and-flip needs at most 1.2 x ours' eps90.
+* online "benefit": mean final eps of FSRC below the Whitehouse filter's at that sigma_X.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from experiments.selection.plot import online_final
+
+TARGET_ACCURACY = 0.9
+COMPETITIVE_FACTOR = 1.2
+
+
+def eps_at_accuracy(eps: np.ndarray, accuracy: np.ndarray, target: float) -> float:
+    """Smallest eps reaching ``target`` accuracy (interpolated in log eps); inf if the grid
+    never reaches it (more than its largest eps is needed)."""
+    order = np.argsort(eps)
+    eps, accuracy = np.asarray(eps)[order], np.asarray(accuracy)[order]
+    above = np.flatnonzero(accuracy >= target)
+    if above.size == 0:
+        return float("inf")
+    i = int(above[0])
+    if i == 0:
+        return float(eps[0])
+    x0, x1 = np.log(eps[i - 1]), np.log(eps[i])
+    y0, y1 = accuracy[i - 1], accuracy[i]
+    return float(np.exp(x0 + (target - y0) * (x1 - x0) / (y1 - y0)))
+
+
+def offline_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
+    out: dict[str, float | bool] = {}
+    for (ds, d), sub in df.groupby(["dataset", "d"], sort=False):
+        eps90 = {
+            mech: eps_at_accuracy(m.eps.to_numpy(), m.accuracy.to_numpy(), TARGET_ACCURACY)
+            for mech, m in sub.groupby("mechanism")
+        }
+        tag = f"{ds}_d{d}"
+        for mech, value in eps90.items():
+            out[f"eps90_{mech}_{tag}"] = value
+        ours, post = eps90["gaussian_ours"], eps90["gaussian_post"]
+        out[f"eps90_ratio_{tag}"] = ours / post
+        out[f"half_budget_{tag}"] = bool(ours < post / 2)
+        best_pure = min(eps90["exponential"], eps90["permute_and_flip"])
+        out[f"ours_beats_em_pf_{tag}"] = bool(ours < best_pure)
+        out[f"em_pf_competitive_{tag}"] = bool(best_pure <= COMPETITIVE_FACTOR * ours)
+        out[f"ours_beats_laplace_post_{tag}"] = bool(ours < eps90["laplace_post"])
+        out[f"ours_beats_laplace_rnm_{tag}"] = bool(ours < eps90["laplace_rnm"])
+    return out
+
+
+def online_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
+    out: dict[str, float | bool] = {}
+    final = online_final(df)
+    for ds, sub in final.groupby("dataset", sort=False):
+        means = sub.groupby("sigma_x")[["fsrc", "filter", "f1"]].mean()
+        for sx, row in means.iterrows():
+            out[f"fsrc_minus_filter_{ds}_s{sx:g}"] = float(row.fsrc - row["filter"])
+            out[f"f1_{ds}_s{sx:g}"] = float(row.f1)
+        benefit = means.fsrc < means["filter"]
+        out[f"fsrc_below_filter_all_{ds}"] = bool(benefit.all())
+        out[f"fsrc_below_filter_above_0.06_{ds}"] = bool(benefit[means.index > 0.06].all())
+        if 0.04 in means.index:
+            out[f"fsrc_below_filter_0.04_{ds}"] = bool(benefit[0.04])
+    return out
+
+
+def threshold_sweep_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
+    out: dict[str, float | bool] = {}
+    for t, sub in df.groupby("t"):
+        out[f"argmin_threshold_t{t}"] = float(sub.threshold.to_numpy()[np.argmin(sub.expost)])
+    return out
+
+
+def heatmap_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
+    out: dict[str, float | bool] = {"heatmap_improved_fraction": float((df.difference > 0).mean())}
+    first = df[df.t == df.t.min()].groupby("threshold").difference.mean()
+    out["heatmap_gain_grows_with_threshold"] = bool(np.all(np.diff(first.to_numpy()) > 0))
+    return out
+
+
+def rnm_mc_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
+    out: dict[str, float | bool] = {}
+    err = (df.estimate - df.numeric).abs() / df.numeric
+    g = err.replace([np.inf], np.nan).groupby([df.sigma, df.d]).median()
+    for (s, d), value in g.items():
+        out[f"mc_median_rel_error_s{s:g}_d{d}"] = float(value)
+    out["mc_error_grows_with_d"] = bool(
+        all(g.xs(s, level=0).iloc[-1] > g.xs(s, level=0).iloc[0] for s in df.sigma.unique())
+    )
+    return out
+
+
+def rnm_bounds_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
+    top = df.loc[df.difference.idxmax()]
+    return {
+        "rnm_max_difference": float(top.difference),
+        "rnm_max_difference_at_max_d_min_sigma": bool(
+            top.d == df.d.max() and top.sigma == df.sigma.min()
+        ),
+    }
+
+
+METRICS = {
+    "offline": offline_metrics,
+    "online": online_metrics,
+    "threshold_sweep": threshold_sweep_metrics,
+    "heatmap": heatmap_metrics,
+    "rnm_mc": rnm_mc_metrics,
+    "rnm_bounds": rnm_bounds_metrics,
+}
+
+
+def metrics(results_dir: Path) -> dict[str, float | bool]:
+    """Every key computable from the tables present in ``results_dir``."""
+    out: dict[str, float | bool] = {}
+    for table, fn in METRICS.items():
+        path = Path(results_dir) / f"{table}.csv"
+        if path.is_file():
+            out.update(fn(pd.read_csv(path)))
+    return out

@@ -1,0 +1,131 @@
+# Lebensold, Precup and Balle 2024: Gaussian selection mechanisms (Sec. 4, App. B, C, D).
+# One job per setting (experiments/selection/jobs.py) -> parts/<table>/<job>.csv; a merge
+# rule per table; plots read the merged tables. NEAR jobs run only with the NEAR raw file.
+import sys
+
+from experiments.common.config import load_params
+from experiments.selection.jobs import jobs as _selection_job_list
+from experiments.selection.plot import figure_names as _selection_figures
+from experiments.selection.schema import Params as _SelectionParams
+
+SELECTION = load_params(experiment_config("selection"), _SelectionParams)
+SELECTION_CODE = code_inputs("experiments.selection.run")
+SELECTION_DATA = {"bikes": PROCESSED["bikes"], "lcl": PROCESSED["lcl_matrix"],
+                  "near": PROCESSED["near_matrix"]}
+
+
+def _selection_dataset(table, job):
+    if table in ("offline", "online"):
+        return getattr(SELECTION, table).tasks[job["task"]].dataset
+    return None
+
+
+def _selection_jobs(table):
+    """Indices of the jobs of ``table`` whose dataset is available."""
+    return [
+        i for i, job in enumerate(_selection_job_list(table, SELECTION))
+        if _selection_dataset(table, job) in (None, *[k for k, v in DATA_AVAILABLE.items() if v])
+    ]
+
+
+if not DATA_AVAILABLE["near"]:
+    print("selection: NEAR figures (LPB Figs. 9, 12a) skipped: no NEAR raw file in data/raw "
+          "or the data mirror (it is not publicly downloadable)", file=sys.stderr)
+
+
+def _selection_inputs(wildcards):
+    ds = _selection_dataset(wildcards.table, _selection_job_list(wildcards.table, SELECTION)[int(wildcards.job)])
+    return [SELECTION_DATA[ds]] if ds else []
+
+
+rule selection_job:
+    """One CPU job of a selection table."""
+    input:
+        code=SELECTION_CODE,
+        data=_selection_inputs,
+    output:
+        f"results/selection/{SCALE}/parts/{{table}}/{{job}}.csv",
+    log:
+        f"logs/selection/{SCALE}/job_{{table}}_{{job}}.log",
+    wildcard_constraints:
+        table="offline|online|heatmap|threshold_sweep|rnm_bounds",
+        job=r"\d+",
+    params:
+        scale=SCALE,
+    shell:
+        "python -m experiments.selection.run scale={params.scale} table={wildcards.table} "
+        "job={wildcards.job} out={output} > {log} 2>&1"
+
+
+rule selection_rnm_mc_job:
+    """One chunk of Monte Carlo trials (Figs. 3/6); on a GPU when torch sees one."""
+    input:
+        code=SELECTION_CODE,
+    output:
+        f"results/selection/{SCALE}/parts/rnm_mc/{{job}}.csv",
+    log:
+        f"logs/selection/{SCALE}/job_rnm_mc_{{job}}.log",
+    wildcard_constraints:
+        job=r"\d+",
+    resources:
+        gpu=1,
+    params:
+        scale=SCALE,
+    shell:
+        "python -m experiments.selection.run scale={params.scale} table=rnm_mc "
+        "job={wildcards.job} device=auto out={output} > {log} 2>&1"
+
+
+rule selection_merge:
+    input:
+        parts=lambda w: expand(
+            f"results/selection/{SCALE}/parts/{w.table}/{{job}}.csv", job=_selection_jobs(w.table)
+        ),
+        code=code_inputs("experiments.selection.merge"),
+    output:
+        f"results/selection/{SCALE}/{{table}}.csv",
+    log:
+        f"logs/selection/{SCALE}/merge_{{table}}.log",
+    wildcard_constraints:
+        table="offline|online|heatmap|threshold_sweep|rnm_mc|rnm_bounds",
+    localrule: True
+    shell:
+        "python -m experiments.selection.merge {output} {input.parts} > {log} 2>&1"
+
+
+def _selection_figure_names(table):
+    listed = [_selection_job_list(table, SELECTION)[i] for i in _selection_jobs(table)]
+    if table == "offline":
+        tasks = [SELECTION.offline.tasks[j["task"]] for j in listed]
+        keys = list(dict.fromkeys((t.dataset, t.days) for t in tasks))
+    elif table == "online":
+        keys = list(dict.fromkeys(SELECTION.online.tasks[j["task"]].dataset for j in listed))
+    else:
+        keys = []
+    return _selection_figures(table, keys)
+
+
+for _table in ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm_bounds"):
+
+    rule:
+        name:
+            f"selection_plot_{_table}"
+        input:
+            table=f"results/selection/{SCALE}/{_table}.csv",
+            code=code_inputs("experiments.selection.plot"),
+        output:
+            [
+                report(f"figures/selection/{SCALE}/{n}.png", category="selection")
+                for n in _selection_figure_names(_table)
+            ]
+            + [f"figures/selection/{SCALE}/{n}.pdf" for n in _selection_figure_names(_table)],
+        log:
+            f"logs/selection/{SCALE}/plot_{_table}.log",
+        params:
+            table=_table,
+            outdir=f"figures/selection/{SCALE}",
+        shell:
+            "python -m experiments.selection.plot {params.table} {input.table} {params.outdir} "
+            "> {log} 2>&1"
+
+    ALL_FIGURES.extend(getattr(rules, f"selection_plot_{_table}").output)

@@ -1,0 +1,215 @@
+"""Rules' code inputs follow imports: a code edit reruns exactly the jobs that run that code.
+
+Unit checks of experiments/common/codedeps.py on a small fake repository, a check that every
+module a rule script really imports is among its declared inputs, and an end-to-end check in
+a temporary copy of the repository: with every output present and up to date, editing
+accounting/numerics.py (or experiments/common/plotting.py) makes `snakemake -n` plan the jobs
+that import it, the jobs downstream of them, and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from experiments.common.codedeps import code_inputs, config_files, module_files
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCES = ("Snakefile", "accounting", "config", "experiments", "profiles")
+PACKAGES = ("accounting", "experiments")
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def test_module_files_follow_absolute_relative_and_nested_imports(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "accounting/__init__.py": "from accounting.costs import Cost\n",
+            "accounting/costs.py": "from . import _checks\n",
+            "accounting/_checks.py": "import math\n",
+            "accounting/unused.py": "",
+            "experiments/__init__.py": "",
+            "experiments/common/__init__.py": "",
+            "experiments/common/util.py": "def f():\n    import accounting.lazy\n",
+            "accounting/lazy.py": "",
+            "experiments/exp/__init__.py": "",
+            "experiments/exp/run.py": "import numpy\nfrom ..common import util\n",
+        },
+    )
+    files = module_files("experiments.exp.run", tmp_path)
+    assert files == [
+        "accounting/__init__.py",
+        "accounting/_checks.py",
+        "accounting/costs.py",
+        "accounting/lazy.py",
+        "experiments/__init__.py",
+        "experiments/common/__init__.py",
+        "experiments/common/util.py",
+        "experiments/exp/__init__.py",
+        "experiments/exp/run.py",
+    ]
+    with pytest.raises(ValueError, match="module must be"):
+        module_files("numpy.linalg", tmp_path)
+    with pytest.raises(ValueError, match="module must be"):
+        module_files("experiments.missing", tmp_path)
+
+
+def test_config_files_follow_defaults_and_skip_paper_numbers(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "config/exp.yaml": """
+                defaults:
+                  - scale: default
+                  - _self_
+                  - optional exp/scale: ${scale}
+                seed: 1
+            """,
+            "config/scale/smoke.yaml": "defaults:\n  - /filterlab/hydra\n  - _self_\n",
+            "config/scale/default.yaml": "scale: {name: default}\n",
+            "config/filterlab/hydra.yaml": "hydra: {}\n",
+            "config/exp/scale/smoke.yaml": "# @package params\nn: 1\n",
+            "config/exp/paper.yaml": "paper: x\n",
+            "config/other.yaml": "seed: 2\n",
+        },
+    )
+    assert config_files("exp", tmp_path) == [
+        "config/exp.yaml",
+        "config/exp/scale/smoke.yaml",
+        "config/filterlab/hydra.yaml",
+        "config/scale/default.yaml",
+        "config/scale/smoke.yaml",
+    ]
+    with pytest.raises(ValueError, match="primary config"):
+        config_files("nope", tmp_path)
+
+
+def _rule_modules() -> set[str]:
+    """Modules named in code_inputs("...") calls of the rules files."""
+    found = set()
+    for rules in [REPO / "Snakefile", *REPO.glob("experiments/*/rules.smk")]:
+        found.update(re.findall(r'code_inputs\(\s*"([\w.]+)"\s*\)', rules.read_text()))
+    return found
+
+
+def test_every_rule_module_declares_what_it_really_imports():
+    modules = _rule_modules()
+    assert {"experiments.taylor_survival.run", "experiments.data.preprocess"} <= modules
+    probe = (
+        "import importlib, json, sys\n"
+        "importlib.import_module(sys.argv[1])\n"
+        "print(json.dumps(sorted({m.__file__ for m in list(sys.modules.values())"
+        " if getattr(m, '__file__', None)})))\n"
+    )
+    for module in sorted(modules):
+        out = subprocess.run(
+            [sys.executable, "-c", probe, module],
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        repo_files = (Path(f).resolve() for f in json.loads(out))
+        loaded = {  # the repo's own packages; a venv inside the checkout is not code input
+            f.relative_to(REPO).as_posix()
+            for f in repo_files
+            if f.is_relative_to(REPO) and f.relative_to(REPO).parts[0] in PACKAGES
+        }
+        missing = loaded - set(code_inputs(module, REPO))
+        assert not missing, f"{module} imports {sorted(missing)} not in its code inputs"
+
+
+def _snakemake(work: Path, *args: str) -> str:
+    env = {**os.environ, "FILTERLAB_DATA_MIRROR": str(work / "no-mirror")}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "1", *args, "--config", "scale=smoke"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return result.stdout + result.stderr
+
+
+def _planned(dry_run: str) -> dict[str, set[str]]:
+    """Rule name -> the reasons `snakemake -n` gives for its planned jobs."""
+    plan: dict[str, set[str]] = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", dry_run):
+        name = re.match(r"(?:local)?rule (\w+):", block)
+        reason = re.search(r"reason: (.*)", block)
+        if name and reason:
+            plan.setdefault(name.group(1), set()).add(reason.group(1).strip())
+    return plan
+
+
+@pytest.fixture(scope="module")
+def up_to_date_copy(tmp_path_factory) -> Path:
+    """A copy of the sources whose every smoke output exists and is newer than its inputs."""
+    work = tmp_path_factory.mktemp("codedeps")
+    for name in SOURCES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, work / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, work / name)
+    (work / "data").mkdir()
+    shutil.copy2(REPO / "data" / "manifest.yaml", work / "data" / "manifest.yaml")
+    (work / "no-mirror").mkdir()
+    summary = _snakemake(work, "--summary", "all")
+    for line in summary.splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 5 and fields[4] == "missing":
+            (work / fields[0]).parent.mkdir(parents=True, exist_ok=True)
+            (work / fields[0]).write_text("stand-in\n")
+    _snakemake(work, "--touch", "all")
+    assert "Nothing to be done" in _snakemake(work, "-n", "all")
+    return work
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("edited", "direct", "untouched"),
+    [
+        ("accounting/numerics.py", {"taylor_survival_run", "residue_filters_run"}, "preprocess_"),
+        ("experiments/common/plotting.py", {"taylor_survival_plot"}, "_run"),
+        ("experiments/data/preprocess.py", {"preprocess_adult", "preprocess_bikes"}, "_run"),
+    ],
+)
+def test_code_edit_reruns_exactly_the_importing_jobs(up_to_date_copy, edited, direct, untouched):
+    work = up_to_date_copy
+    path = work / edited
+    original, stat = path.read_text(), path.stat()
+    path.write_text(original + "\n# edited\n")
+    try:
+        plan = _planned(_snakemake(work, "-n", "all"))
+    finally:  # back to the up-to-date state for the next edit
+        path.write_text(original)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert direct <= set(plan), f"editing {edited} planned only {sorted(plan)}"
+    for rule, reasons in plan.items():
+        downstream_only = all("updated by another job" in reason for reason in reasons)
+        assert downstream_only or not (rule.endswith(untouched) or rule.startswith(untouched)), (
+            f"editing {edited} reruns {rule}, which does not import it: {reasons}"
+        )
+        for reason in reasons:
+            assert edited in reason or "updated by another job" in reason, (
+                f"{rule} planned for an unrelated reason: {reason}"
+            )

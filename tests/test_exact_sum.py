@@ -1,0 +1,44 @@
+"""ExactSum: the value math.fsum gives, in any order, with O(1) updates and no overflow."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from accounting.exact_sum import ExactSum
+
+floats = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@given(st.lists(floats, max_size=40), st.randoms())
+def test_value_is_fsum_in_any_order(values, rnd) -> None:
+    try:
+        expected = math.fsum(values)
+    except OverflowError:  # fsum gives up on intermediate overflow; ExactSum does not
+        return
+    total = ExactSum.of(values)
+    assert total.value == expected
+    rnd.shuffle(values)
+    assert ExactSum.of(values).value == expected
+
+
+def test_overflow_and_infinities() -> None:
+    big = 1.7976931348623157e308
+    assert ExactSum.of([big, big]).value == math.inf
+    assert ExactSum.of([big, big, -big]).value == big  # math.fsum raises OverflowError here
+    assert ExactSum.of([-big, -big]).value == -math.inf
+    assert ExactSum.of([1.0, math.inf]).value == math.inf
+    with pytest.raises(ValueError, match="undefined"):
+        _ = ExactSum.of([math.inf, -math.inf]).value
+    with pytest.raises(ValueError, match="NaN"):
+        ExactSum() + math.nan
+
+
+def test_sums_are_immutable_values() -> None:
+    a = ExactSum() + 0.1
+    b = a + 0.2
+    assert a.value == 0.1 and b.value == math.fsum([0.1, 0.2])
+    assert ExactSum.of([0.1, 0.2]) == ExactSum.of([0.2, 0.1])

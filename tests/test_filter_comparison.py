@@ -1,0 +1,118 @@
+"""Filter comparison: budget translations, admitted counts against closed forms, and a smoke
+workload through the Hydra app."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from accounting.curves.gdp import gdp_delta
+from accounting.curves.zcdp import zcdp_budget
+from accounting.mechanisms.gaussian import gaussian_eps
+from experiments.common.config import compose_config, load_params
+from experiments.filter_comparison import plot
+from experiments.filter_comparison.filters import (
+    Budget,
+    Query,
+    accepts,
+    choose_alpha,
+    contenders,
+    gdp_budget,
+    usable_orders,
+)
+from experiments.filter_comparison.run import admit
+from experiments.filter_comparison.schema import Params
+from experiments.filter_comparison.workloads import expost_table, stream
+
+REPO = Path(__file__).resolve().parents[1]
+BUDGET = Budget(2.0, 1e-6, 1000, (2.0, 4.0, 8.0, 16.0, 32.0))
+
+
+def smoke_params(*overrides: str) -> Params:
+    return load_params(compose_config("filter_comparison", "smoke", list(overrides)), Params)
+
+
+def by_name(alpha: float = 8.0) -> dict:
+    return {c.name: c for c in contenders(BUDGET, alpha)}
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(2.0, 1e-6), (0.5, 1e-5), (8.0, 1e-9)])
+def test_gdp_budget_is_the_largest_feasible_mu(eps, delta):
+    mu = gdp_budget(eps, delta)
+    assert gdp_delta(eps, mu) <= delta < gdp_delta(eps, mu * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("sigma", [10.0, 30.0])
+def test_iid_gaussian_counts_match_closed_forms(sigma):
+    filters = by_name()
+    queries = [Query("gaussian", sigma)] * 5000
+    count = {name: admit(filters[name], queries)[0] for name in ("gdp", "zcdp", "additive")}
+    mu = gdp_budget(BUDGET.eps, BUDGET.delta)
+    assert count["gdp"] == pytest.approx(math.floor((mu * sigma) ** 2), abs=1)
+    rho = zcdp_budget(BUDGET.eps, BUDGET.delta, "optimal")
+    assert count["zcdp"] == pytest.approx(math.floor(rho * 2 * sigma**2), abs=1)
+    eps_i = gaussian_eps(BUDGET.delta / BUDGET.horizon, 1.0, sigma)
+    assert count["additive"] == pytest.approx(math.floor(BUDGET.eps / eps_i), abs=1)
+
+
+def test_alpha_is_fixed_from_the_representative_query():
+    alpha = choose_alpha(BUDGET, [Query("gaussian", 30.0)])
+    assert alpha in BUDGET.rdp_orders
+    filters = by_name(alpha)
+    queries = [Query("gaussian", 30.0)] * 5000
+    best = admit(filters["rdp (one order)"], queries)[0]
+    for other in usable_orders(BUDGET):
+        if other != alpha:
+            assert admit(by_name(other)["rdp (one order)"], queries)[0] <= best
+
+
+def test_fsrc_spends_ex_post_losses_on_above_threshold():
+    p = smoke_params()
+    table = expost_table(p.above_threshold)
+    assert all(0 < e <= max(table) for e in table)
+    queries = stream(p, "d", 0, np.random.default_rng(1))
+    filters = by_name()
+    fsrc, additive = admit(filters["fsrc"], queries)[0], admit(filters["additive"], queries)[0]
+    assert fsrc >= additive - 1  # ex-post eps <= eps_max; FSRC halts on equality
+    assert accepts(filters["fsrc"], [Query("gaussian", 10.0)]) is False
+    assert accepts(filters["zcdp -> dp (pure)"], [Query("pure", 0.1)]) is True
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(ValueError, match="params.delta"):
+        smoke_params("params.delta=1.5")
+    with pytest.raises(ValueError, match="params.mixed.p_rr"):
+        smoke_params("params.mixed.p_rr=2")
+    with pytest.raises(ValueError, match="kind"):
+        Query("laplace", 1.0)
+
+
+def test_smoke_workload_runs_and_plots(tmp_path):
+    out = tmp_path / "c.csv"
+    cmd = [
+        sys.executable,
+        "-m",
+        "experiments.filter_comparison.run",
+        "scale=smoke",
+        "workload=c",
+        "params.max_queries=60",
+        f"out={out}",
+        f"hydra.run.dir={tmp_path / 'hydra'}",
+    ]
+    subprocess.run(cmd, cwd=REPO, check=True, capture_output=True, timeout=300)
+    table = pd.read_csv(out)
+    ran = table.dropna(subset=["admitted"])
+    assert {"additive", "zcdp", "gdp", "gdp residue", "rdp (one order)"} <= set(ran["filter"])
+    assert set(table[table.admitted.isna()]["filter"]) >= {"fsrc", "natural", "realisation"}
+    assert (ran.admitted >= 0).all() and (ran.admitted <= 60).all()
+    residue = ran[ran["filter"] == "gdp residue"].admitted.to_numpy()
+    naive = ran[ran["filter"] == "gdp"].admitted.to_numpy()
+    assert np.all(residue >= naive)  # the residue update is never below the naive one
+    plot.plot(table, tmp_path / "fig")
+    assert (tmp_path / "fig" / "comparison.png").stat().st_size > 0

@@ -1,0 +1,248 @@
+"""Reproduction scoreboard: scoring rules, paper.yaml files, metrics, and a smoke run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from experiments.common.config import CONFIG_DIR
+from experiments.residue_filters.metrics import metrics as residue_metrics
+from experiments.scoreboard import plot
+from experiments.scoreboard.scoring import (
+    COLUMNS,
+    Check,
+    discover,
+    load_checks,
+    score,
+    scoreboard,
+    summary_lines,
+    unexplained,
+)
+from experiments.taylor_survival.metrics import metrics as taylor_metrics
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def num(kind: str, paper: float, tolerance: float, reason: str = "") -> Check:
+    return Check("k", "Sec. 1", paper, kind, tolerance, reason)
+
+
+# ---------------------------------------------------------------------------- scoring rules
+
+
+def test_absolute_tolerance_is_inclusive_and_symmetric():
+    check = num("abs_tol", 0.8, 0.01)
+    assert score(check, 0.8) == "pass"
+    assert score(check, 0.8099) == "pass"
+    assert score(check, 0.7901) == "pass"
+    assert score(check, 0.8101) == "differs"
+    assert score(check, 0.7899) == "differs"
+
+
+def test_relative_tolerance_scales_with_the_paper_value():
+    check = num("rel_tol", 4.797e-6, 0.01)
+    assert score(check, 4.83e-6) == "pass"
+    assert score(check, 4.85e-6) == "differs"
+    assert score(check, 2.6286e-6) == "differs"
+    assert score(num("rel_tol", -2.0, 0.1), -2.15) == "pass"  # |paper| for negative values
+
+
+def test_claims_and_missing_values():
+    claim = Check("c", "Fig. 2", "A dominates B", "claim")
+    assert score(claim, True) == "pass"
+    assert score(claim, False) == "differs"
+    assert score(claim, None) == "no data"
+    assert score(claim, np.bool_(True)) == "pass"  # numpy scalars from a metrics module
+    assert score(num("abs_tol", 1.0, 0.1), np.float32(1.05)) == "pass"
+    assert score(num("abs_tol", 1.0, 0.1), None) == "no data"
+
+
+@pytest.mark.parametrize(
+    ("check", "ours", "message"),
+    [
+        (Check("c", "Fig. 2", "A dominates B", "claim"), 1.0, "bool"),
+        (num("abs_tol", 1.0, 0.1), True, "number"),
+        (num("abs_tol", 1.0, 0.1), float("nan"), "non-finite"),
+        (num("rel_tol", 1.0, 0.1), "0.9", "number"),
+    ],
+)
+def test_wrong_metric_types_are_refused(check, ours, message):
+    with pytest.raises(ValueError, match=message):
+        score(check, ours)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"kind": "ordering"}, "kind"),
+        ({"kind": "abs_tol", "paper": 1.0}, "tolerance"),
+        ({"kind": "abs_tol", "paper": 1.0, "tolerance": 0.0}, "tolerance"),
+        ({"kind": "rel_tol", "paper": "0.8", "tolerance": 0.1}, "number"),
+        ({"kind": "claim", "paper": 0.8}, "claim"),
+        ({"kind": "claim", "paper": "x", "tolerance": 0.1}, "tolerance"),
+        ({"where": " "}, "where"),
+    ],
+)
+def test_malformed_checks_are_refused(fields, message):
+    base = {"key": "k", "where": "Sec. 1", "paper": "A > B", "kind": "claim"}
+    with pytest.raises(ValueError, match=message):
+        Check(**{**base, **fields})
+
+
+def test_paper_yaml_with_unknown_fields_or_duplicate_keys_is_refused(tmp_path):
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    entry = "  - {key: a, where: 'Sec. 1', paper: 'A > B', kind: claim"
+    (exp / "paper.yaml").write_text(f"paper: p\nchecks:\n{entry}, tolerence: 0.1}}\n")
+    with pytest.raises(ValueError, match="unknown fields"):
+        load_checks(exp / "paper.yaml")
+    (exp / "paper.yaml").write_text(f"paper: p\nchecks:\n{entry}}}\n{entry}}}\n")
+    with pytest.raises(ValueError, match="duplicate"):
+        load_checks(exp / "paper.yaml")
+
+
+def test_a_difference_without_a_reason_is_flagged():
+    board = pd.DataFrame(
+        {
+            "experiment": ["e"] * 4,
+            "key": ["a", "b", "c", "d"],
+            "status": ["differs", "differs", "pass", "no data"],
+            "reason": ["", "the paper rounds", "", "no results"],
+            "source": ["p"] * 4,
+        }
+    )
+    assert list(unexplained(board).key) == ["a"]
+    (line,) = summary_lines(board, "paper")
+    assert "4 checked, 1 matched, 1 differ with a reason, 1 blocked by data" in line
+    assert "1 differ WITHOUT a reason" in line
+
+
+# ------------------------------------------------------------------- the declared checks
+
+
+def test_every_paper_yaml_loads_and_has_metrics():
+    paths = discover(CONFIG_DIR)
+    assert {p.parent.name for p in paths} >= {"taylor_survival", "residue_filters"}
+    for path in paths:
+        declared = load_checks(path)
+        assert (REPO / "experiments" / declared.experiment / "metrics.py").is_file()
+        assert all(c.kind == "claim" or c.reason or c.tolerance for c in declared.checks)
+    assert "scale" not in {p.parent.name for p in paths}  # config/scale/paper.yaml is a scale
+
+
+def test_no_unexplained_difference_at_the_paper_scale():
+    """Every declared number that differs from the paper at scale=paper carries a reason
+    (experiments without paper-scale results are "no data" here)."""
+    board = scoreboard(CONFIG_DIR, REPO / "results", "paper")
+    assert set(board.status) <= {"pass", "differs", "no data"}
+    bad = unexplained(board)
+    assert bad.empty, f"differs from the paper without a reason: {list(bad.key)}"
+
+
+# ---------------------------------------------------------------------------- metrics
+
+
+def taylor_table(real_early: float = 0.99) -> pd.DataFrame:
+    """Survival curves at sigma = 2, N = 48, eps = 10 and the printed pair's delta: RDP stops
+    at 11, additive at 4, advanced at 0; the realisation level dips to real_early at t = 5
+    and decreases slowly after t = 11."""
+    dt, th, n = 4.797e-6, 2.073e-9, 48
+    delta = dt + th * (1 - dt) * n
+    t = list(range(1, n + 1))
+    curves = {
+        ("additive", None): [1.0 if s <= 4 else 0.0 for s in t],
+        ("advanced", None): [0.0] * n,
+        ("rdp", None): [1.0 if s <= 11 else 0.0 for s in t],
+        ("realisation", "published"): [
+            real_early if s == 5 else 1.0 if s <= 11 else 0.9 - (s - 12) / 100 for s in t
+        ],
+        ("realisation", "rule"): [1 - s / 100 for s in t],
+    }
+    pairs = {"published": (dt, th), "rule": (2.6e-6, 4.7e-8), None: (None, None)}
+    rows = []
+    for (name, pair), survival in curves.items():
+        for s, v in zip(t, survival, strict=True):
+            d_t, theta = pairs[pair]
+            rows.append(
+                dict(sigma=2.0, n_max=n, delta=delta, eps=10.0, filter=name, pair=pair, t=s)
+                | dict(survival=v, delta_tilde=d_t, theta=theta)
+            )
+    return pd.DataFrame(rows)
+
+
+def test_taylor_metrics_from_tables(tmp_path):
+    taylor_table().to_csv(tmp_path / "survival.csv", index=False)
+    got = taylor_metrics(tmp_path)
+    assert got["rule_delta_tilde"] == 2.6e-6
+    assert got["rule_theta"] == 4.7e-8
+    assert got["realisation_largest_mean_stopping_time"] is True
+    assert got["realisation_dominates_late"] is True
+    assert got["realisation_marginally_below_rdp_early"] is True
+    assert got["advanced_filter_poorest"] is True
+    assert "classical_above_both" not in got  # puredp.csv missing: key omitted
+    taylor_table(real_early=0.9).to_csv(tmp_path / "survival.csv", index=False)
+    assert taylor_metrics(tmp_path)["realisation_marginally_below_rdp_early"] is False
+
+
+def test_residue_metrics_from_tables(tmp_path):
+    fig1 = pd.DataFrame(
+        {
+            "panel": ["a", "b", "c", "c"],
+            "curve": ["budget", "budget", "budget", "residue+query"],
+            "gap": [0.0, 0.0, 0.0, 0.02],
+            "nu_naive": [2.99, 0.48, 2.73, 2.73],
+            "nu_residue": [2.995, 0.49, 2.83, 2.83],
+        }
+    )
+    fig1.to_csv(tmp_path / "fig1.csv", index=False)
+    fig2 = pd.DataFrame(
+        {"panel": ["a", "b", "b"], "rounds": [2, 2, 3], "excess": [0.04, 0.0, 0.01]}
+    )
+    fig2.to_csv(tmp_path / "fig2.csv", index=False)
+    got = residue_metrics(tmp_path)
+    assert got["residue_beats_naive"] and got["gains_ordered_c_b_a"]
+    assert got["residue_uses_budget"] is False  # gap 0.02 > 0.01
+    assert got["eps_delta_queries_not_free"] and got["pure_dp_free_two_not_three"]
+    assert "approx_gdp_budget_not_free" not in got  # fig3.csv missing
+
+
+def test_experiment_outside_the_dag_is_no_data(tmp_path):
+    board = scoreboard(CONFIG_DIR, tmp_path, "smoke", in_dag=[])
+    assert set(board.status) == {"no data"}
+    assert board.reason.str.contains("not in the pipeline").all()
+
+
+# ---------------------------------------------------------------------------- smoke run
+
+
+def test_smoke_run_writes_the_board_and_its_figure(tmp_path):
+    results = tmp_path / "results"
+    (results / "taylor_survival" / "smoke").mkdir(parents=True)
+    taylor_table().to_csv(results / "taylor_survival" / "smoke" / "survival.csv", index=False)
+    out = tmp_path / "board.csv"
+    cmd = [
+        sys.executable,
+        "-m",
+        "experiments.scoreboard.run",
+        "scale=smoke",
+        f"params.results_root={results}",
+        f"out={out}",
+        f"hydra.run.dir={tmp_path / 'hydra'}",
+    ]
+    subprocess.run(cmd, cwd=REPO, check=True, capture_output=True, timeout=120)
+    board = pd.read_csv(out, keep_default_na=False)
+    assert tuple(board.columns) == COLUMNS
+    taylor = board[board.experiment == "taylor_survival"].set_index("key")
+    assert taylor.loc["rule_delta_tilde", "status"] == "differs"
+    assert taylor.loc["rule_delta_tilde", "reason"]
+    assert taylor.loc["advanced_filter_poorest", "status"] == "pass"
+    assert taylor.loc["classical_above_both", "status"] == "no data"
+    assert set(board[board.experiment == "residue_filters"].status) == {"no data"}
+    assert (tmp_path / "board.csv.json").is_file()
+    plot.plot(board, tmp_path / "fig")
+    assert (tmp_path / "fig" / "scoreboard.png").stat().st_size > 0

@@ -1,0 +1,228 @@
+"""Selection experiments (Lebensold et al. 2024): restart logic, F1, spends, schema, smoke DAG."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from omegaconf import OmegaConf
+from scipy.stats import norm
+
+from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_eps
+from accounting.mechanisms.sparse_vector import gaussian_above_threshold_rdp_nonnegative
+from experiments.common.config import compose_config, load_params
+from experiments.selection.jobs import jobs
+from experiments.selection.metrics import eps_at_accuracy
+from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
+from experiments.selection.online import (
+    Instance,
+    Mechanism,
+    account,
+    detect_online,
+    f1_score,
+    released_vector,
+)
+from experiments.selection.sampler import resolve_device, rnm_eps_monte_carlo
+from experiments.selection.schema import Params
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class CountingRng:
+    """A Generator stand-in that records the scales of its normal draws."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.scales: list[float] = []
+
+    def normal(self, loc, scale, size=None):
+        self.scales.append(scale)
+        return self.rng.normal(loc, scale, size)
+
+
+def test_restart_after_each_halt_with_fresh_threshold_noise():
+    queries = np.array([0.1, 0.9, 0.2, 0.8, 0.95, 0.0, 0.1])
+    rng = CountingRng(0)
+    instances = detect_online(queries, 0.5, 1e-9, 2e-9, rng)
+    assert instances == [
+        Instance(0, 2, True),
+        Instance(2, 2, True),
+        Instance(4, 1, True),
+        Instance(5, 2, False),  # the stream ends before the fourth instance halts
+    ]
+    # one threshold draw (scale sigma_X) per instance: fresh noise after each halt
+    assert rng.scales.count(1e-9) == 4
+    assert released_vector(instances, 7).tolist() == [0, 1, 0, 1, 1, 0, 0]
+
+
+def test_no_instance_starts_after_a_halt_on_the_last_day():
+    instances = detect_online(np.array([0.0, 1.0]), 0.5, 1e-9, 2e-9, np.random.default_rng(1))
+    assert instances == [Instance(0, 2, True)]
+
+
+def test_f1_hand_case():
+    released = np.array([1, 0, 1, 1, 0], dtype=bool)
+    truth = np.array([1, 1, 0, 1, 0], dtype=bool)
+    # TP = 2, FP = 1, FN = 1: F1 = 4 / 6
+    assert f1_score(released, truth) == pytest.approx(2 / 3, rel=1e-15)
+    assert f1_score(np.zeros(3, bool), np.zeros(3, bool)) == 1.0
+    assert f1_score(np.ones(3, bool), np.zeros(3, bool)) == 0.0
+    with pytest.raises(ValueError, match="shape"):
+        f1_score(np.zeros(3, bool), np.zeros(4, bool))
+
+
+def _markov_pdp(mech: Mechanism, delta: float) -> float:
+    """min over the order grid of eps(alpha) + log(1/delta)/(alpha - 1), written out."""
+    a = np.array(DEFAULT_ORDERS)
+    rdp = np.array(
+        [
+            gaussian_above_threshold_rdp_nonnegative(
+                x, mech.sigma_threshold, mech.sigma_query, mech.sensitivity, mech.threshold
+            )
+            for x in a
+        ]
+    )
+    return float(np.min(rdp + math.log(1 / delta) / (a - 1)))
+
+
+def test_fsrc_filter_and_composition_spends_on_a_fixed_stream():
+    # Instances halting at their first step have a closed-form ex-post loss:
+    # E_x[Phi((a + Delta - s_X x - rho)/s_Z)] = Phi((a + Delta - rho)/sqrt(s_X^2 + s_Z^2)).
+    mech = Mechanism(
+        threshold=0.5, sigma_threshold=0.1, sigma_query=0.1 * math.sqrt(3), sensitivity=0.01
+    )
+    s = math.hypot(0.1, 0.1 * math.sqrt(3))
+    step_one = math.log(norm.cdf((0.01 - 0.5) / s) / norm.cdf(-0.5 / s))
+    instances = [Instance(0, 1, True), Instance(1, 1, True), Instance(2, 3, False)]
+    delta, n_days = 1e-4, 10
+    spend = account(instances, mech, delta, n_days, delta_pp_share=0.5, eps_budget=100.0)
+    eps_max = _markov_pdp(mech, delta / n_days)
+    np.testing.assert_allclose(
+        spend.fsrc, [eps_max, step_one + eps_max, 2 * step_one + eps_max], rtol=1e-9
+    )
+    np.testing.assert_allclose(
+        spend.fsrc_paper - spend.fsrc, [_markov_pdp(mech, delta) - eps_max] * 3, rtol=1e-9
+    )
+    np.testing.assert_allclose(spend.fsrc_paper_delta, [delta, 2 * delta, 3 * delta])
+    # Whitehouse filter, k equal costs e: sqrt(2 log(1/delta') k e^2) + k e^2 / 2
+    a = np.array(DEFAULT_ORDERS)
+    rdp = np.array(
+        [gaussian_above_threshold_rdp_nonnegative(x, 0.1, 0.1 * math.sqrt(3), 0.01, 0.5) for x in a]
+    )
+    per_delta = 0.5 * delta / n_days
+    # Balle et al. 2020, Thm. 21 (autodp's conversion), written out
+    e = float(np.min(rdp + np.log1p(-1 / a) - (math.log(per_delta) + np.log(a)) / (a - 1)))
+    for k in (1, 2, 3):
+        want = math.sqrt(2 * math.log(1 / (0.5 * delta)) * k * e * e) + k * e * e / 2
+        assert spend.filter[k - 1] == pytest.approx(want, rel=1e-9)
+        comp = float(np.min(k * rdp + np.log1p(-1 / a) - (math.log(delta) + np.log(a)) / (a - 1)))
+        assert spend.composition[k - 1] == pytest.approx(comp, rel=1e-9)
+
+
+def test_budget_below_the_spend_is_refused():
+    mech = Mechanism(0.5, 0.1, 0.1 * math.sqrt(3), 0.01)
+    with pytest.raises(ValueError, match="eps_budget"):
+        account([Instance(0, 1, True)] * 3, mech, 1e-4, 10, 0.5, eps_budget=0.01)
+
+
+def test_offline_accuracy_limits():
+    q = np.array([0.2, 1.0, 0.6])
+    rng = np.random.default_rng(2)
+    assert noisy_max_accuracy(q, "gaussian", 1e-9, 50, rng) == (1.0, 0.0)
+    # exponential mechanism at eps = 0 is uniform: 1 - mean(q_max - q) = 1 - (0.8 + 0 + 0.4) / 3
+    assert exact_accuracy(q, "exponential", 0.0, 0.1) == pytest.approx(0.6, rel=1e-12)
+    assert exact_accuracy(q, "permute_and_flip", 0.0, 0.1) == pytest.approx(0.6, rel=1e-12)
+    with pytest.raises(ValueError, match="noise"):
+        noisy_max_accuracy(q, "cauchy", 1.0, 5, rng)
+
+
+def test_schema_refuses_bad_keys_and_ranges():
+    cfg = OmegaConf.create(OmegaConf.to_container(compose_config("selection", "smoke")))
+    p = load_params(cfg, Params)
+    assert len(jobs("online", p)) == sum(len(t.sigmas_x) for t in p.online.tasks)
+    bad = OmegaConf.merge(cfg, {"params": {"online": {"n_rnus": 3}}})
+    with pytest.raises(ValueError, match="n_rnus"):
+        load_params(bad, Params)
+    bad = OmegaConf.merge(cfg, {"params": {"online": {"query_noise_ratio": 1.0}}})
+    with pytest.raises(ValueError, match="query_noise_ratio"):
+        load_params(bad, Params)
+
+
+def test_smoke_rules_run(tmp_path):
+    """A data-free table through the DAG: job, merge with sidecar, plot."""
+    work = tmp_path / "work"
+    work.mkdir()
+    for item in REPO.iterdir():
+        if not item.name.startswith(".") and item.name not in {"data", "results", "figures"}:
+            (work / item.name).symlink_to(item)
+    (work / "data" / "raw").mkdir(parents=True)
+    (work / "data" / "manifest.yaml").symlink_to(REPO / "data" / "manifest.yaml")
+    env = dict(
+        os.environ,
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    )
+    targets = ["figures/selection/smoke/rnm_bounds.png"]
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2", *targets, "--config", "scale=smoke"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    for t in targets:
+        assert (work / t).stat().st_size > 1000
+    merged = work / "results/selection/smoke/rnm_bounds.csv"
+    df = pd.read_csv(merged)
+    assert (df.post_processing > 0).all() and (df.ours > 0).all()
+    assert merged.with_name("rnm_bounds.csv.json").is_file()
+
+
+def test_eps_at_accuracy_interpolates_in_log_eps():
+    eps = np.array([0.1, 0.01, 1.0])
+    acc = np.array([0.8, 0.5, 1.0])
+    # between (0.1, 0.8) and (1.0, 1.0): log eps halfway at accuracy 0.9
+    assert eps_at_accuracy(eps, acc, 0.9) == pytest.approx(math.sqrt(0.1), rel=1e-12)
+    assert eps_at_accuracy(eps, acc, 0.4) == 0.01
+    assert eps_at_accuracy(eps, acc, 1.5) == math.inf
+
+
+def test_monte_carlo_sampler_matches_the_d2_closed_form():
+    # d = 2: E_z[Phi(z - m)] = Phi(-m / sqrt 2), so eps = log Phi(-(1 - 2 Delta)/(sigma sqrt 2))
+    # - log Phi(-1/(sigma sqrt 2)) for [a, b] = [0, 1].
+    sigma, delta = 0.5, 0.05
+    want = math.log(norm.cdf(-(1 - 2 * delta) / (sigma * math.sqrt(2)))) - math.log(
+        norm.cdf(-1 / (sigma * math.sqrt(2)))
+    )
+    gen = torch.Generator().manual_seed(3)
+    est = rnm_eps_monte_carlo(sigma, delta, 2, 400_000, 100_000, gen, resolve_device("cpu"))
+    assert est == pytest.approx(want, rel=0.02)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            resolve_device("cuda")
+    with pytest.raises(ValueError, match="d >= 2"):
+        rnm_eps_monte_carlo(sigma, delta, 1, 10, 10, gen, resolve_device("cpu"))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # autodp's Brent search divides by 0
+def test_heatmap_exante_is_autodps_conversion_on_our_grid():
+    """Fig. 1's ex-ante eps: Thm. 7 RDP converted by Balle et al. 2020 Thm. 21, as autodp does."""
+    converter = pytest.importorskip("autodp.converter")
+    mech = Mechanism(0.65, 0.25, 0.25 * math.sqrt(3), 1e-3)
+    ours = rdp_to_eps(mech.rdp_curve(), 1e-5, method="improved").eps
+
+    def rdp(alpha: float) -> float:
+        return gaussian_above_threshold_rdp_nonnegative(
+            alpha, 0.25, 0.25 * math.sqrt(3), 1e-3, 0.65
+        )
+
+    theirs = converter.rdp_to_approxdp(rdp)(1e-5)  # optimised over continuous orders
+    assert theirs - 1e-9 <= ours <= theirs + 3e-3
