@@ -248,3 +248,32 @@ def test_smoke_rules_build_table_and_fig1(tmp_path):
     for name in ("table", "fig1"):
         assert (work / "figures" / "mnist_gd" / "smoke" / f"{name}.png").stat().st_size > 0
     assert (work / "logs" / "mnist_gd" / "smoke" / "train_e0_tuned_filtered_t0.log").is_file()
+
+
+def test_metrics_read_the_table_and_the_claims(tmp_path):
+    from experiments.mnist_gd.metrics import metrics
+
+    rows = []
+    for eps, accs in ((0.3, (93.0, 93.5, 84.0, 92.0)), (1.0, (96.0, 95.9, 94.0, 95.0))):
+        for (regime, arm), acc in zip(
+            [
+                ("tuned", "gd"),
+                ("tuned", "filtered"),
+                ("suboptimal", "gd"),
+                ("suboptimal", "filtered"),
+            ],
+            accs,
+            strict=True,
+        ):
+            rows.append(
+                dict(eps=eps, regime=regime, arm=arm, mean_acc=acc, sd_acc=0.4, n_trials=10)
+            )
+    pd.DataFrame(rows).to_csv(tmp_path / "table.csv", index=False)
+    got = metrics(tmp_path)
+    assert got["acc_eps0.3_filtered_suboptimal"] == 92.0 and got["acc_eps1_gd_tuned"] == 96.0
+    assert got["filtering_helps_suboptimal"] is True
+    assert got["filtering_not_worse_tuned"] is True  # 95.9 vs 96.0: within one standard error
+    rows[1]["mean_acc"] = 90.0
+    pd.DataFrame(rows).to_csv(tmp_path / "table.csv", index=False)
+    assert metrics(tmp_path)["filtering_not_worse_tuned"] is False
+    assert "budget_respected" not in got  # no runs.csv

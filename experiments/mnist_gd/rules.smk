@@ -10,19 +10,7 @@ MNIST_LOGS = f"logs/mnist_gd/{SCALE}"
 MNIST_N_POINTS = (
     len(MNIST_P["search"]["clip"]) * len(MNIST_P["search"]["steps"]) * len(MNIST_P["search"]["lr"])
 )
-MNIST_CODE = [
-    "config/mnist_gd.yaml",
-    f"config/mnist_gd/scale/{SCALE}.yaml",
-    "experiments/mnist_gd/run.py",
-    "experiments/mnist_gd/schema.py",
-    "experiments/mnist_gd/jobs.py",
-    "experiments/mnist_gd/model.py",
-    "experiments/mnist_gd/per_example.py",
-    "experiments/mnist_gd/train.py",
-    "accounting/mechanisms/filtered_gd.py",
-    "accounting/filters/individual.py",
-    "accounting/curves/zcdp.py",
-]
+MNIST_CODE = code_inputs("experiments.mnist_gd.run")
 MNIST_RUN = f"python -m experiments.mnist_gd.run scale={SCALE}"
 
 
@@ -108,7 +96,7 @@ rule mnist_gd_plot:
     input:
         table=f"{MNIST_DIR}/table.csv",
         runs=f"{MNIST_DIR}/runs.csv",
-        code="experiments/mnist_gd/plot.py",
+        code=code_inputs("experiments.mnist_gd.plot"),
     output:
         **{
             f"{name}_{fmt}": (
