@@ -58,8 +58,8 @@ def _check_layers(model: nn.Module) -> list[nn.Module]:
         if isinstance(module, nn.Linear):
             layers.append(module)
         elif isinstance(module, nn.Conv2d) and module.groups == 1:
-            if module.padding_mode != "zeros":
-                raise ValueError(f"Conv2d padding_mode {module.padding_mode!r} is not supported")
+            if module.padding_mode != "zeros" or isinstance(module.padding, str):
+                raise ValueError("Conv2d needs padding_mode 'zeros' and numeric padding")
             layers.append(module)
         else:
             raise ValueError(
@@ -145,15 +145,32 @@ def _ghost_is_cheaper(layer: nn.Conv2d, b: torch.Tensor) -> bool:
     return positions * (d_a + layer.out_channels) < d_a * layer.out_channels
 
 
+def _conv_patches(layer: nn.Conv2d, a: torch.Tensor) -> torch.Tensor:
+    """(N, T, C_in k_h k_w): the input patch of each output position, gathered from a strided
+    view of the (padded) input in whatever memory layout it has, the patch axes ordered by
+    decreasing stride so that the copy reads contiguous runs (the ghost norm needs only patch
+    dot products, so their order is free). Much faster than F.unfold on CPU."""
+    ph, pw = layer.padding  # type: ignore[misc]
+    x = F.pad(a, (pw, pw, ph, ph)) if ph or pw else a
+    n, c, h, w = x.shape
+    kh, kw = layer.kernel_size
+    sh, sw = layer.stride
+    dh, dw = layer.dilation
+    ho, wo = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    s_n, s_c, s_h, s_w = x.stride()
+    patch = sorted([(c, s_c), (kh, s_h * dh), (kw, s_w * dw)], key=lambda d: -d[1])
+    view = x.as_strided(
+        (n, ho, wo, *(d[0] for d in patch)), (s_n, s_h * sh, s_w * sw, *(d[1] for d in patch))
+    )
+    return view.reshape(n, ho * wo, c * kh * kw)
+
+
 def _conv_ghost_sq_norms(layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """||g_i||^2 = sum_{p,q} (a_p . a_q)(b_p . b_q) from two (T, T) Gram matrices per example."""
-    n = a.shape[0]
-    patches = F.unfold(
-        a, layer.kernel_size, dilation=layer.dilation, padding=layer.padding, stride=layer.stride
-    )
-    bf = b.reshape(n, layer.out_channels, -1)
-    gram_a = torch.bmm(patches.transpose(1, 2), patches)
-    gram_b = torch.bmm(bf.transpose(1, 2), bf)
+    patches = _conv_patches(layer, a)
+    bf = b.flatten(2).transpose(1, 2)  # (N, T, C_out)
+    gram_a = torch.bmm(patches, patches.transpose(1, 2))
+    gram_b = torch.bmm(bf, bf.transpose(1, 2))
     return (gram_a * gram_b).sum((1, 2))
 
 
