@@ -14,8 +14,8 @@ to the layer *outputs* (no parameter gradients) give a and b for every layer; fr
   first conv), by one grouped weight-gradient convolution with the batch as the group
   dimension (or unfold + batched matmul, Opacus's route);
 * the clipped sum sum_i w_i g_i with w_i = min(1, m_i / ||g_i||) comes from the same a and b
-  ("book-keeping" reuse, Bu et al. 2023): (w * b)^T a for a linear layer, one weight-gradient
-  convolution of the reweighted b for a ghost-norm conv layer, a weighted sum of the stored
+  ("book-keeping" reuse, Bu et al. 2023): (w * b)^T a for a linear layer, the same product
+  with the stored input patches for a ghost-norm conv layer, a weighted sum of the stored
   per-example gradients otherwise. No second backward pass, never a per-example gradient of
   the whole model.
 
@@ -27,7 +27,7 @@ min(C, sqrt(B_norm - spent_i))); a bound of 0 removes the example from the sum.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -145,11 +145,17 @@ def _ghost_is_cheaper(layer: nn.Conv2d, b: torch.Tensor) -> bool:
     return positions * (d_a + layer.out_channels) < d_a * layer.out_channels
 
 
-def _conv_patches(layer: nn.Conv2d, a: torch.Tensor) -> torch.Tensor:
-    """(N, T, C_in k_h k_w): the input patch of each output position, gathered from a strided
-    view of the (padded) input in whatever memory layout it has, the patch axes ordered by
-    decreasing stride so that the copy reads contiguous runs (the ghost norm needs only patch
-    dot products, so their order is free). Much faster than F.unfold on CPU."""
+class _Patches(NamedTuple):
+    """Input patches (N, T, d_a) with their axes (0 = C_in, 1 = k_h, 2 = k_w) in stored order."""
+
+    values: torch.Tensor
+    order: tuple[int, ...]
+
+
+def _conv_patches(layer: nn.Conv2d, a: torch.Tensor) -> _Patches:
+    """The input patch of each output position, gathered from a strided view of the (padded)
+    input in whatever memory layout it has, the patch axes ordered by decreasing stride so
+    that the copy reads contiguous runs. Much faster than F.unfold on CPU."""
     ph, pw = layer.padding  # type: ignore[misc]
     x = F.pad(a, (pw, pw, ph, ph)) if ph or pw else a
     n, c, h, w = x.shape
@@ -158,45 +164,41 @@ def _conv_patches(layer: nn.Conv2d, a: torch.Tensor) -> torch.Tensor:
     dh, dw = layer.dilation
     ho, wo = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
     s_n, s_c, s_h, s_w = x.stride()
-    patch = sorted([(c, s_c), (kh, s_h * dh), (kw, s_w * dw)], key=lambda d: -d[1])
+    axes = [(0, c, s_c), (1, kh, s_h * dh), (2, kw, s_w * dw)]
+    axes.sort(key=lambda d: -d[2])
     view = x.as_strided(
-        (n, ho, wo, *(d[0] for d in patch)), (s_n, s_h * sh, s_w * sw, *(d[1] for d in patch))
+        (n, ho, wo, *(d[1] for d in axes)), (s_n, s_h * sh, s_w * sw, *(d[2] for d in axes))
     )
-    return view.reshape(n, ho * wo, c * kh * kw)
-
-
-def _conv_ghost_sq_norms(layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """||g_i||^2 = sum_{p,q} (a_p . a_q)(b_p . b_q) from two (T, T) Gram matrices per example."""
-    patches = _conv_patches(layer, a)
-    bf = b.flatten(2).transpose(1, 2)  # (N, T, C_out)
-    gram_a = torch.bmm(patches, patches.transpose(1, 2))
-    gram_b = torch.bmm(bf, bf.transpose(1, 2))
-    return (gram_a * gram_b).sum((1, 2))
+    return _Patches(view.reshape(n, ho * wo, c * kh * kw), tuple(d[0] for d in axes))
 
 
 def _layer_sq_norms(
     layer: nn.Module, a: torch.Tensor, b: torch.Tensor, method: ConvMethod
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Squared per-example gradient norms of one layer; conv layers on the direct route also
-    return their per-example weight gradients (reused for the clipped sum)."""
+) -> tuple[torch.Tensor, torch.Tensor | _Patches | None]:
+    """Squared per-example gradient norms of one layer, and what the clipped sum reuses: a
+    conv layer's per-example weight gradients (direct route) or its input patches (ghost)."""
     if isinstance(layer, nn.Linear):
         return _linear_sq_norms(layer, a, b), None
+    kept: torch.Tensor | _Patches
     if _ghost_is_cheaper(layer, b):
-        per_example = None
-        sq = _conv_ghost_sq_norms(layer, a, b)
+        # ||g_i||^2 = sum_{p,q} (a_p . a_q)(b_p . b_q): two (T, T) Gram matrices per example
+        kept = _conv_patches(layer, a)
+        bf = b.flatten(2).transpose(1, 2)  # (N, T, C_out)
+        gram_a = torch.bmm(kept.values, kept.values.transpose(1, 2))
+        sq = (gram_a * torch.bmm(bf, bf.transpose(1, 2))).sum((1, 2))
     else:
-        per_example = _conv_per_example(layer, a, b, method)
-        sq = torch.linalg.vector_norm(per_example.flatten(1), dim=1).square()
+        kept = _conv_per_example(layer, a, b, method)
+        sq = torch.linalg.vector_norm(kept.flatten(1), dim=1).square()
     if layer.bias is not None:
         sq = sq + b.sum((2, 3)).square().sum(1)
-    return sq, per_example
+    return sq, kept
 
 
 def _weighted_grads(
     layer: nn.Module,
     a: torch.Tensor,
     b: torch.Tensor,
-    per_example: torch.Tensor | None,
+    kept: torch.Tensor | _Patches | None,
     w: torch.Tensor,
 ) -> list[torch.Tensor]:
     """sum_i w_i g_i for the layer's weight (and bias)."""
@@ -204,19 +206,17 @@ def _weighted_grads(
         wb = b * w[:, None]
         out = [wb.T @ a]
         bias = wb.sum(0)
-    else:
-        if per_example is not None:
-            weight = torch.einsum("n,nij->ij", w, per_example).reshape(layer.weight.shape)
-        else:  # one weight-gradient convolution of the reweighted output gradients
-            weight = torch.nn.grad.conv2d_weight(
-                a,
-                layer.weight.shape,
-                b * w[:, None, None, None],
-                layer.stride,
-                layer.padding,
-                layer.dilation,
-            )
-        out = [weight]
+    elif isinstance(kept, _Patches):  # sum_{i,p} w_i b_{i,p} a_{i,p}^T as one matrix product
+        c_out = b.shape[1]
+        wb = (b.flatten(2) * w[:, None, None]).transpose(0, 1).reshape(c_out, -1)
+        stored = wb @ kept.values.reshape(-1, kept.values.shape[2])
+        sizes = (layer.in_channels, *layer.kernel_size)
+        stored = stored.reshape(c_out, *(sizes[i] for i in kept.order))
+        inverse = [kept.order.index(i) + 1 for i in range(3)]
+        out = [stored.permute(0, *inverse).contiguous()]
+        bias = w @ b.sum((2, 3))
+    else:  # direct route: the stored per-example weight gradients
+        out = [torch.einsum("n,nij->ij", w, kept).reshape(layer.weight.shape)]
         bias = w @ b.sum((2, 3))
     if layer.bias is not None:
         out.append(bias)
@@ -266,16 +266,16 @@ def clipped_gradient_sum(
             sq = torch.zeros(stop - start, device=x.device, dtype=logits.dtype)
             kept = []
             for layer, a, b in zip(layers, capture.inputs, backprops, strict=True):
-                layer_sq, per_example = _layer_sq_norms(layer, a, b, conv_method)
-                kept.append((layer, a, b, per_example))
+                layer_sq, reuse = _layer_sq_norms(layer, a, b, conv_method)
+                kept.append((layer, a, b, reuse))
                 sq += layer_sq
             norm = sq.sqrt()
             w = torch.clamp(max_norms[start:stop] / norm.clamp_min(_CLIP_FLOOR), max=1.0)
             norms[start:stop] = norm
             scales[start:stop] = w
             i = 0
-            for layer, a, b, per_example in kept:
-                for g in _weighted_grads(layer, a, b, per_example, w):
+            for layer, a, b, reuse in kept:
+                for g in _weighted_grads(layer, a, b, reuse, w):
                     totals[i] += g
                     i += 1
     finally:
