@@ -1,0 +1,138 @@
+"""Privacy of private full-batch gradient descent with individual filtering (Algorithm 3).
+
+Feldman and Zrnic 2021, Algorithm 3: at each step every per-example gradient is clipped to
+min(||g||, C, sqrt(B_norm - spent_i)), the clipped gradients are summed and N(0, sigma^2 C^2 I)
+is added. Prop. 5.1: the run is B_norm / (2 sigma^2 C^2)-zCDP whatever the number of steps.
+With B_norm = k C^2 and k steps it is private GD with k steps, k / (2 sigma^2)-zCDP
+(Gaussian mechanism of sensitivity C, Bun and Steinke 2016, Prop. 1.6, composed k times,
+Lemma 2.3).
+
+Neighbouring datasets differ by adding or removing one example (sensitivity C of the sum of
+clipped gradients); the dataset size n that divides the sum is treated as public, as in the
+paper and in Opacus.
+
+The adaptive stopping rule of Sec. 5.1 queries the training accuracy: each query is the number
+of correctly classified training points (sensitivity 1) plus N(0, s^2), 1 / (2 s^2)-zCDP
+(Prop. 1.6). The GD trajectory does not depend on the answers (the run is continued to the
+last query and the best queried checkpoint is returned), so the whole run is the sequential
+composition of the trajectory and the queries (Bun and Steinke 2016, Lemma 2.3):
+rho = B_norm / (2 sigma^2 C^2) + m / (2 s^2) for m queries. ``plan_filtered_gd`` splits a
+target (eps, delta) into these two parts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from accounting import _checks
+from accounting.curves.zcdp import Conversion, zcdp_budget, zcdp_to_eps, zcdp_to_eps_optimal
+
+CONVERSIONS: tuple[Conversion, ...] = ("bun_steinke", "optimal")
+
+
+def filtered_gd_zcdp(budget_steps: float, noise_multiplier: float) -> float:
+    """rho of Algorithm 3: B_norm / (2 sigma^2 C^2) (Feldman and Zrnic 2021, Prop. 5.1).
+
+    ``budget_steps`` is B_norm / C^2 (the squared-norm budget in units of C^2; k for private GD
+    with k steps) and ``noise_multiplier`` is sigma (the noise s.d. is sigma C).
+    """
+    b = _checks.positive("budget_steps", budget_steps)
+    sigma = _checks.positive("noise_multiplier", noise_multiplier)
+    return b / (2.0 * sigma * sigma)
+
+
+def noise_multiplier_for(budget_steps: float, rho: float) -> float:
+    """sigma with B_norm / (2 sigma^2 C^2) = rho, i.e. sqrt(budget_steps / (2 rho)) (Prop. 5.1)."""
+    b = _checks.positive("budget_steps", budget_steps)
+    rho = _checks.positive("rho", rho)
+    return _checks.positive("noise_multiplier", math.sqrt(b / (2.0 * rho)))
+
+
+def count_queries_zcdp(n_queries: int, noise_std: float) -> float:
+    """rho of m Gaussian counting queries (sensitivity 1, s.d. s): m / (2 s^2).
+
+    Bun and Steinke 2016, Prop. 1.6 (one query) and Lemma 2.3 (composition).
+    """
+    m = _checks.integer("n_queries", n_queries, minimum=0)
+    if m == 0:
+        return 0.0
+    s = _checks.positive("noise_std", noise_std)
+    return m / (2.0 * s * s)
+
+
+def zcdp_eps(rho: float, delta: float, conversion: Conversion) -> float:
+    """eps such that rho-zCDP implies (eps, delta)-DP, by the named conversion.
+
+    ``bun_steinke``: Bun and Steinke 2016, Prop. 1.3 (the B* of Feldman and Zrnic 2021,
+    Thm. 4.8); ``optimal``: Canonne, Kamath and Steinke 2020, Cor. 13.
+    """
+    if conversion == "bun_steinke":
+        return zcdp_to_eps(rho, delta)
+    if conversion == "optimal":
+        return zcdp_to_eps_optimal(rho, delta)
+    raise ValueError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
+
+
+@dataclass(frozen=True)
+class GdPrivacyPlan:
+    """How a target (eps, delta) is spent by one run of Algorithm 3 and its stopping queries."""
+
+    eps: float
+    delta: float
+    conversion: Conversion
+    rho: float  # total zCDP budget: the conversion's B* for (eps, delta)
+    rho_gd: float  # spent by the gradient steps, B_norm / (2 sigma^2 C^2)
+    rho_queries: float  # spent by the stopping queries, m / (2 s^2)
+    noise_multiplier: float  # sigma: the gradient noise s.d. is sigma C
+    query_noise_std: float  # s: s.d. of each noisy count (inf when there are no queries)
+
+    @property
+    def query_share(self) -> float:
+        """Fraction of the zCDP budget spent on the stopping queries."""
+        return self.rho_queries / self.rho
+
+
+def plan_filtered_gd(
+    eps: float,
+    delta: float,
+    conversion: Conversion,
+    budget_steps: float,
+    n_queries: int = 0,
+    query_share: float = 0.0,
+) -> GdPrivacyPlan:
+    """Noise of Algorithm 3 and of its stopping queries for a whole-run (eps, delta)-DP.
+
+    rho = B* (eps, delta) under ``conversion`` (``zcdp_budget``); the m = ``n_queries``
+    accuracy queries get rho_q = ``query_share`` rho, i.e. s = sqrt(m / (2 rho_q)); the
+    gradient steps get rho - rho_q, i.e. sigma = sqrt(budget_steps / (2 (rho - rho_q)))
+    (Prop. 5.1). ``query_share`` must be in (0, 1) when there are queries and 0 otherwise.
+    """
+    eps = _checks.positive("eps", eps)
+    delta = _checks.open_unit("delta", delta)
+    if conversion not in CONVERSIONS:
+        raise ValueError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
+    b = _checks.positive("budget_steps", budget_steps)
+    m = _checks.integer("n_queries", n_queries, minimum=0)
+    share = _checks.finite("query_share", query_share)
+    if m > 0 and not 0.0 < share < 1.0:
+        raise ValueError(f"query_share must be in (0, 1) with {m} queries, got {query_share!r}")
+    if m == 0 and share != 0.0:
+        raise ValueError(f"query_share must be 0 without queries, got {query_share!r}")
+    rho = _checks.positive("rho", zcdp_budget(eps, delta, conversion))
+    while zcdp_eps(rho, delta, conversion) > eps:  # the closed form can round 1 ulp above eps
+        rho = math.nextafter(rho, 0.0)
+    rho_q = share * rho
+    rho_gd = rho - rho_q
+    sigma = noise_multiplier_for(b, rho_gd)
+    s = math.sqrt(m / (2.0 * rho_q)) if m > 0 else math.inf
+    return GdPrivacyPlan(
+        eps=eps,
+        delta=delta,
+        conversion=conversion,
+        rho=rho,
+        rho_gd=filtered_gd_zcdp(b, sigma),
+        rho_queries=count_queries_zcdp(m, s) if m > 0 else 0.0,
+        noise_multiplier=sigma,
+        query_noise_std=s,
+    )

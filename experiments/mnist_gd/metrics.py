@@ -1,0 +1,55 @@
+"""Scoreboard metrics of the MNIST private-GD reproduction (keys of config/mnist_gd/paper.yaml).
+
+From ``table.csv`` (Sec. 5.1 table: mean test accuracy in % per eps and column) and
+``runs.csv`` of one scale. "Not worse" in the tuned regime is read as: the filtered mean is at
+least the GD mean minus one standard error of their difference (or 0.5 points with one trial).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+COLUMN_KEYS = {
+    ("tuned", "gd"): "gd_tuned",
+    ("tuned", "filtered"): "filtered_tuned",
+    ("suboptimal", "gd"): "gd_suboptimal",
+    ("suboptimal", "filtered"): "filtered_suboptimal",
+}
+
+
+def _slack(rows: pd.DataFrame) -> float:
+    sd = rows["sd_acc"].to_numpy()
+    n = rows["n_trials"].to_numpy()
+    if (n < 2).any() or not all(math.isfinite(s) for s in sd):
+        return 0.5
+    return float(math.sqrt(sum(s * s / k for s, k in zip(sd, n, strict=True))))
+
+
+def metrics(results_dir: Path) -> dict[str, float | bool]:
+    """Every key the tables in ``results_dir`` allow; missing tables -> keys omitted."""
+    out: dict[str, float | bool] = {}
+    results_dir = Path(results_dir)
+    table_csv = results_dir / "table.csv"
+    if table_csv.exists():
+        table = pd.read_csv(table_csv)
+        for row in table.itertuples():
+            key = COLUMN_KEYS[(row.regime, row.arm)]
+            out[f"acc_eps{row.eps:g}_{key}"] = float(row.mean_acc)
+        helps, not_worse = True, True
+        for _, rows in table.groupby("eps"):
+            acc = {(r.regime, r.arm): r.mean_acc for r in rows.itertuples()}
+            helps &= acc[("suboptimal", "filtered")] > acc[("suboptimal", "gd")]
+            tuned = rows[rows["regime"] == "tuned"]
+            not_worse &= acc[("tuned", "filtered")] >= acc[("tuned", "gd")] - _slack(tuned)
+        out["filtering_helps_suboptimal"] = bool(helps)
+        out["filtering_not_worse_tuned"] = bool(not_worse)
+    runs_csv = results_dir / "runs.csv"
+    if runs_csv.exists():
+        runs = pd.read_csv(runs_csv)
+        within = (runs["max_spent"] <= runs["budget_steps"]).all()
+        eps_ok = (runs["eps_bun_steinke"] <= runs["eps"] * (1 + 1e-12)).all()
+        out["budget_respected"] = bool(within and eps_ok)
+    return out

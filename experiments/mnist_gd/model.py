@@ -1,0 +1,45 @@
+"""The convolutional network of the Opacus MNIST example and the input normalisation.
+
+Feldman and Zrnic 2021, Sec. 5.1, use "the default architecture in the MNIST example of the
+PyTorch Opacus library": two convolutions (16 filters 8x8 stride 2 padding 3; 32 filters 4x4
+stride 2), each followed by ReLU and 2x2 max-pooling with stride 1, then linear layers
+512 -> 32 -> 10. Inputs are scaled to [0, 1] and normalised with the MNIST mean 0.1307 and
+standard deviation 0.3081, as in that example.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+MNIST_MEAN = 0.1307
+MNIST_STD = 0.3081
+
+
+class MnistConvNet(nn.Module):
+    """Opacus MNIST example CNN (26,010 parameters)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 16, 8, 2, padding=3)
+        self.conv2 = nn.Conv2d(16, 32, 4, 2)
+        self.fc1 = nn.Linear(32 * 4 * 4, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2, 1)  # (N, 16, 13, 13)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2, 1)  # (N, 32, 4, 4)
+        x = F.relu(self.fc1(x.flatten(1)))
+        return self.fc2(x)
+
+
+def normalise_images(images: np.ndarray) -> torch.Tensor:
+    """uint8 images (N, 28, 28) -> float32 tensor (N, 1, 28, 28), (x / 255 - mean) / std."""
+    if images.ndim != 3 or images.dtype != np.uint8:
+        raise ValueError(
+            f"images must be uint8 of shape (N, 28, 28), got {images.dtype} {images.shape}"
+        )
+    x = torch.from_numpy(images.astype(np.float32) / 255.0)
+    return ((x - MNIST_MEAN) / MNIST_STD).unsqueeze(1)

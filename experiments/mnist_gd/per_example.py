@@ -1,0 +1,284 @@
+"""Per-example gradient norms and clipped gradient sums, chunked, for Linear/Conv2d models.
+
+For a layer with input a and output s = W a + c, the per-example weight gradient is
+g_i = sum_p b_{i,p} a_{i,p}^T, with b = d loss_i / d s_i (one term per spatial position p of a
+convolution, one term for a linear layer on non-sequence inputs). One forward and one backward
+to the layer *outputs* (no parameter gradients) give a and b for every layer; from them:
+
+* linear layer: ||g_i||^2 = ||a_i||^2 ||b_i||^2 + ||b_i||^2 (bias), the "norm trick"
+  (Goodfellow 2015), without forming the per-example gradient b_i a_i^T;
+* convolution, per layer whichever costs fewer multiply-adds (T output positions,
+  d_a = C_in k_h k_w, d_b = C_out): the ghost norm sum_{p,q} (a_p . a_q)(b_p . b_q) from two
+  (T, T) Gram matrices (Li et al. 2022; T^2 (d_a + d_b) per example; the MNIST CNN's second
+  conv) or the per-example weight gradient of that one layer, for one chunk (T d_a d_b; the
+  first conv), by one grouped weight-gradient convolution with the batch as the group
+  dimension (or unfold + batched matmul, Opacus's route);
+* the clipped sum sum_i w_i g_i with w_i = min(1, m_i / ||g_i||) comes from the same a and b
+  ("book-keeping" reuse, Bu et al. 2023): (w * b)^T a for a linear layer, the same product
+  with the stored input patches for a ghost-norm conv layer, a weighted sum of the stored
+  per-example gradients otherwise. No second backward pass, never a per-example gradient of
+  the whole model.
+
+The batch is processed in chunks, so memory grows with ``chunk_size``, not with n. The clip
+bound m_i is per example (Algorithm 3 of Feldman and Zrnic 2021 clips to
+min(C, sqrt(B_norm - spent_i))); a bound of 0 removes the example from the sum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+ConvMethod = Literal["grouped", "unfold"]
+CONV_METHODS: tuple[ConvMethod, ...] = ("grouped", "unfold")
+_CLIP_FLOOR = 1e-30  # norms below this count as 0: the example contributes 0 either way
+
+
+@dataclass
+class ClippedSum:
+    """Result of one full-batch pass: clipped gradient sum per parameter and per-example data."""
+
+    grads: list[torch.Tensor]  # sum_i w_i g_i, one tensor per model parameter (same order)
+    norms: torch.Tensor  # ||g_i||, float32 on the model's device, shape (n,)
+    scales: torch.Tensor  # w_i = min(1, m_i / ||g_i||), shape (n,)
+    n_correct: int  # training predictions that were right, at the parameters of this pass
+
+
+def _check_layers(model: nn.Module) -> list[nn.Module]:
+    """The parametrised layers, in parameter order; refuse anything the trick does not cover."""
+    layers = []
+    for module in model.modules():
+        own = list(module.parameters(recurse=False))
+        if not own:
+            continue
+        if isinstance(module, nn.Linear):
+            layers.append(module)
+        elif isinstance(module, nn.Conv2d) and module.groups == 1:
+            if module.padding_mode != "zeros" or isinstance(module.padding, str):
+                raise ValueError("Conv2d needs padding_mode 'zeros' and numeric padding")
+            layers.append(module)
+        else:
+            raise ValueError(
+                f"per-example norms support nn.Linear and nn.Conv2d (groups=1); "
+                f"{type(module).__name__} has parameters"
+            )
+    model_params = list(model.parameters())
+    layer_params = [p for layer in layers for p in layer.parameters(recurse=False)]
+    if len(model_params) != len(layer_params) or any(
+        p is not q for p, q in zip(model_params, layer_params, strict=True)
+    ):
+        raise ValueError("parameters must belong to the supported layers, in module order")
+    return layers
+
+
+class _Capture:
+    """Forward hooks keeping each layer's input and output for one chunk."""
+
+    def __init__(self, layers: list[nn.Module]) -> None:
+        self.inputs: list[torch.Tensor] = []
+        self.outputs: list[torch.Tensor] = []
+        self.handles = [layer.register_forward_hook(self._hook) for layer in layers]
+
+    def _hook(self, module: nn.Module, args: tuple[torch.Tensor, ...], out: torch.Tensor) -> None:
+        self.inputs.append(args[0].detach())
+        self.outputs.append(out)
+
+    def clear(self) -> None:
+        self.inputs.clear()
+        self.outputs.clear()
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def _linear_sq_norms(layer: nn.Linear, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """||g_i||^2 of a linear layer on (batch, features) inputs: ||a_i||^2 ||b_i||^2 (+ bias)."""
+    if a.dim() != 2:
+        raise ValueError("linear layers must see (batch, features) inputs (no sequence dims)")
+    sq = a.square().sum(1) * b.square().sum(1)
+    if layer.bias is not None:
+        sq = sq + b.square().sum(1)
+    return sq
+
+
+def _conv_per_example(
+    layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor, method: ConvMethod
+) -> torch.Tensor:
+    """Per-example weight gradients of one conv layer, (N, C_out, C_in k_h k_w).
+
+    ``grouped``: the batch becomes the group dimension of one grouped weight-gradient
+    convolution (inputs (1, N C_in, H, W), output gradients (1, N C_out, H', W'), N groups);
+    on CPU several times faster than ``unfold`` (patches (N, C_in k_h k_w, T), then a batched
+    matmul with the output gradients (N, C_out, T)), and it holds no unfolded patches.
+    """
+    n = a.shape[0]
+    if method == "unfold":
+        patches = F.unfold(
+            a,
+            layer.kernel_size,
+            dilation=layer.dilation,
+            padding=layer.padding,
+            stride=layer.stride,
+        )
+        return torch.bmm(b.reshape(n, layer.out_channels, -1), patches.transpose(1, 2))
+    per_example = torch.nn.grad.conv2d_weight(
+        a.reshape(1, n * layer.in_channels, *a.shape[2:]),
+        (n * layer.out_channels, layer.in_channels, *layer.kernel_size),
+        b.reshape(1, n * layer.out_channels, *b.shape[2:]),
+        stride=layer.stride,
+        padding=layer.padding,
+        dilation=layer.dilation,
+        groups=n,
+    )
+    return per_example.reshape(n, layer.out_channels, -1)
+
+
+def _ghost_is_cheaper(layer: nn.Conv2d, b: torch.Tensor) -> bool:
+    """Ghost norm costs T^2 (d_a + d_b) per example, the per-example gradient T d_a d_b."""
+    positions = b.shape[2] * b.shape[3]
+    d_a = layer.in_channels * layer.kernel_size[0] * layer.kernel_size[1]
+    return positions * (d_a + layer.out_channels) < d_a * layer.out_channels
+
+
+class _Patches(NamedTuple):
+    """Input patches (N, T, d_a) with their axes (0 = C_in, 1 = k_h, 2 = k_w) in stored order."""
+
+    values: torch.Tensor
+    order: tuple[int, ...]
+
+
+def _conv_patches(layer: nn.Conv2d, a: torch.Tensor) -> _Patches:
+    """The input patch of each output position, gathered from a strided view of the (padded)
+    input in whatever memory layout it has, the patch axes ordered by decreasing stride so
+    that the copy reads contiguous runs. Much faster than F.unfold on CPU."""
+    ph, pw = layer.padding  # type: ignore[misc]
+    x = F.pad(a, (pw, pw, ph, ph)) if ph or pw else a
+    n, c, h, w = x.shape
+    kh, kw = layer.kernel_size
+    sh, sw = layer.stride
+    dh, dw = layer.dilation
+    ho, wo = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    s_n, s_c, s_h, s_w = x.stride()
+    axes = [(0, c, s_c), (1, kh, s_h * dh), (2, kw, s_w * dw)]
+    axes.sort(key=lambda d: -d[2])
+    view = x.as_strided(
+        (n, ho, wo, *(d[1] for d in axes)), (s_n, s_h * sh, s_w * sw, *(d[2] for d in axes))
+    )
+    return _Patches(view.reshape(n, ho * wo, c * kh * kw), tuple(d[0] for d in axes))
+
+
+def _layer_sq_norms(
+    layer: nn.Module, a: torch.Tensor, b: torch.Tensor, method: ConvMethod
+) -> tuple[torch.Tensor, torch.Tensor | _Patches | None]:
+    """Squared per-example gradient norms of one layer, and what the clipped sum reuses: a
+    conv layer's per-example weight gradients (direct route) or its input patches (ghost)."""
+    if isinstance(layer, nn.Linear):
+        return _linear_sq_norms(layer, a, b), None
+    kept: torch.Tensor | _Patches
+    if _ghost_is_cheaper(layer, b):
+        # ||g_i||^2 = sum_{p,q} (a_p . a_q)(b_p . b_q): two (T, T) Gram matrices per example
+        kept = _conv_patches(layer, a)
+        bf = b.flatten(2).transpose(1, 2)  # (N, T, C_out)
+        gram_a = torch.bmm(kept.values, kept.values.transpose(1, 2))
+        sq = (gram_a * torch.bmm(bf, bf.transpose(1, 2))).sum((1, 2))
+    else:
+        kept = _conv_per_example(layer, a, b, method)
+        sq = torch.linalg.vector_norm(kept.flatten(1), dim=1).square()
+    if layer.bias is not None:
+        sq = sq + b.sum((2, 3)).square().sum(1)
+    return sq, kept
+
+
+def _weighted_grads(
+    layer: nn.Module,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    kept: torch.Tensor | _Patches | None,
+    w: torch.Tensor,
+) -> list[torch.Tensor]:
+    """sum_i w_i g_i for the layer's weight (and bias)."""
+    if isinstance(layer, nn.Linear):  # (w * b)^T a
+        wb = b * w[:, None]
+        out = [wb.T @ a]
+        bias = wb.sum(0)
+    elif isinstance(kept, _Patches):  # sum_{i,p} w_i b_{i,p} a_{i,p}^T as one matrix product
+        c_out = b.shape[1]
+        wb = (b.flatten(2) * w[:, None, None]).transpose(0, 1).reshape(c_out, -1)
+        stored = wb @ kept.values.reshape(-1, kept.values.shape[2])
+        sizes = (layer.in_channels, *layer.kernel_size)
+        stored = stored.reshape(c_out, *(sizes[i] for i in kept.order))
+        inverse = [kept.order.index(i) + 1 for i in range(3)]
+        out = [stored.permute(0, *inverse).contiguous()]
+        bias = w @ b.sum((2, 3))
+    else:  # direct route: the stored per-example weight gradients
+        out = [torch.einsum("n,nij->ij", w, kept).reshape(layer.weight.shape)]
+        bias = w @ b.sum((2, 3))
+    if layer.bias is not None:
+        out.append(bias)
+    return out
+
+
+def clipped_gradient_sum(
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    max_norms: torch.Tensor,
+    chunk_size: int,
+    conv_method: ConvMethod = "grouped",
+) -> ClippedSum:
+    """sum_i min(1, m_i / ||g_i||) g_i over the whole batch, with g_i the gradient of the
+    cross-entropy loss of example i and m_i = ``max_norms[i]`` (>= 0), chunk by chunk.
+
+    ``x``, ``y`` and ``max_norms`` must be on the model's device. Returns the sums (one tensor
+    per parameter, in ``model.parameters()`` order), the unclipped norms ||g_i||, the scales
+    w_i and the number of correct predictions (from the same forward pass). ``conv_method``
+    picks how conv layers form their per-example gradients (see ``_conv_per_example``).
+    """
+    if conv_method not in CONV_METHODS:
+        raise ValueError(f"conv_method must be one of {CONV_METHODS}, got {conv_method!r}")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    n = x.shape[0]
+    if y.shape != (n,) or max_norms.shape != (n,):
+        raise ValueError(f"x, y and max_norms must agree on the batch size {n}")
+    if not bool((max_norms >= 0).all()):
+        raise ValueError("max_norms must be >= 0 (and not NaN)")
+    layers = _check_layers(model)
+    params = list(model.parameters())
+    totals = [torch.zeros_like(p) for p in params]
+    norms = torch.empty(n, device=x.device, dtype=torch.float32)
+    scales = torch.empty(n, device=x.device, dtype=torch.float32)
+    n_correct = torch.zeros((), device=x.device, dtype=torch.long)
+    capture = _Capture(layers)
+    try:
+        for start in range(0, n, chunk_size):
+            stop = min(start + chunk_size, n)
+            capture.clear()
+            logits = model(x[start:stop])
+            loss = F.cross_entropy(logits, y[start:stop], reduction="sum")
+            backprops = torch.autograd.grad(loss, capture.outputs)
+            n_correct += (logits.detach().argmax(1) == y[start:stop]).sum()
+            sq = torch.zeros(stop - start, device=x.device, dtype=logits.dtype)
+            kept = []
+            for layer, a, b in zip(layers, capture.inputs, backprops, strict=True):
+                layer_sq, reuse = _layer_sq_norms(layer, a, b, conv_method)
+                kept.append((layer, a, b, reuse))
+                sq += layer_sq
+            norm = sq.sqrt()
+            w = torch.clamp(max_norms[start:stop] / norm.clamp_min(_CLIP_FLOOR), max=1.0)
+            norms[start:stop] = norm
+            scales[start:stop] = w
+            i = 0
+            for layer, a, b, reuse in kept:
+                for g in _weighted_grads(layer, a, b, reuse, w):
+                    totals[i] += g
+                    i += 1
+    finally:
+        capture.clear()
+        capture.remove()
+    return ClippedSum(totals, norms, scales, int(n_correct))

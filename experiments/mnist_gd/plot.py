@@ -1,0 +1,85 @@
+"""The table of Feldman and Zrnic 2021, Sec. 5.1 and their Fig. 1, from the result tables only.
+
+* ``table``: test accuracy (%) mean +- s.d. over trials, one row per eps, the paper's four
+  columns (GD tuned, with filtering; GD suboptimal, with filtering).
+* ``fig1``: active examples (budget not yet exhausted) after each step of one filtered run in
+  the tuned regime (trial 0), one panel per eps of ``--fig1-eps``; the solid vertical line is
+  step B_norm / C^2.
+
+    python -m experiments.mnist_gd.plot results/mnist_gd/smoke/table.csv \
+        results/mnist_gd/smoke/runs.csv figures/mnist_gd/smoke --fig1-eps 0.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from experiments.common.plotting import figure, save
+from experiments.mnist_gd.run import COLUMNS
+
+
+def cell(mean: float, sd: float) -> str:
+    return f"{mean:.2f}" if math.isnan(sd) else f"{mean:.2f} ± {sd:.2f}"
+
+
+def plot_table(table: pd.DataFrame, outdir: Path) -> None:
+    columns = list(COLUMNS.values())
+    eps_values = sorted(table["eps"].unique())
+    text = []
+    for eps in eps_values:
+        row = table[table["eps"] == eps].set_index("column")
+        text.append([cell(row.loc[c, "mean_acc"], row.loc[c, "sd_acc"]) for c in columns])
+    n_train = int(table["n_train"].iloc[0])
+    trials = int(table["n_trials"].min())
+    with figure(width="double", height=0.5 + 0.3 * len(eps_values)) as (fig, ax):
+        ax.axis("off")
+        grid = ax.table(
+            cellText=text,
+            rowLabels=[f"ε = {e:g}" for e in eps_values],
+            colLabels=[c.replace(" w/", "\nw/") for c in columns],
+            loc="center",
+            cellLoc="center",
+        )
+        grid.scale(1.0, 1.6)
+        ax.set_title(
+            f"Test accuracy (%), δ = 1e-5, {n_train} training images, {trials} trial(s), "
+            f"{table['conversion'].iloc[0]} conversion",
+            fontsize="small",
+        )
+        save(fig, outdir / "table")
+
+
+def plot_fig1(runs: pd.DataFrame, fig1_eps: list[float], outdir: Path) -> None:
+    chosen = runs[(runs["regime"] == "tuned") & (runs["arm"] == "filtered") & (runs["trial"] == 0)]
+    with figure(1, len(fig1_eps), width="double", squeeze=False) as (fig, axes):
+        for ax, eps in zip(axes[0], fig1_eps, strict=True):
+            run = chosen[np.isclose(chosen["eps"], eps)].sort_values("step")
+            if run.empty:
+                raise ValueError(f"no tuned filtered run at eps {eps} in the results")
+            ax.plot(run["step"], run["n_active"])
+            ax.axvline(float(run["budget_steps"].iloc[0]), color="black", linewidth=1.0)
+            ax.set_xlabel("step")
+            ax.set_ylabel("active points")
+            ax.set_title(f"ε = {eps:g}")
+            ax.set_ylim(0, 1.05 * float(run["n_train"].iloc[0]))
+        save(fig, outdir / "fig1")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("table", type=Path)
+    ap.add_argument("runs", type=Path)
+    ap.add_argument("outdir", type=Path)
+    ap.add_argument("--fig1-eps", required=True, help="comma-separated eps values")
+    args = ap.parse_args()
+    plot_table(pd.read_csv(args.table), args.outdir)
+    plot_fig1(pd.read_csv(args.runs), [float(e) for e in args.fig1_eps.split(",")], args.outdir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+# Feldman and Zrnic 2021, Sec. 5.1: private GD with individual filtering on MNIST (table, Fig. 1).
+# search (eps x grid point) -> select -> train (eps x regime x arm x trial) -> merge -> summary
+# -> plot. Every job is seeded from its wildcards (see run.py); GPU jobs declare gpu=1.
+from experiments.mnist_gd import jobs as mnist_jobs
+
+MNIST_CFG = experiment_config("mnist_gd")
+MNIST_P = MNIST_CFG["params"]
+MNIST_DIR = f"results/mnist_gd/{SCALE}"
+MNIST_LOGS = f"logs/mnist_gd/{SCALE}"
+MNIST_N_POINTS = (
+    len(MNIST_P["search"]["clip"]) * len(MNIST_P["search"]["steps"]) * len(MNIST_P["search"]["lr"])
+)
+MNIST_CODE = code_inputs("experiments.mnist_gd.run")
+MNIST_RUN = f"python -m experiments.mnist_gd.run scale={SCALE}"
+
+
+rule mnist_gd_search:
+    input:
+        data=PROCESSED["mnist"],
+        code=MNIST_CODE,
+    output:
+        f"{MNIST_DIR}/search/e{{e}}_p{{point}}.csv",
+    log:
+        f"{MNIST_LOGS}/search_e{{e}}_p{{point}}.log",
+    wildcard_constraints:
+        e=r"\d+",
+        point=r"\d+",
+    resources:
+        gpu=1,
+    shell:
+        "{MNIST_RUN} table=search job.eps={wildcards.e} job.point={wildcards.point} "
+        "out={output} > {log} 2>&1"
+
+
+rule mnist_gd_select:
+    input:
+        [
+            f"{MNIST_DIR}/{mnist_jobs.search_table(e, j)}"
+            for e, j in mnist_jobs.search_jobs(len(MNIST_P["eps"]), MNIST_N_POINTS)
+        ],
+    output:
+        f"{MNIST_DIR}/tuned.csv",
+    log:
+        f"{MNIST_LOGS}/select.log",
+    shell:
+        "{MNIST_RUN} table=select out={output} > {log} 2>&1"
+
+
+rule mnist_gd_train:
+    input:
+        data=PROCESSED["mnist"],
+        tuned=f"{MNIST_DIR}/tuned.csv",
+        code=MNIST_CODE,
+    output:
+        f"{MNIST_DIR}/runs/e{{e}}_{{regime}}_{{arm}}_t{{trial}}.csv",
+    log:
+        f"{MNIST_LOGS}/train_e{{e}}_{{regime}}_{{arm}}_t{{trial}}.log",
+    wildcard_constraints:
+        e=r"\d+",
+        regime="|".join(mnist_jobs.REGIMES),
+        arm="|".join(mnist_jobs.ARMS),
+        trial=r"\d+",
+    resources:
+        gpu=1,
+    shell:
+        "{MNIST_RUN} table=train job.eps={wildcards.e} job.regime={wildcards.regime} "
+        "job.arm={wildcards.arm} job.trial={wildcards.trial} out={output} > {log} 2>&1"
+
+
+rule mnist_gd_merge:
+    input:
+        [
+            f"{MNIST_DIR}/{mnist_jobs.train_table(*job)}"
+            for job in mnist_jobs.train_jobs(len(MNIST_P["eps"]), MNIST_P["n_trials"])
+        ],
+    output:
+        f"{MNIST_DIR}/runs.csv",
+    log:
+        f"{MNIST_LOGS}/merge.log",
+    shell:
+        "{MNIST_RUN} table=merge out={output} > {log} 2>&1"
+
+
+rule mnist_gd_summary:
+    input:
+        f"{MNIST_DIR}/runs.csv",
+    output:
+        f"{MNIST_DIR}/table.csv",
+    log:
+        f"{MNIST_LOGS}/summary.log",
+    shell:
+        "{MNIST_RUN} table=summary out={output} > {log} 2>&1"
+
+
+rule mnist_gd_plot:
+    input:
+        table=f"{MNIST_DIR}/table.csv",
+        runs=f"{MNIST_DIR}/runs.csv",
+        code=code_inputs("experiments.mnist_gd.plot"),
+    output:
+        **{
+            f"{name}_{fmt}": (
+                report(f"figures/mnist_gd/{SCALE}/{name}.{fmt}", category="mnist_gd")
+                if fmt == "png"
+                else f"figures/mnist_gd/{SCALE}/{name}.{fmt}"
+            )
+            for name in ("table", "fig1")
+            for fmt in ("pdf", "png")
+        },
+    log:
+        f"{MNIST_LOGS}/plot.log",
+    params:
+        outdir=f"figures/mnist_gd/{SCALE}",
+        fig1_eps=",".join(str(e) for e in MNIST_P["fig1_eps"]),
+    shell:
+        "python -m experiments.mnist_gd.plot {input.table} {input.runs} {params.outdir} "
+        "--fig1-eps {params.fig1_eps} > {log} 2>&1"
+
+
+ALL_FIGURES.extend(rules.mnist_gd_plot.output)

@@ -1,0 +1,201 @@
+"""Private full-batch gradient descent, with or without individual filtering (Algorithm 3).
+
+Feldman and Zrnic 2021, Sec. 5. Budgets are kept in units of C^2: b = B_norm / C^2, and each
+example's spent budget is s_i = sum_t ||g_bar_t(X_i)||^2 / C^2. At step t example i is clipped
+to C min(1, sqrt(b - s_i)) (Algorithm 3's min(C, sqrt(B_norm - spent_i)) divided by C), so while
+b - s_i >= 1 the clip is exactly C, as in private GD: with b = k and k steps the run is private
+GD with k steps, bit for bit. The spends are charged to the library's individual Rényi filter
+(``IndividualRenyiFilter``, budget b in the same units: its zCDP guarantee b / (2 sigma^2) is
+Prop. 5.1's B_norm / (2 sigma^2 C^2)), which refuses any example whose charge would exceed b.
+
+Without filtering the run is private GD: every example clipped to C at each of the k steps.
+
+Stopping rule (Sec. 5.1): after ``query_steps[j]`` steps the number of correctly classified
+training points plus N(0, s^2) is released; the run continues to the last query and returns
+the checkpoint with the highest noisy accuracy (ties: the earliest).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from accounting.filters.individual import IndividualRenyiFilter
+from experiments.mnist_gd.per_example import ConvMethod, clipped_gradient_sum
+
+log = logging.getLogger(__name__)
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` -> CUDA when torch sees a GPU, else CPU; otherwise the named device."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError as err:
+        raise ValueError(f"device must be auto, cpu or cuda[:N], got {name!r}") from err
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} requested but torch sees no CUDA device")
+    return device
+
+
+@dataclass(frozen=True)
+class GdSettings:
+    """One run of private GD (``filtered=False``) or of Algorithm 3 (``filtered=True``)."""
+
+    clip: float  # C
+    lr: float  # eta (constant)
+    budget_steps: float  # b = B_norm / C^2
+    n_steps: int  # k_max (private GD: the number of steps)
+    noise_multiplier: float  # sigma; noise s.d. sigma C on the sum
+    filtered: bool
+    query_steps: tuple[int, ...] = ()  # steps after which the accuracy is queried
+    query_noise_std: float = math.inf  # s.d. of each noisy count
+    chunk_size: int = 1024
+    conv_method: ConvMethod = "grouped"
+
+    def __post_init__(self) -> None:
+        for name in ("clip", "lr", "budget_steps", "noise_multiplier"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be in (0, inf), got {value!r}")
+        if self.n_steps < 1 or self.chunk_size < 1:
+            raise ValueError("n_steps and chunk_size must be integers >= 1")
+        if not self.filtered and self.n_steps > self.budget_steps:
+            raise ValueError(
+                f"private GD without filtering may run at most budget_steps = "
+                f"{self.budget_steps} steps, got n_steps = {self.n_steps}"
+            )
+        if any(not 0 <= q <= self.n_steps for q in self.query_steps):
+            raise ValueError(f"query_steps must lie in [0, n_steps], got {self.query_steps}")
+        if list(self.query_steps) != sorted(set(self.query_steps)):
+            raise ValueError("query_steps must be strictly increasing")
+        if self.query_steps and not (
+            math.isfinite(self.query_noise_std) and self.query_noise_std > 0
+        ):
+            raise ValueError("query_noise_std must be in (0, inf) when there are queries")
+
+
+@dataclass
+class GdRun:
+    """What one run produced. ``rows[j]`` describes the iterate after j steps (j = 0..k_max):
+    examples with budget left, training accuracy (not private; for the log), the noisy
+    accuracy where the stopping rule queried it, and the wall time of the step that made it."""
+
+    rows: list[dict[str, float]] = field(default_factory=list)
+    spent: np.ndarray = field(default_factory=lambda: np.zeros(0))  # s_i in units of C^2
+    chosen_step: int = 0
+
+
+def safe_remaining(budget: float, spent: np.ndarray) -> np.ndarray:
+    """b - s_i, rounded down where needed so that s_i + (b - s_i) <= b holds in floats."""
+    rem = budget - spent
+    over = spent + rem > budget
+    rem[over] = np.nextafter(rem[over], -np.inf)
+    return np.maximum(rem, 0.0)
+
+
+@torch.no_grad()
+def count_correct(model: nn.Module, x: torch.Tensor, y: torch.Tensor, chunk: int) -> int:
+    """Number of examples the model classifies correctly."""
+    correct = 0
+    for start in range(0, x.shape[0], chunk):
+        logits = model(x[start : start + chunk])
+        correct += int((logits.argmax(1) == y[start : start + chunk]).sum())
+    return correct
+
+
+def train(
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    s: GdSettings,
+    rng: np.random.Generator,
+) -> GdRun:
+    """Run private GD or Algorithm 3 on (x, y), updating ``model`` in place.
+
+    The model ends with the returned parameters: the best queried checkpoint when there are
+    queries, else the last iterate. Noise comes from ``rng`` (float64, then cast to float32),
+    so a seed gives the same noise on every device.
+    """
+    n = x.shape[0]
+    device = x.device
+    params = list(model.parameters())
+    dim = sum(p.numel() for p in params)
+    filt = IndividualRenyiFilter(n, budget=s.budget_steps, alpha=None)
+    run = GdRun(rows=[{"step": j, "step_s": math.nan} for j in range(s.n_steps + 1)])
+    checkpoints: dict[int, list[torch.Tensor]] = {}
+
+    def remaining() -> np.ndarray:
+        if s.filtered:
+            return safe_remaining(s.budget_steps, filt.spent)
+        return np.full(n, math.inf)
+
+    def observe(j: int, correct: int, rem: np.ndarray) -> None:
+        row = run.rows[j]
+        row["n_active"] = int((rem > 0).sum())
+        row["train_acc"] = correct / n
+        if j in s.query_steps:
+            row["noisy_train_acc"] = (correct + rng.normal(0.0, s.query_noise_std)) / n
+            checkpoints[j] = [p.detach().clone() for p in params]
+
+    for t in range(1, s.n_steps + 1):
+        started = time.perf_counter()
+        rem = remaining()
+        bound_units = np.minimum(1.0, rem)
+        bounds = torch.as_tensor(s.clip * np.sqrt(bound_units), dtype=torch.float32).to(device)
+        out = clipped_gradient_sum(model, x, y, bounds, s.chunk_size, s.conv_method)
+        observe(t - 1, out.n_correct, rem)
+        if s.filtered:
+            norms_sq = out.norms.double().cpu().numpy() ** 2 / (s.clip * s.clip)
+            if not filt.request(np.minimum(norms_sq, bound_units)).all():
+                # cannot happen: each charge is at most the (safely rounded) budget left
+                raise RuntimeError("the individual filter refused a clipped example")
+        noise = rng.standard_normal(dim) * (s.noise_multiplier * s.clip)
+        noise_t = torch.as_tensor(noise, dtype=torch.float32).to(device)
+        with torch.no_grad():
+            offset = 0
+            for p, g in zip(params, out.grads, strict=True):
+                z = noise_t[offset : offset + p.numel()].view_as(p)
+                p -= s.lr * (g + z) / n
+                offset += p.numel()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        run.rows[t]["step_s"] = time.perf_counter() - started
+        log.info(
+            "step %d/%d  active %d/%d  train acc %.4f  %.2f s",
+            t,
+            s.n_steps,
+            run.rows[t - 1]["n_active"],
+            n,
+            run.rows[t - 1]["train_acc"],
+            run.rows[t]["step_s"],
+        )
+    observe(s.n_steps, count_correct(model, x, y, s.chunk_size), remaining())
+    run.spent = np.array(filt.spent) if s.filtered else np.full(n, float(s.n_steps))
+    if s.query_steps:
+        run.chosen_step = max(s.query_steps, key=lambda j: (run.rows[j]["noisy_train_acc"], -j))
+        with torch.no_grad():
+            for p, saved in zip(params, checkpoints[run.chosen_step], strict=True):
+                p.copy_(saved)
+    else:
+        run.chosen_step = s.n_steps
+    return run
+
+
+def query_schedule(first: int, n_queries: int, every: int) -> tuple[int, ...]:
+    """Steps first, first + every, ..., first + (n_queries - 1) every (Sec. 5.1: every 5)."""
+    if first < 0 or n_queries < 0 or every < 1:
+        raise ValueError("first >= 0, n_queries >= 0 and every >= 1 are required")
+    return tuple(first + j * every for j in range(n_queries))
+
+
+def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, chunk: int) -> float:
+    """Fraction of (x, y) the model classifies correctly."""
+    return count_correct(model, x, y, chunk) / x.shape[0]

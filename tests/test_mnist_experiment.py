@@ -1,0 +1,279 @@
+"""MNIST private GD with individual filtering (Feldman and Zrnic 2021, Sec. 5): the fast
+clipped sum, Algorithm 3's budget, its reduction to private GD, the stopping-query accounting,
+input validation and a smoke run of the Snakemake rules on a synthetic MNIST file."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import torch.nn.functional as F
+
+from accounting.curves.zcdp import zcdp_budget
+from accounting.mechanisms.filtered_gd import (
+    count_queries_zcdp,
+    filtered_gd_zcdp,
+    plan_filtered_gd,
+    zcdp_eps,
+)
+from experiments.common.config import compose_config, load_params
+from experiments.mnist_gd.model import MnistConvNet, normalise_images
+from experiments.mnist_gd.per_example import clipped_gradient_sum
+from experiments.mnist_gd.run import settings
+from experiments.mnist_gd.schema import Params
+from experiments.mnist_gd.train import GdSettings, query_schedule, safe_remaining, train
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_batch(n: int, seed: int = 0) -> tuple[MnistConvNet, torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    x = torch.randn(n, 1, 28, 28, generator=gen)
+    y = torch.randint(0, 10, (n,), generator=gen)
+    return MnistConvNet(), x, y
+
+
+def loop_clipped_sum(model, x, y, bounds):
+    """Reference: one backward per example, clip, sum."""
+    params = list(model.parameters())
+    total = [torch.zeros_like(p) for p in params]
+    norms = []
+    for i in range(x.shape[0]):
+        loss = F.cross_entropy(model(x[i : i + 1]), y[i : i + 1], reduction="sum")
+        grads = torch.autograd.grad(loss, params)
+        norm = torch.sqrt(sum(g.square().sum() for g in grads))
+        scale = torch.clamp(bounds[i] / norm, max=1.0)
+        for t, g in zip(total, grads, strict=True):
+            t += scale * g
+        norms.append(norm)
+    return total, torch.stack(norms)
+
+
+@pytest.mark.parametrize("method", ["grouped", "unfold"])
+@pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])
+def test_fast_clipped_sum_equals_per_example_loop(method, layout):
+    model, x, y = tiny_batch(24)
+    bounds = torch.linspace(0.0, 3.0, 24)  # includes 0 (filtered out) and unclipped examples
+    ref, ref_norms = loop_clipped_sum(model, x, y, bounds)
+    model = model.to(memory_format=layout)
+    out = clipped_gradient_sum(model, x.contiguous(memory_format=layout), y, bounds, 7, method)
+    torch.testing.assert_close(out.norms, ref_norms, rtol=1e-5, atol=0)
+    assert bool((out.scales[bounds >= ref_norms] == 1).all())
+    for fast, slow in zip(out.grads, ref, strict=True):
+        assert float((fast - slow).abs().max() / slow.abs().max()) < 1e-5
+    assert out.n_correct == int((model(x).argmax(1) == y).sum())
+
+
+def test_clipped_sum_rejects_unsupported_layers_and_bad_bounds():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+    x, y = torch.randn(5, 4), torch.zeros(5, dtype=torch.long)
+    with pytest.raises(ValueError, match="BatchNorm1d"):
+        clipped_gradient_sum(model, x, y, torch.ones(5), 2)
+    with pytest.raises(ValueError, match="max_norms"):
+        clipped_gradient_sum(torch.nn.Linear(4, 3), x, y, -torch.ones(5), 2)
+    with pytest.raises(ValueError, match="conv_method"):
+        clipped_gradient_sum(torch.nn.Linear(4, 3), x, y, torch.ones(5), 2, "ghost")
+
+
+def test_filter_never_lets_spent_budget_exceed_b_norm():
+    model, x, y = tiny_batch(32, seed=1)
+    budget = 2.5  # B_norm = 2.5 C^2; C small enough that most gradients are clipped to C
+    s = GdSettings(clip=0.05, lr=0.5, budget_steps=budget, n_steps=8, noise_multiplier=1.0,
+                   filtered=True, chunk_size=16)  # fmt: skip
+    run = train(model, x, y, s, np.random.default_rng(0))
+    assert np.all(run.spent <= budget)
+    assert np.isclose(run.spent.max(), budget)  # the budget is used up ...
+    active = [r["n_active"] for r in run.rows]
+    assert active[0] == 32 and active[-1] == 0  # ... and every example is eventually filtered
+    assert all(a >= b for a, b in zip(active, active[1:], strict=False))
+
+
+def test_safe_remaining_never_overshoots():
+    rng = np.random.default_rng(0)
+    for budget in (0.7, 1.3, 3.0, 17.1):
+        spent = rng.uniform(0, budget, 10000)
+        rem = safe_remaining(budget, spent)
+        assert np.all(spent + rem <= budget) and np.all(rem >= 0)
+
+
+def test_b_norm_k_c2_without_filtering_is_private_gd_with_k_steps():
+    k, clip = 3, 0.3
+    runs = []
+    for filtered in (True, False):
+        model, x, y = tiny_batch(20, seed=2)
+        s = GdSettings(clip, 1.0, float(k), k, 2.0, filtered, chunk_size=8)
+        runs.append((train(model, x, y, s, np.random.default_rng(5)), list(model.parameters())))
+    (filt_run, filt_params), (gd_run, gd_params) = runs
+    for a, b in zip(filt_params, gd_params, strict=True):
+        assert torch.equal(a, b)
+    assert np.all(filt_run.spent <= k)
+    assert filtered_gd_zcdp(k, 2.0) == pytest.approx(k / (2 * 2.0**2))
+
+
+@pytest.mark.parametrize("conversion", ["bun_steinke", "optimal"])
+def test_stopping_queries_are_charged_to_the_same_budget(conversion):
+    eps, delta, b, m, share = 0.5, 1e-5, 40.0, 10, 0.05
+    plan = plan_filtered_gd(eps, delta, conversion, b, m, share)
+    assert plan.rho_gd + plan.rho_queries == pytest.approx(plan.rho, rel=1e-12)
+    assert plan.query_share == pytest.approx(share)
+    assert plan.rho_queries == pytest.approx(m / (2 * plan.query_noise_std**2))
+    assert plan.rho_gd == pytest.approx(b / (2 * plan.noise_multiplier**2))
+    assert zcdp_eps(plan.rho, delta, conversion) <= eps
+    assert plan.rho == pytest.approx(zcdp_budget(eps, delta, conversion), rel=1e-12)
+    no_queries = plan_filtered_gd(eps, delta, conversion, b)
+    assert no_queries.noise_multiplier < plan.noise_multiplier  # queries cost gradient noise
+    assert count_queries_zcdp(4, 2.0) == pytest.approx(4 / 8)
+
+
+def test_job_settings_spend_at_most_the_target():
+    p = load_params(compose_config("mnist_gd", "paper"), Params)
+    for regime in ("tuned", "suboptimal"):
+        for arm in ("gd", "filtered"):
+            s, cols = settings(p, 0, regime, arm, (0.5, 50, 1.0))
+            assert cols["rho_spent"] <= cols["rho_target"] * (1 + 1e-12)
+            assert cols["eps_bun_steinke"] <= p.eps[0] + 1e-12
+            if arm == "filtered":
+                assert cols["query_share"] == pytest.approx(p.stop.share)
+                first = math.floor(s.budget_steps)
+                assert s.query_steps == query_schedule(first, p.stop.n_queries, p.stop.every)
+                assert s.n_steps == first + (p.stop.n_queries - 1) * p.stop.every
+            else:
+                assert not s.query_steps and s.n_steps == math.floor(s.budget_steps)
+    s, cols = settings(p, 0, "suboptimal", "gd", (0.5, 50, 1.0))
+    tuned, _ = settings(p, 0, "tuned", "gd", (0.5, 50, 1.0))
+    assert s.clip == pytest.approx(1.5 * 0.5)  # eps 0.3: C x 1.5, noise s.d. sigma C kept
+    assert s.noise_multiplier * s.clip == pytest.approx(tuned.noise_multiplier * tuned.clip)
+
+
+def test_bad_input_raises_clear_errors():
+    with pytest.raises(ValueError, match="eps"):
+        plan_filtered_gd(0.0, 1e-5, "optimal", 10.0)
+    with pytest.raises(ValueError, match="eps"):
+        plan_filtered_gd(-1.0, 1e-5, "optimal", 10.0)
+    with pytest.raises(ValueError, match="conversion"):
+        plan_filtered_gd(0.5, 1e-5, "renyi", 10.0)
+    with pytest.raises(ValueError, match="query_share"):
+        plan_filtered_gd(0.5, 1e-5, "optimal", 10.0, n_queries=3, query_share=0.0)
+    with pytest.raises(ValueError, match="clip"):
+        GdSettings(0.0, 1.0, 5.0, 5, 1.0, True)
+    with pytest.raises(ValueError, match="clip"):
+        GdSettings(-1.0, 1.0, 5.0, 5, 1.0, True)
+    with pytest.raises(ValueError, match="budget_steps"):
+        GdSettings(1.0, 1.0, 5.0, 6, 1.0, False)  # private GD past its budget
+    cfg = compose_config("mnist_gd", "smoke")
+    for override, key in [
+        ({"eps": [0.0]}, "eps"),
+        ({"eps": [-0.5]}, "eps"),
+        ({"conversion": "renyi"}, "conversion"),
+        ({"search": {"clip": [0.0]}}, "search.clip"),
+        ({"search": {"clip": [-1.0]}}, "search.clip"),
+        ({"n_train": 0}, "n_train"),
+    ]:
+        bad = {**dict(cfg), "params": {**cfg.params, **override}}
+        if "search" in override:
+            bad["params"]["search"] = {**cfg.params.search, **override["search"]}
+        with pytest.raises(ValueError, match=key):
+            load_params(bad, Params)
+
+
+def test_normalisation_matches_the_opacus_example():
+    images = np.zeros((2, 28, 28), dtype=np.uint8)
+    images[1] = 255
+    x = normalise_images(images)
+    assert x.shape == (2, 1, 28, 28)
+    assert float(x[0, 0, 0, 0]) == pytest.approx(-0.1307 / 0.3081)
+    assert float(x[1, 0, 0, 0]) == pytest.approx((1 - 0.1307) / 0.3081)
+    with pytest.raises(ValueError, match="uint8"):
+        normalise_images(images.astype(np.float32))
+
+
+def _synthetic_workdir(tmp: Path) -> Path:
+    """Symlinked sources plus a small random MNIST file in data/processed."""
+    work = tmp / "work"
+    work.mkdir()
+    for name in ("Snakefile", "config", "experiments", "accounting"):
+        (work / name).symlink_to(REPO / name)
+    (work / "data").mkdir()
+    (work / "data" / "manifest.yaml").symlink_to(REPO / "data" / "manifest.yaml")
+    rng = np.random.default_rng(0)
+    processed = work / "data" / "processed"
+    processed.mkdir()
+    np.savez_compressed(
+        processed / "mnist.npz",
+        x_train=rng.integers(0, 256, (400, 28, 28), dtype=np.uint8),
+        y_train=rng.integers(0, 10, 400, dtype=np.uint8),
+        x_test=rng.integers(0, 256, (300, 28, 28), dtype=np.uint8),
+        y_test=rng.integers(0, 10, 300, dtype=np.uint8),
+    )
+    return work
+
+
+@pytest.mark.slow
+def test_smoke_rules_build_table_and_fig1(tmp_path):
+    work = _synthetic_workdir(tmp_path)
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    rules = [f"mnist_gd_{r}" for r in ("search", "select", "train", "merge", "summary", "plot")]
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--allowed-rules", *rules]
+    cmd += ["--config", "scale=smoke", "--", "figures/mnist_gd/smoke/fig1.png"]
+    result = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    table = pd.read_csv(work / "results" / "mnist_gd" / "smoke" / "table.csv")
+    assert set(table["column"]) == {
+        "GD (tuned)",
+        "GD (tuned) w/ filtering",
+        "GD (suboptimal)",
+        "GD (suboptimal) w/ filtering",
+    }
+    assert (table["max_eps_bun_steinke"] <= table["eps"] + 1e-12).all()
+    runs = pd.read_csv(work / "results" / "mnist_gd" / "smoke" / "runs.csv")
+    assert (runs["max_spent"] <= runs["budget_steps"]).all()
+    assert runs["step_s"].notna().any()
+    for name in ("table", "fig1"):
+        assert (work / "figures" / "mnist_gd" / "smoke" / f"{name}.png").stat().st_size > 0
+    assert (work / "logs" / "mnist_gd" / "smoke" / "train_e0_tuned_filtered_t0.log").is_file()
+
+
+def test_metrics_read_the_table_and_the_claims(tmp_path):
+    from experiments.mnist_gd.metrics import metrics
+
+    rows = []
+    for eps, accs in ((0.3, (93.0, 93.5, 84.0, 92.0)), (1.0, (96.0, 95.9, 94.0, 95.0))):
+        for (regime, arm), acc in zip(
+            [
+                ("tuned", "gd"),
+                ("tuned", "filtered"),
+                ("suboptimal", "gd"),
+                ("suboptimal", "filtered"),
+            ],
+            accs,
+            strict=True,
+        ):
+            rows.append(
+                dict(eps=eps, regime=regime, arm=arm, mean_acc=acc, sd_acc=0.4, n_trials=10)
+            )
+    pd.DataFrame(rows).to_csv(tmp_path / "table.csv", index=False)
+    got = metrics(tmp_path)
+    assert got["acc_eps0.3_filtered_suboptimal"] == 92.0 and got["acc_eps1_gd_tuned"] == 96.0
+    assert got["filtering_helps_suboptimal"] is True
+    assert got["filtering_not_worse_tuned"] is True  # 95.9 vs 96.0: within one standard error
+    rows[1]["mean_acc"] = 90.0
+    pd.DataFrame(rows).to_csv(tmp_path / "table.csv", index=False)
+    assert metrics(tmp_path)["filtering_not_worse_tuned"] is False
+    assert "budget_respected" not in got  # no runs.csv
