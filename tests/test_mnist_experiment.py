@@ -277,3 +277,18 @@ def test_metrics_read_the_table_and_the_claims(tmp_path):
     pd.DataFrame(rows).to_csv(tmp_path / "table.csv", index=False)
     assert metrics(tmp_path)["filtering_not_worse_tuned"] is False
     assert "budget_respected" not in got  # no runs.csv
+
+
+def test_resolve_device_turns_tf32_off() -> None:
+    """TF32 convolutions made GPU clipped sums 2e-2 off (H100): norms must be float32."""
+    import torch
+
+    from experiments.mnist_gd.train import resolve_device
+
+    torch.backends.cudnn.allow_tf32 = True
+    torch.backends.cuda.matmul.allow_tf32 = True
+    assert resolve_device("cpu").type == "cpu"
+    assert torch.backends.cudnn.allow_tf32 is False
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    with pytest.raises(ValueError, match="device"):
+        resolve_device("tpu")
