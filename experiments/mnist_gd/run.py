@@ -82,9 +82,15 @@ def fresh_model(seed: np.random.SeedSequence, device: torch.device) -> MnistConv
 
 
 def setup(cfg: DictConfig, p: Params) -> tuple[torch.device, tuple[torch.Tensor, ...]]:
+    """Device, threads and data; on CUDA ``p.chunk_size`` becomes ``p.gpu_chunk_size``.
+
+    Call before anything reads ``p.chunk_size``; the sidecar records the value that ran.
+    """
     device = resolve_device(str(cfg.device))
     if device.type == "cpu":
         torch.set_num_threads(p.threads)
+    else:
+        p.chunk_size = p.gpu_chunk_size
     log.info("device %s, %d training images", device, p.n_train)
     return device, load_mnist(str(cfg.data), p, device)
 
@@ -211,8 +217,8 @@ def train_job(cfg: DictConfig, p: Params) -> pd.DataFrame:
     eps_index, regime, arm, trial = (
         int(cfg.job.eps), str(cfg.job.regime), str(cfg.job.arm), int(cfg.job.trial)
     )  # fmt: skip
-    s, cols = settings(p, eps_index, regime, arm, tuned_values(cfg, eps_index))
     device, (x, y, x_test, y_test) = setup(cfg, p)
+    s, cols = settings(p, eps_index, regime, arm, tuned_values(cfg, eps_index))
     seed = np.random.SeedSequence([p.seed, TRAIN, eps_index, jobs.REGIMES.index(regime), trial])
     model = fresh_model(seed, device)
     run = train(model, x, y, s, np.random.default_rng(seed))

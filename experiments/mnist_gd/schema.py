@@ -64,7 +64,8 @@ class Params:
     n_train: int = MISSING
     n_test: int = MISSING
     n_trials: int = MISSING
-    chunk_size: int = MISSING
+    chunk_size: int = MISSING  # examples per chunk on CPU
+    gpu_chunk_size: int = MISSING  # examples per chunk on CUDA (replaces chunk_size there)
     conv_method: str = MISSING  # grouped | unfold
     threads: int = MISSING  # torch CPU threads per job
     stop: Stop = MISSING
@@ -92,7 +93,7 @@ class Params:
             raise ValueError(f"params.n_train must be in [1, {MNIST_TRAIN}], got {self.n_train}")
         if not 1 <= self.n_test <= MNIST_TEST:
             raise ValueError(f"params.n_test must be in [1, {MNIST_TEST}], got {self.n_test}")
-        for name in ("n_trials", "chunk_size", "threads"):
+        for name in ("n_trials", "chunk_size", "gpu_chunk_size", "threads"):
             positive(name, getattr(self, name))
         if self.conv_method not in CONV_METHODS:
             raise ValueError(
