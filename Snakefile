@@ -23,7 +23,10 @@ from experiments.common.codedeps import code_inputs as _code_inputs
 
 SCALES = ("smoke", "default", "paper")
 #: Every key `--config` accepts (a typo such as `scal=smoke` must not start a default run).
-CONFIG_KEYS = {"scale": f"one of {SCALES}"}
+CONFIG_KEYS = {
+    "scale": f"one of {SCALES}",
+    "missing_data": "fail (default: fetch every required dataset or stop) or skip",
+}
 _unknown = sorted(set(config) - set(CONFIG_KEYS))
 if _unknown:
     raise ValueError(
@@ -33,6 +36,11 @@ if _unknown:
 SCALE = config.get("scale", "default")
 if SCALE not in SCALES:
     raise ValueError(f"config scale must be one of {SCALES}, got {SCALE!r}")
+#: skip: build only what the raw data found locally (data/raw or the mirror) allows; an
+#: experiment whose dataset is missing is left out (and scored "no data"), e.g. offline.
+MISSING_DATA = config.get("missing_data", "fail")
+if MISSING_DATA not in ("fail", "skip"):
+    raise ValueError(f"config missing_data must be 'fail' or 'skip', got {MISSING_DATA!r}")
 ALL_FIGURES = []
 
 

@@ -160,3 +160,6 @@ def test_unknown_config_key_is_a_clear_error(work):
     assert "unknown --config key(s) ['scal']" in message and "valid keys: scale" in message
     bad = _run(work, sys.executable, "-m", "snakemake", "-n", "--config", "scale=huge")
     assert bad.returncode != 0 and "scale must be one of" in bad.stderr + bad.stdout
+    bad = _run(work, sys.executable, "-m", "snakemake", "-n", "--config", "missing_data=maybe")
+    message = bad.stderr + bad.stdout
+    assert bad.returncode != 0 and "missing_data must be 'fail' or 'skip'" in message

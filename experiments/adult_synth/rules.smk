@@ -114,4 +114,5 @@ rule adult_synth_plot:
         " {input.table3} {params.outdir} --threshold {params.threshold} > {log} 2>&1"
 
 
-ALL_FIGURES.extend(rules.adult_synth_plot.output)
+if DATA_AVAILABLE["adult"]:
+    ALL_FIGURES.extend(rules.adult_synth_plot.output)

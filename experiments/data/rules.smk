@@ -3,13 +3,15 @@
 #   PROCESSED       {"adult": ..., "adult_domain": ..., "bikes": ..., "mnist": ...,
 #                    "lcl_matrix": ..., "lcl_daily": ..., "near_matrix": ..., "near_daily": ...}
 #   DATA_AVAILABLE  {"adult": True, ..., "near": False}: required datasets are always True (they
-#                   are fetched, or the run stops with a clear message); an optional dataset
-#                   (NEAR) is True only if a local copy of its raw files exists (data/raw or
-#                   the mirror). Experiments needing an optional dataset check it.
+#                   are fetched, or the run stops with a clear message) unless
+#                   --config missing_data=skip; an optional dataset (NEAR), or any dataset
+#                   under missing_data=skip, is True only if a local copy of its raw files
+#                   exists (data/raw or the mirror). Experiments check it for their datasets.
 #   PROCESSED_DEFAULT  processed files of the available datasets (rule all depends on them).
 # fetch_raw has no code inputs: its output is pinned by the manifest's sha256, which
 # preprocessing verifies again on every run. Logs: logs/data/.
 import re
+import sys
 
 from experiments.data.fetch import is_available, load_manifest
 from experiments.data.preprocess import OUTPUTS, RAW
@@ -33,11 +35,16 @@ PROCESSED = {
 }
 DATA_AVAILABLE = {
     name: all(
-        not MANIFEST_ENTRIES[path].optional or is_available(MANIFEST_ENTRIES[path], "data/raw")
+        (not MANIFEST_ENTRIES[path].optional and MISSING_DATA == "fail")
+        or is_available(MANIFEST_ENTRIES[path], "data/raw")
         for path in paths
     )
     for name, paths in RAW.items()
 }
+for _name in sorted(name for name, ok in DATA_AVAILABLE.items() if not ok):
+    if MISSING_DATA == "skip" and not all(MANIFEST_ENTRIES[p].optional for p in RAW[_name]):
+        print(f"data: no local raw copy of {_name} (missing_data=skip): its figures are skipped",
+              file=sys.stderr)
 PROCESSED_DEFAULT = [
     out for name in sorted(RAW) if DATA_AVAILABLE[name] for out in _processed(name)
 ]

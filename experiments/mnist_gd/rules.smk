@@ -117,4 +117,5 @@ rule mnist_gd_plot:
         "--fig1-eps {params.fig1_eps} > {log} 2>&1"
 
 
-ALL_FIGURES.extend(rules.mnist_gd_plot.output)
+if DATA_AVAILABLE["mnist"]:
+    ALL_FIGURES.extend(rules.mnist_gd_plot.output)

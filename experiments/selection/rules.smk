@@ -106,6 +106,8 @@ def _selection_figure_names(table):
 
 
 for _table in ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm_bounds"):
+    if _table in ("offline", "online") and not _selection_jobs(_table):
+        continue  # no dataset of this table is available (missing_data=skip)
 
     rule:
         name:
