@@ -116,3 +116,32 @@ def test_smoke_workload_runs_and_plots(tmp_path):
     assert np.all(residue >= naive)  # the residue update is never below the naive one
     plot.plot(table, tmp_path / "fig")
     assert (tmp_path / "fig" / "comparison.png").stat().st_size > 0
+
+
+def test_recorded_gradient_norms_are_replayed_beside_the_stand_in(tmp_path):
+    from experiments.filter_comparison.run import run
+
+    steps, n, clip = 12, 40, 1.0
+    norms = np.full((steps, n), 2.0 * clip, dtype=np.float32)  # every example clipped
+    norms[:, : n // 2] = 0.0  # half the examples never spend anything
+    np.savez_compressed(tmp_path / "norms.npz", norms=norms)
+    cfg = compose_config(
+        "filter_comparison",
+        "smoke",
+        ["workload=e", f"params.gradients.norms_file={tmp_path / 'norms.npz'}"],
+    )
+    table = run(cfg, load_params(cfg, Params))
+    individual = table[table["filter"].str.startswith("individual")].set_index("note")
+    assert list(individual.index) == ["synthetic stand-in", "MNIST gradient norms"]
+    # 12 steps cost far less than the budget: every example takes part in all of them
+    assert individual.loc["MNIST gradient norms", "admitted"] == steps
+    recorded = table[table.setting.str.endswith("MNIST norms")].dropna(subset=["admitted"])
+    assert (recorded.admitted <= steps).all() and (recorded["filter"] == "zcdp").any()
+    with pytest.raises(ValueError, match="norms must be a finite"):
+        np.savez_compressed(tmp_path / "bad.npz", norms=-norms)
+        cfg = compose_config(
+            "filter_comparison",
+            "smoke",
+            ["workload=e", f"params.gradients.norms_file={tmp_path / 'bad.npz'}"],
+        )
+        run(cfg, load_params(cfg, Params))

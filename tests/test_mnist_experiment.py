@@ -104,6 +104,19 @@ def test_filter_never_lets_spent_budget_exceed_b_norm():
     assert all(a >= b for a, b in zip(active, active[1:], strict=False))
 
 
+def test_recorded_norms_are_the_norms_the_filter_was_charged():
+    model, x, y = tiny_batch(16, seed=3)
+    s = GdSettings(clip=0.05, lr=0.5, budget_steps=2.5, n_steps=4, noise_multiplier=1.0,
+                   filtered=True, chunk_size=8)  # fmt: skip
+    run = train(model, x, y, s, np.random.default_rng(0), record_norms=True)
+    assert run.norms is not None and run.norms.shape == (4, 16)
+    _, ref_norms = loop_clipped_sum(tiny_batch(16, seed=3)[0], x, y, torch.ones(16))
+    np.testing.assert_allclose(run.norms[0], ref_norms.detach().numpy(), rtol=1e-5)  # step 1
+    charged = np.minimum(run.norms.astype(np.float64) ** 2 / s.clip**2, 1.0).sum(axis=0)
+    np.testing.assert_allclose(np.minimum(charged, 2.5), run.spent, rtol=1e-5)
+    assert train(model, x, y, s, np.random.default_rng(0)).norms is None
+
+
 def test_safe_remaining_never_overshoots():
     rng = np.random.default_rng(0)
     for budget in (0.7, 1.3, 3.0, 17.1):

@@ -3,20 +3,29 @@
 FILTER_COMPARISON_WORKLOADS = ("a", "b", "c", "d", "e")
 
 
+def _filter_comparison_norms(wildcards):
+    """Workload (e) replays the MNIST experiment's gradient norms when MNIST is available."""
+    return [MNIST_NORMS] if wildcards.workload == "e" and DATA_AVAILABLE["mnist"] else []
+
+
 rule filter_comparison_run:
     input:
-        code_inputs("experiments.filter_comparison.run"),
+        code=code_inputs("experiments.filter_comparison.run"),
+        norms=_filter_comparison_norms,
     output:
         f"results/filter_comparison/{SCALE}/{{workload}}.csv",
     wildcard_constraints:
         workload="|".join(FILTER_COMPARISON_WORKLOADS),
     params:
         scale=SCALE,
+        norms=lambda w, input: (
+            f"params.gradients.norms_file={input.norms[0]}" if input.norms else ""
+        ),
     log:
         f"logs/filter_comparison/{SCALE}/run_{{workload}}.log",
     shell:
         "python -m experiments.filter_comparison.run scale={params.scale} "
-        "workload={wildcards.workload} out={output} > {log} 2>&1"
+        "workload={wildcards.workload} {params.norms} out={output} > {log} 2>&1"
 
 
 rule filter_comparison_merge:

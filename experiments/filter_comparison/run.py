@@ -56,12 +56,13 @@ def admit(contender: Contender, queries: list[Query]) -> tuple[int, bool, float]
     return admitted, True, seconds
 
 
-def individual_rows(p: Params, rng: np.random.Generator) -> tuple[list[float], int, float, bool]:
-    """Individual Renyi filter (zCDP budget) on DP-SGD steps: the number of steps each
-    example takes part in, the number of steps, the seconds per step and whether the norms
-    are synthetic."""
+def individual_rows(
+    p: Params, rng: np.random.Generator, index: int
+) -> tuple[list[float], int, float]:
+    """Individual Renyi filter (zCDP budget) on the DP-SGD steps of setting ``index`` of (e):
+    the number of steps each example takes part in, the number of steps, seconds per step."""
     g = p.gradients
-    norms, synthetic = gradient_norms(g, rng)
+    norms = gradient_norms(g, rng, index)
     sigma = g.noise_multiplier * g.clip
     costs = np.minimum(norms, g.clip) ** 2 / (2.0 * sigma**2)  # Feldman and Zrnic, Ex. 2.6
     filt = IndividualRenyiFilter(norms.shape[1], zcdp_budget(p.eps, p.delta, "optimal"))
@@ -70,7 +71,7 @@ def individual_rows(p: Params, rng: np.random.Generator) -> tuple[list[float], i
     for step_costs in costs:
         active_steps += filt.request(step_costs)
     per_step = (time.perf_counter() - start) / norms.shape[0]
-    return active_steps.tolist(), norms.shape[0], per_step, synthetic
+    return active_steps.tolist(), norms.shape[0], per_step
 
 
 def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
@@ -101,10 +102,10 @@ def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
                     | {"censored": censored, "seconds_per_query": seconds / max(admitted, 1)}
                 )
         if workload == "e":
-            steps, n_steps, per_step, synthetic = individual_rows(
-                p, np.random.default_rng([p.seed, w, index, 0])
+            steps, n_steps, per_step = individual_rows(
+                p, np.random.default_rng([p.seed, w, index, 0]), index
             )
-            label = "synthetic stand-in" if synthetic else "MNIST gradient norms"
+            label = ("synthetic stand-in", "MNIST gradient norms")[index]
             median = float(np.median(steps))
             rows.append(
                 base

@@ -11,7 +11,9 @@ Each ``stream`` is a list of ``Query`` drawn with a seeded ``numpy.random.Genera
   output it produced (LPB Thm. 17, ``gaussian_above_threshold_expost_eps``);
 * (e) full-batch DP-SGD steps: to a stream-level filter each step is one Gaussian of noise
   multiplier z (sensitivity = the clip norm); the per-example gradient norms drive the
-  individual Rényi filter (``gradient_norms``).
+  individual Rényi filter (``gradient_norms``). Setting 0 is a labelled synthetic stand-in
+  (``steps`` steps); setting 1, only when ``norms_file`` exists, replays the norms the MNIST
+  experiment recorded (as many steps as the file has).
 """
 
 from __future__ import annotations
@@ -54,7 +56,10 @@ def settings(p: Params, workload: str) -> list[str]:
         "b": [f"sigma log-uniform [{p.hetero.sigma_lo:g}, {p.hetero.sigma_hi:g}]"],
         "c": [f"RR({p.mixed.rr_eps:g}) w.p. {p.mixed.p_rr:g}, else sigma={p.mixed.sigma:g}"],
         "d": [f"Gaussian Above Threshold, {p.above_threshold.steps} steps"],
-        "e": [f"DP-SGD steps, noise multiplier {p.gradients.noise_multiplier:g}"],
+        "e": [
+            f"DP-SGD steps, noise multiplier {p.gradients.noise_multiplier:g}, {name}"
+            for name in ("synthetic norms", "MNIST norms")[: 1 + has_norms_file(p.gradients)]
+        ],
     }[workload]
 
 
@@ -97,18 +102,30 @@ def stream(p: Params, workload: str, index: int, rng: np.random.Generator) -> li
             )
             out.append(Query("pure", eps_max, table[at.steps if step is None else step - 1]))
         return out
-    return [Query("gaussian", p.gradients.noise_multiplier)] * p.gradients.steps
+    steps = p.gradients.steps if index == 0 else recorded_norms(p.gradients).shape[0]
+    return [Query("gaussian", p.gradients.noise_multiplier)] * steps
 
 
-def gradient_norms(g: Gradients, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
-    """(norms of shape (steps, n), synthetic?): ``norms_file`` if it exists, else log-normal
-    norms with median ``median_norm`` decaying by ``decay`` per step (a labelled stand-in)."""
-    if g.norms_file and Path(g.norms_file).is_file():
-        with np.load(g.norms_file) as data:
-            norms = np.asarray(data["norms"], dtype=np.float64)
-        if norms.ndim != 2 or np.any(~np.isfinite(norms)) or np.any(norms < 0):
-            raise ValueError(f"{g.norms_file}: norms must be a finite (steps, n) array >= 0")
-        return norms, False
+def has_norms_file(g: Gradients) -> bool:
+    return bool(g.norms_file) and Path(str(g.norms_file)).is_file()
+
+
+def recorded_norms(g: Gradients) -> np.ndarray:
+    """The per-example gradient norms of ``norms_file`` (npz array ``norms``, (steps, n))."""
+    if not has_norms_file(g):
+        raise ValueError(f"gradients.norms_file must name an existing npz, got {g.norms_file!r}")
+    with np.load(str(g.norms_file)) as data:
+        norms = np.asarray(data["norms"], dtype=np.float64)
+    if norms.ndim != 2 or np.any(~np.isfinite(norms)) or np.any(norms < 0):
+        raise ValueError(f"{g.norms_file}: norms must be a finite (steps, n) array >= 0")
+    return norms
+
+
+def gradient_norms(g: Gradients, rng: np.random.Generator, index: int) -> np.ndarray:
+    """Norms of shape (steps, n) of setting ``index`` of (e): 1 = ``recorded_norms``, 0 =
+    log-normal norms with median ``median_norm`` decaying by ``decay`` per step (stand-in)."""
+    if index == 1:
+        return recorded_norms(g)
     decay = g.decay ** np.arange(g.steps)[:, None]
     noise = rng.normal(0.0, g.spread, (g.steps, g.n_examples))
-    return g.median_norm * decay * np.exp(noise), True
+    return g.median_norm * decay * np.exp(noise)

@@ -67,6 +67,30 @@ rule mnist_gd_train:
         "job.arm={wildcards.arm} job.trial={wildcards.trial} out={output} > {log} 2>&1"
 
 
+#: Per-example gradient norms of one run (tuned private GD at the largest eps, trial 0),
+#: replayed by the filter comparison's workload (e); a rerun of that train job with norms_out.
+MNIST_NORMS = f"{MNIST_DIR}/norms/gradient_norms.npz"
+
+
+rule mnist_gd_norms:
+    input:
+        data=PROCESSED["mnist"],
+        tuned=f"{MNIST_DIR}/tuned.csv",
+        code=MNIST_CODE,
+    output:
+        norms=MNIST_NORMS,
+        run=f"{MNIST_DIR}/norms/run.csv",
+    log:
+        f"{MNIST_LOGS}/norms.log",
+    params:
+        eps=len(MNIST_P["eps"]) - 1,
+    resources:
+        gpu=1,
+    shell:
+        "{MNIST_RUN} table=train job.eps={params.eps} job.regime=tuned job.arm=gd job.trial=0 "
+        "norms_out={output.norms} out={output.run} > {log} 2>&1"
+
+
 rule mnist_gd_merge:
     input:
         [

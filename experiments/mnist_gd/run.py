@@ -41,6 +41,7 @@ from omegaconf import DictConfig
 from accounting.curves.zcdp import zcdp_to_eps, zcdp_to_eps_optimal
 from accounting.mechanisms.filtered_gd import filtered_gd_zcdp, plan_filtered_gd
 from experiments.common.app import experiment_main
+from experiments.common.atomic import atomic_path
 from experiments.mnist_gd import jobs
 from experiments.mnist_gd.model import MnistConvNet, normalise_images
 from experiments.mnist_gd.schema import Params
@@ -221,9 +222,13 @@ def train_job(cfg: DictConfig, p: Params) -> pd.DataFrame:
     s, cols = settings(p, eps_index, regime, arm, tuned_values(cfg, eps_index))
     seed = np.random.SeedSequence([p.seed, TRAIN, eps_index, jobs.REGIMES.index(regime), trial])
     model = fresh_model(seed, device)
-    run = train(model, x, y, s, np.random.default_rng(seed))
+    norms_out = cfg.get("norms_out")
+    run = train(model, x, y, s, np.random.default_rng(seed), record_norms=bool(norms_out))
     if s.filtered and not np.all(run.spent <= s.budget_steps):
         raise RuntimeError("an example's spent budget exceeds B_norm")
+    if norms_out:
+        with atomic_path(str(norms_out)) as tmp, open(tmp, "wb") as fh:
+            np.savez_compressed(fh, norms=run.norms)
     df = pd.DataFrame(run.rows)
     return df.assign(
         trial=trial,

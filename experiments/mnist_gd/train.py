@@ -106,6 +106,9 @@ class GdRun:
     rows: list[dict[str, float]] = field(default_factory=list)
     spent: np.ndarray = field(default_factory=lambda: np.zeros(0))  # s_i in units of C^2
     chosen_step: int = 0
+    #: per-example gradient norms ||g_i|| at each step, shape (k_max, n), float32; only with
+    #: ``record_norms`` (the filter-comparison workload replays them)
+    norms: np.ndarray | None = None
 
 
 def safe_remaining(budget: float, spent: np.ndarray) -> np.ndarray:
@@ -132,12 +135,14 @@ def train(
     y: torch.Tensor,
     s: GdSettings,
     rng: np.random.Generator,
+    record_norms: bool = False,
 ) -> GdRun:
     """Run private GD or Algorithm 3 on (x, y), updating ``model`` in place.
 
     The model ends with the returned parameters: the best queried checkpoint when there are
     queries, else the last iterate. Noise comes from ``rng`` (float64, then cast to float32),
-    so a seed gives the same noise on every device.
+    so a seed gives the same noise on every device. ``record_norms`` keeps every step's
+    per-example gradient norms in ``GdRun.norms``.
     """
     n = x.shape[0]
     device = x.device
@@ -146,6 +151,7 @@ def train(
     filt = IndividualRenyiFilter(n, budget=s.budget_steps, alpha=None)
     run = GdRun(rows=[{"step": j, "step_s": math.nan} for j in range(s.n_steps + 1)])
     checkpoints: dict[int, list[torch.Tensor]] = {}
+    norms = np.zeros((s.n_steps, n), dtype=np.float32) if record_norms else None
 
     def remaining() -> np.ndarray:
         if s.filtered:
@@ -167,6 +173,8 @@ def train(
         bounds = torch.as_tensor(s.clip * np.sqrt(bound_units), dtype=torch.float32).to(device)
         out = clipped_gradient_sum(model, x, y, bounds, s.chunk_size, s.conv_method)
         observe(t - 1, out.n_correct, rem)
+        if norms is not None:
+            norms[t - 1] = out.norms.float().cpu().numpy()
         if s.filtered:
             norms_sq = out.norms.double().cpu().numpy() ** 2 / (s.clip * s.clip)
             if not filt.request(np.minimum(norms_sq, bound_units)).all():
@@ -194,6 +202,7 @@ def train(
         )
     observe(s.n_steps, count_correct(model, x, y, s.chunk_size), remaining())
     run.spent = np.array(filt.spent) if s.filtered else np.full(n, float(s.n_steps))
+    run.norms = norms
     if s.query_steps:
         run.chosen_step = max(s.query_steps, key=lambda j: (run.rows[j]["noisy_train_acc"], -j))
         with torch.no_grad():
