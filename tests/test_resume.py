@@ -68,7 +68,9 @@ def _documented(work: Path) -> subprocess.CompletedProcess[str]:
 def test_makefile_targets_run_the_documented_resume_command():
     for target in ("smoke", "figures"):
         dry = subprocess.run(
-            ["make", "-n", target, "-o", ".venv/.installed"],
+            # --no-print-directory: under `make test` (CI) this make is nested and would
+            # otherwise print "Entering directory" lines
+            ["make", "--no-print-directory", "-n", target, "-o", ".venv/.installed"],
             cwd=REPO,
             capture_output=True,
             text=True,
