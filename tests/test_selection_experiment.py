@@ -215,7 +215,8 @@ def test_monte_carlo_sampler_matches_the_d2_closed_form():
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # autodp's Brent search divides by 0
 def test_heatmap_exante_is_autodps_conversion_on_our_grid():
     """Fig. 1's ex-ante eps: Thm. 7 RDP converted by Balle et al. 2020 Thm. 21, as autodp does."""
-    converter = pytest.importorskip("autodp.converter")
+    from autodp import converter  # a dev dependency (pyproject.toml)
+
     mech = Mechanism(0.65, 0.25, 0.25 * math.sqrt(3), 1e-3)
     ours = rdp_to_eps(mech.rdp_curve(), 1e-5, method="improved").eps
 

@@ -36,7 +36,7 @@ from experiments.adult_synth.checks import CHECKS, accepted_index
 from experiments.adult_synth.data import Split, load, split
 from experiments.adult_synth.queries import select_queries
 from experiments.adult_synth.schema import Params
-from experiments.common.app import experiment_main
+from experiments.common.app import experiment_main, pick
 
 log = logging.getLogger(__name__)
 
@@ -204,9 +204,7 @@ TABLES = {
 
 
 def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
-    if cfg.table not in TABLES:
-        raise ValueError(f"table must be one of {sorted(TABLES)}, got {cfg.table!r}")
-    return TABLES[cfg.table](cfg, p)
+    return pick(TABLES, str(cfg.table))(cfg, p)
 
 
 main = experiment_main("adult_synth", Params, run)

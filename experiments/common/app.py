@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,6 +27,7 @@ from experiments.common.provenance import write_table
 log = logging.getLogger(__name__)
 
 P = TypeVar("P")
+T = TypeVar("T")
 
 
 def output_path(cfg: DictConfig) -> Path:
@@ -39,6 +40,13 @@ def output_path(cfg: DictConfig) -> Path:
 
 def _overrides() -> list[str]:
     return list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
+
+
+def pick(options: Mapping[str, T], key: str, what: str = "table") -> T:
+    """``options[key]``, or a ValueError naming ``what`` and the valid keys."""
+    if key not in options:
+        raise ValueError(f"{what} must be one of {sorted(options)}, got {key!r}")
+    return options[key]
 
 
 def experiment_main(

@@ -114,10 +114,17 @@ def recorded_norms(g: Gradients) -> np.ndarray:
     """The per-example gradient norms of ``norms_file`` (npz array ``norms``, (steps, n))."""
     if not has_norms_file(g):
         raise ValueError(f"gradients.norms_file must name an existing npz, got {g.norms_file!r}")
-    with np.load(str(g.norms_file)) as data:
+    return _read_norms(str(g.norms_file))
+
+
+@lru_cache(maxsize=1)
+def _read_norms(path: str) -> np.ndarray:
+    """Read and check once per process (the stream and the individual filter both need it)."""
+    with np.load(path) as data:
         norms = np.asarray(data["norms"], dtype=np.float64)
     if norms.ndim != 2 or np.any(~np.isfinite(norms)) or np.any(norms < 0):
-        raise ValueError(f"{g.norms_file}: norms must be a finite (steps, n) array >= 0")
+        raise ValueError(f"{path}: norms must be a finite (steps, n) array >= 0")
+    norms.flags.writeable = False
     return norms
 
 

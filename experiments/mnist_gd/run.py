@@ -40,46 +40,16 @@ from omegaconf import DictConfig
 
 from accounting.curves.zcdp import zcdp_to_eps, zcdp_to_eps_optimal
 from accounting.mechanisms.filtered_gd import filtered_gd_zcdp, plan_filtered_gd
-from experiments.common.app import experiment_main
+from experiments.common.app import experiment_main, pick
 from experiments.common.atomic import atomic_path
 from experiments.mnist_gd import jobs
-from experiments.mnist_gd.model import MnistConvNet, normalise_images
+from experiments.mnist_gd.data import fresh_model, load_mnist
 from experiments.mnist_gd.schema import Params
 from experiments.mnist_gd.train import GdSettings, accuracy, query_schedule, resolve_device, train
 
 log = logging.getLogger(__name__)
 
-SEARCH, TRAIN, SUBSET = 0, 1, 2  # first SeedSequence entry after the experiment seed
-
-
-def load_mnist(
-    path: str, p: Params, device: torch.device
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Normalised train and test tensors; ``n_train`` / ``n_test`` images drawn once from the
-    experiment seed (the same subset for every job), in channels-last layout."""
-    with np.load(path) as data:
-        arrays = {k: data[k] for k in ("x_train", "y_train", "x_test", "y_test")}
-    rng = np.random.default_rng(np.random.SeedSequence([p.seed, SUBSET]))
-    train_idx = np.sort(rng.choice(len(arrays["y_train"]), p.n_train, replace=False))
-    test_idx = np.sort(rng.choice(len(arrays["y_test"]), p.n_test, replace=False))
-
-    def tensors(x: np.ndarray, y: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        xt = normalise_images(x).to(device).contiguous(memory_format=torch.channels_last)
-        return xt, torch.as_tensor(y.astype(np.int64)).to(device)
-
-    return (
-        *tensors(arrays["x_train"][train_idx], arrays["y_train"][train_idx]),
-        *tensors(arrays["x_test"][test_idx], arrays["y_test"][test_idx]),
-    )
-
-
-def fresh_model(seed: np.random.SeedSequence, device: torch.device) -> MnistConvNet:
-    """The CNN with PyTorch's default initialisation drawn from ``seed`` (on the CPU, so the
-    same seed gives the same weights on every device)."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed.generate_state(1, np.uint64)[0] >> np.uint64(1)))
-        model = MnistConvNet()
-    return model.to(device, memory_format=torch.channels_last)
+SEARCH, TRAIN = 0, 1  # first SeedSequence entry after the experiment seed (data: SUBSET)
 
 
 def setup(cfg: DictConfig, p: Params) -> tuple[torch.device, tuple[torch.Tensor, ...]]:
@@ -288,9 +258,7 @@ TABLES = {"search": search, "select": select, "train": train_job, "merge": merge
 
 
 def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
-    if cfg.table not in TABLES:
-        raise ValueError(f"table must be one of {sorted(TABLES)}, got {cfg.table!r}")
-    return TABLES[str(cfg.table)](cfg, p)
+    return pick(TABLES, str(cfg.table))(cfg, p)
 
 
 main = experiment_main("mnist_gd", Params, run)

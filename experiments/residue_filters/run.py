@@ -48,7 +48,7 @@ from accounting.mechanisms.randomized_response import (
     randomized_response_pld,
     subsampled_randomized_response,
 )
-from experiments.common.app import experiment_main
+from experiments.common.app import experiment_main, pick
 from experiments.residue_filters.schema import Params
 
 log = logging.getLogger(__name__)
@@ -254,9 +254,7 @@ TABLES: dict[str, Callable[[Params], pd.DataFrame]] = {
 
 def run(cfg: DictConfig, params: Params) -> pd.DataFrame:
     """The table named by ``cfg.table``."""
-    if cfg.table not in TABLES:
-        raise ValueError(f"table must be one of {sorted(TABLES)}, got {cfg.table!r}")
-    return TABLES[cfg.table](params)
+    return pick(TABLES, str(cfg.table))(params)
 
 
 main = experiment_main("residue_filters", Params, run)

@@ -42,7 +42,7 @@ from accounting.filters.survival import (
     realisation_survival_quadrature,
     survival_within_budget,
 )
-from experiments.common.app import experiment_main
+from experiments.common.app import experiment_main, pick
 from experiments.taylor_survival.schema import Params, Published
 
 log = logging.getLogger(__name__)
@@ -189,9 +189,7 @@ TABLES = {"survival": survival_table, "puredp": puredp_table}
 
 def run(cfg: DictConfig, params: Params) -> pd.DataFrame:
     """The table named by ``cfg.table``."""
-    if cfg.table not in TABLES:
-        raise ValueError(f"table must be one of {sorted(TABLES)}, got {cfg.table!r}")
-    return TABLES[cfg.table](params)
+    return pick(TABLES, str(cfg.table))(params)
 
 
 main = experiment_main("taylor_survival", Params, run)
