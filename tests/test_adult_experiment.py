@@ -49,27 +49,147 @@ def write_fake(tmp: Path, n: int = 400) -> tuple[Path, Path]:
 # split
 
 
+def with_ids(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``frame`` with a ``row`` column holding each row's id, and the domain including it."""
+    n = len(frame)
+    return frame.assign(row=np.arange(n))[["row", *DOMAIN]], {"row": n + 1, **DOMAIN}
+
+
+def part_rows(s) -> list[set[int]]:
+    return [set(part["row"]) for part in (s.train, s.val, s.test)]
+
+
 @pytest.mark.parametrize("n", [1000, 45222])
-def test_split_sizes_disjoint_and_stratified(n):
-    frame = fake_adult(n).reset_index().rename(columns={"index": "row"})
-    domain = {"row": n, **DOMAIN}
+def test_split_sizes_disjoint_and_label_balanced(n):
+    frame, domain = with_ids(fake_adult(n))
     s = split(frame, domain, "income", 0.4, 0.4, np.random.default_rng(3))
     assert len(s.train) + len(s.val) + len(s.test) == n
-    assert abs(len(s.train) - 0.4 * n) <= 1 and abs(len(s.val) - 0.4 * n) <= 1
-    rows = [set(part["row"]) for part in (s.train, s.val, s.test)]
+    for part, frac in ((s.train, 0.4), (s.val, 0.4), (s.test, 0.2)):  # binomial: 5 s.d.
+        assert abs(len(part) - frac * n) <= 5 * math.sqrt(n * frac * (1 - frac))
+    rows = part_rows(s)
     assert not (rows[0] & rows[1] or rows[0] & rows[2] or rows[1] & rows[2])
-    # stratified: the label proportions of validation and test agree to one row
-    counts = [part["income"].sum() for part in (s.val, s.test)]
-    expected_test = counts[0] + counts[1]
-    assert abs(counts[1] - expected_test * len(s.test) / (len(s.val) + len(s.test))) <= 1
+    # each row's coin ignores its label: validation and test share the label rate (5 s.d.)
+    rates = [part["income"].mean() for part in (s.val, s.test)]
+    pooled = np.mean(rates)
+    sd = math.sqrt(pooled * (1 - pooled) * (1 / len(s.val) + 1 / len(s.test)))
+    assert abs(rates[0] - rates[1]) <= 5 * sd
     # fixed for all repeats: the same seed gives the same split
     again = split(frame, domain, "income", 0.4, 0.4, np.random.default_rng(3))
     assert again.val["row"].tolist() == s.val["row"].tolist()
 
 
+def test_adding_a_row_changes_the_parts_of_that_row_only():
+    """Neighbouring tables give neighbouring parts (Räisä et al., Algorithm 1's theorem needs
+    the training or the validation part unchanged); a seeded shuffle re-deals every row."""
+    frame, domain = with_ids(fake_adult(1000))
+    extra = frame.iloc[[7]].assign(row=1000)
+    bigger = pd.concat([frame, extra], ignore_index=True)
+    before = part_rows(split(frame, domain, "income", 0.4, 0.4, np.random.default_rng(3)))
+    after = part_rows(split(bigger, domain, "income", 0.4, 0.4, np.random.default_rng(3)))
+    assert [a - {1000} for a in after] == before
+    assert sum(1000 in a for a in after) == 1
+
+
+def test_substituting_a_row_changes_its_own_part_only():
+    """Neighbours are substitutions (neighbours.py): every other row stays in its part, so the
+    part sizes, a function of (n, seed) only, are public."""
+    frame, domain = with_ids(fake_adult(1000))
+    s = split(frame, domain, "income", 0.4, 0.4, np.random.default_rng(3))
+    for j in (0, 123, 999):
+        changed = frame.copy()
+        changed.loc[j, list(DOMAIN)] = [3, 2, 1, 2, 1 - frame.loc[j, "income"]]
+        t = split(changed, domain, "income", 0.4, 0.4, np.random.default_rng(3))
+        assert part_rows(t) == part_rows(s)
+        diffs = [
+            (a.reset_index(drop=True) != b.reset_index(drop=True)).any(axis=1).sum()
+            for a, b in ((s.train, t.train), (s.val, t.val), (s.test, t.test))
+        ]
+        assert sum(diffs) == 1  # one row of one part differs
+    other, _ = with_ids(fake_adult(1000, seed=9))
+    u = split(other, domain, "income", 0.4, 0.4, np.random.default_rng(3))
+    assert [len(p) for p in (u.train, u.val, u.test)] == [len(p) for p in (s.train, s.val, s.test)]
+
+
 def test_split_subsample_for_smoke():
     s = split(fake_adult(1000), DOMAIN, "income", 0.4, 0.4, np.random.default_rng(0), n_rows=300)
-    assert (len(s.train), len(s.val), len(s.test)) == (120, 120, 60)
+    assert len(s.train) + len(s.val) + len(s.test) == 300
+    assert min(len(s.train), len(s.val), len(s.test)) > 0
+
+
+def test_split_refuses_an_empty_part():
+    with pytest.raises(ValueError, match=r"part is empty.*params\.n_rows"):
+        split(fake_adult(3), DOMAIN, "income", 0.4, 0.4, np.random.default_rng(0))
+
+
+# ---------------------------------------------------------------------------------------
+# neighbour relation: the sensitivities used are the substitution ones (neighbours.py)
+
+
+def test_sensitivity_constants_by_brute_force():
+    """Every substitution of one row of a small table, against the constants in the code:
+    a marginal moves by sqrt(2) in l2, a selection score by 2, a validation accuracy by
+    1 / n_val; each bound is attained."""
+    from experiments.adult_synth.neighbours import (
+        MARGINAL_L2,
+        SCORE_SENSITIVITY,
+        accuracy_sensitivity,
+        marginals_l2,
+    )
+
+    assert MARGINAL_L2 == math.sqrt(2) and SCORE_SENSITIVITY == 2.0
+    assert marginals_l2(22) == math.sqrt(44) and accuracy_sensitivity(40) == 1 / 40
+    rng = np.random.default_rng(5)
+    frame = fake_adult(40, seed=5)
+    pair = ("age", "income")
+    probs = [rng.dirichlet(np.ones(DOMAIN[c])) for c in pair]
+    product = len(frame) * np.outer(*probs).ravel()
+
+    def score(f: pd.DataFrame) -> float:
+        return float(np.abs(marginal(f, pair, DOMAIN) - product).sum())
+
+    predicted = rng.integers(0, 2, len(frame))  # a fixed classifier's predictions
+    records = [dict(zip(DOMAIN, v, strict=True)) for v in np.ndindex(*DOMAIN.values())]
+    worst = {"marginal": 0.0, "score": 0.0, "accuracy": 0.0}
+    for j in range(0, len(frame), 3):
+        for record in records[::7]:
+            other = frame.copy()
+            other.loc[j, list(record)] = list(record.values())
+            cells = [marginal(f, pair, DOMAIN) for f in (frame, other)]
+            accs = [np.mean(predicted == f["income"].to_numpy()) for f in (frame, other)]
+            worst["marginal"] = max(worst["marginal"], float(np.linalg.norm(cells[1] - cells[0])))
+            worst["score"] = max(worst["score"], abs(score(other) - score(frame)))
+            worst["accuracy"] = max(worst["accuracy"], abs(accs[1] - accs[0]))
+    assert worst["marginal"] == pytest.approx(MARGINAL_L2, rel=1e-15)
+    assert worst["score"] <= SCORE_SENSITIVITY + 1e-12
+    assert worst["score"] == pytest.approx(SCORE_SENSITIVITY, rel=1e-9)
+    assert worst["accuracy"] == pytest.approx(accuracy_sensitivity(len(frame)), rel=1e-15)
+
+
+def test_selection_calibrates_to_the_substitution_sensitivities(monkeypatch):
+    """The 1-way marginals get noise for l2-sensitivity sqrt(2 d), the tree picks an exponential
+    mechanism for score sensitivity 2 (add/remove would give sqrt(d) and 1)."""
+    from experiments.adult_synth import queries
+
+    seen: dict[str, list[float]] = {"l2": [], "score": []}
+    noise_variance, exp_mech = queries.noise_variance, queries.exponential_mechanism
+
+    def spy_variance(alpha, sensitivity, eps):
+        seen["l2"].append(sensitivity)
+        return noise_variance(alpha, sensitivity, eps)
+
+    def spy_mechanism(scores, eps, sensitivity, rng):
+        seen["score"].append(sensitivity)
+        return exp_mech(scores, eps, sensitivity, rng)
+
+    monkeypatch.setattr(queries, "noise_variance", spy_variance)
+    monkeypatch.setattr(queries, "exponential_mechanism", spy_mechanism)
+    d = len(DOMAIN)
+    sel = select_queries(
+        fake_adult(500), DOMAIN, "income", 0.01, 20.0, 0.5, np.random.default_rng(1)
+    )
+    assert seen["l2"] == [math.sqrt(2 * d)]
+    assert seen["score"] == [2.0] * (d - 1)
+    assert sel.rdp == pytest.approx(0.01, rel=1e-12)
 
 
 # ---------------------------------------------------------------------------------------
@@ -120,8 +240,9 @@ def test_release_variances_match_the_paper_formula():
     answers = true_answers(train, DOMAIN, cliques)
     assert answers.size == 8 + 6 + 6 and answers[:8].sum() == 500
     run = brownian_releases(answers, len(cliques), 20.0, PAPER_EPS, np.random.default_rng(0))
-    # T_i = alpha Delta^2 / (2 eps_i), Delta^2 = k (one row moves one cell of each marginal)
-    np.testing.assert_allclose(run.variances, 20.0 * 3 / (2 * PAPER_EPS), rtol=1e-14)
+    # T_i = alpha Delta^2 / (2 eps_i), Delta^2 = 2 k under substitution (neighbours.py: one row
+    # leaves one cell of each marginal and enters another)
+    np.testing.assert_allclose(run.variances, 20.0 * 2 * 3 / (2 * PAPER_EPS), rtol=1e-14)
     assert run.expost_rdp == 1.0
     # empirical: a long vector of zeros; every release has variance T_i, successive ones are
     # correlated as Brownian motion (Cov = T_j for T_j <= T_i)
@@ -227,7 +348,8 @@ def test_smoke_every_stage_and_figures(tmp_path):
     assert sel["rdp"].sum() == pytest.approx(0.01, rel=1e-12)
     for r in range(2):
         rel = stage("release", res / "jobs" / f"r{r}.csv", repeat=r)
-        assert rel["val_acc"].between(0, 1).all() and (rel["n_val"] == 160).all()
+        assert rel["val_acc"].between(0, 1).all()
+        assert (rel["n_val"] == sel["n_val"].iloc[0]).all() and 0 < sel["n_val"].iloc[0] < 400
         assert rel["level"].tolist() == [0, 1]
     with pytest.raises(ValueError, match="repeat"):
         stage("release", repeat=5)

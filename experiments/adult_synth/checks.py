@@ -3,7 +3,8 @@
 Releases are made in order of increasing eps; after release i < m a check decides whether to
 stop, and release m is output unchecked when every check failed (at most m - 1 checks). The
 checked value is the mean validation accuracy over the synthetic datasets, sensitivity
-1 / n_val under add/remove (App. D).
+1 / n_val (App. D): n_val is public and neighbours are substitutions
+(experiments/adult_synth/neighbours.py), so one validation row's correctness changes.
 * plain: each check adds N(0, sigma^2), sigma from ``gaussian_check_sigma`` with m - 1 checks,
   so all checks together are eps_check-RDP at alpha;
 * svt: one noisy threshold, Laplace noise per check, the optimal variance split
@@ -21,6 +22,7 @@ from accounting.mechanisms.threshold_checks import (
     gaussian_check_sigma,
     svt_check_noise,
 )
+from experiments.adult_synth.neighbours import accuracy_sensitivity
 
 CHECKS = ("plain", "svt")
 
@@ -38,7 +40,7 @@ def accepted_index(
     m = len(val_acc)
     if m < 2:
         raise ValueError(f"need at least 2 releases to check between, got {m}")
-    sensitivity = 1.0 / n_val
+    sensitivity = accuracy_sensitivity(n_val)
     if kind == "plain":
         sigma = gaussian_check_sigma(eps_check, alpha, sensitivity, m - 1)
 

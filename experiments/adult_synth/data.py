@@ -1,14 +1,14 @@
-"""Adult table, the fixed train/validation/test split and one-hot classifier features."""
+"""Adult table, the per-row train/validation/test split and one-hot classifier features."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import train_test_split
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,20 @@ def load(csv: str | Path, domain_json: str | Path, target: str) -> tuple[pd.Data
     return frame, domain
 
 
+def row_units(row_ids: np.ndarray, key: int) -> np.ndarray:
+    """A uniform number in [0, 1) per row id: a keyed hash (BLAKE2b) of the id alone.
+
+    Each row's number depends on its id and the key only, never on other rows, so adding,
+    removing or changing a row leaves every other row's number as it was.
+    """
+    secret = int(key).to_bytes(16, "little")
+    words = [
+        hashlib.blake2b(int(i).to_bytes(8, "little", signed=True), digest_size=8, key=secret)
+        for i in row_ids
+    ]
+    return np.array([int.from_bytes(w.digest(), "little") >> 11 for w in words]) * 2.0**-53
+
+
 def split(
     frame: pd.DataFrame,
     domain: dict[str, int],
@@ -47,10 +61,16 @@ def split(
     rng: np.random.Generator,
     n_rows: int = 0,
 ) -> Split:
-    """Random train part, then a validation/test split stratified on the label (App. D).
+    """Train/validation/test parts, each row placed by its own keyed coin (App. D's 40/40/20).
 
-    ``n_rows > 0`` first draws that many rows uniformly (smoke scale). Fixed for all repeats
-    by the caller's seed.
+    Row ids are the frame's index (positions in the processed file). The hash key comes from
+    ``rng`` (the caller's seed, fixed for all repeats). A row goes to train when its number
+    (``row_units``) is below ``train_frac``, to validation when below ``train_frac +
+    val_frac``, else to test: the parts of neighbouring tables are neighbouring
+    (experiments/adult_synth/neighbours.py). App. D stratifies validation/test on the label;
+    an exact stratification would place a row by the other rows' labels, so here the label
+    proportions of validation and test agree in expectation only. ``n_rows > 0`` first keeps
+    that many rows drawn uniformly by position (smoke scale; a function of n and the seed).
     """
     if target not in frame.columns:
         raise ValueError(f"target={target!r} is not a column; columns: {list(frame.columns)}")
@@ -58,16 +78,16 @@ def split(
         if n_rows > len(frame):
             raise ValueError(f"params.n_rows must be <= {len(frame)}, got {n_rows}")
         frame = frame.iloc[np.sort(rng.choice(len(frame), n_rows, replace=False))]
-    seeds = rng.integers(0, 2**31 - 1, size=2)
-    train, rest = train_test_split(frame, train_size=train_frac, random_state=int(seeds[0]))
-    val, test = train_test_split(
-        rest,
-        train_size=val_frac / (1.0 - train_frac),
-        stratify=rest[target],
-        random_state=int(seeds[1]),
-    )
-    reset = [part.reset_index(drop=True) for part in (train, val, test)]
-    return Split(*reset, domain=dict(domain), target=target)
+    u = row_units(frame.index.to_numpy(dtype=np.int64), int(rng.integers(0, 2**63 - 1)))
+    part = np.where(u < train_frac, 0, np.where(u < train_frac + val_frac, 1, 2))
+    parts = [frame[part == k].reset_index(drop=True) for k in range(3)]
+    for name, rows in zip(("training", "validation", "test"), parts, strict=True):
+        if rows.empty:
+            raise ValueError(
+                f"the {name} part is empty: {len(frame)} rows are too few for train_frac="
+                f"{train_frac}, val_frac={val_frac} (raise params.n_rows)"
+            )
+    return Split(*parts, domain=dict(domain), target=target)
 
 
 def one_hot(frame: pd.DataFrame, domain: dict[str, int], target: str) -> np.ndarray:

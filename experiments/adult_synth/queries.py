@@ -2,16 +2,18 @@
 
 Run once on the training part at RDP level ``eps_query`` (order alpha), split as
 * ``one_way_share`` of it for the Gaussian 1-way marginals of all d columns (l2-sensitivity
-  sqrt(d) under add/remove, variance alpha d / (2 eps_1), Mironov 2017 Cor. 3);
+  sqrt(2 d) under substitution, experiments/adult_synth/neighbours.py; variance
+  alpha 2 d / (2 eps_1), Mironov 2017 Cor. 3);
 * the rest evenly over the d - 1 exponential-mechanism picks of a maximum spanning tree
   (Kruskal order, as MST), each an eps-DP exponential mechanism with RDP alpha eps^2/8
   (accounting.mechanisms.bounded_range).
 The score of a pair (a, b) is the L1 distance between its true 2-way marginal and the product
-of the noisy 1-way marginals (sensitivity 1: one row moves one cell by 1; the product is
-post-processing). MST's domain compression and its Private-PGM fit of the 1-way model are
-replaced by the clipped, normalised product itself. Then the label's pairs with every other
-column are added (App. D). The measured queries are the 2-way marginals only: together they
-cover every column, so the 1-way marginals would add nothing to Private-PGM.
+of the noisy 1-way marginals scaled by the public training size n (sensitivity 2 under
+substitution: one row leaves one cell and enters another; the product is post-processing).
+MST's domain compression and its Private-PGM fit of the 1-way model are replaced by the
+clipped, normalised product itself. Then the label's pairs with every other column are added
+(App. D). The measured queries are the 2-way marginals only: together they cover every
+column, so the 1-way marginals would add nothing to Private-PGM.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import pandas as pd
 from accounting.mechanisms.bounded_range import exponential_mechanism_eps, exponential_mechanism_rdp
 from accounting.mechanisms.brownian import noise_variance
 from accounting.mechanisms.selection import exponential_mechanism
+from experiments.adult_synth.neighbours import SCORE_SENSITIVITY, marginals_l2
 
 Clique = tuple[str, str]
 
@@ -68,21 +71,23 @@ def select_queries(
         raise ValueError("need at least two columns to select 2-way marginals")
     eps_one_way = one_way_share * eps_query
     eps_pick = (eps_query - eps_one_way) / (d - 1)
-    sigma = math.sqrt(noise_variance(alpha, math.sqrt(d), eps_one_way))
-    probs, totals = {}, []
+    sensitivity = marginals_l2(d)  # d 1-way marginals under substitution: sqrt(2 d)
+    sigma = math.sqrt(noise_variance(alpha, sensitivity, eps_one_way))
+    probs = {}
     for c in columns:
         noisy = marginal(train, (c,), domain) + rng.normal(0.0, sigma, domain[c])
-        totals.append(noisy.sum())
         clipped = np.clip(noisy, 0.0, None)
         mass = clipped.sum()
         probs[c] = clipped / mass if mass > 0 else np.full(domain[c], 1.0 / domain[c])
-    n_hat = max(1.0, float(np.mean(totals)))  # the row count is private: use the noisy totals
-    steps: list[tuple[str, float]] = [("one_way_gaussian", alpha * d / (2.0 * sigma**2))]
+    n = len(train)  # public: neighbours are substitutions (neighbours.py)
+    steps: list[tuple[str, float]] = [
+        ("one_way_gaussian", alpha * sensitivity**2 / (2.0 * sigma**2))
+    ]
     pairs = list(itertools.combinations(columns, 2))
     scores = {
         pair: float(
             np.abs(
-                marginal(train, pair, domain) - n_hat * np.outer(*(probs[c] for c in pair)).ravel()
+                marginal(train, pair, domain) - n * np.outer(*(probs[c] for c in pair)).ravel()
             ).sum()
         )
         for pair in pairs
@@ -98,7 +103,9 @@ def select_queries(
     tree: list[Clique] = []
     for i in range(d - 1):
         candidates = [p for p in pairs if root(p[0]) != root(p[1])]
-        pick = candidates[exponential_mechanism([scores[p] for p in candidates], eps_em, 1.0, rng)]
+        pick = candidates[
+            exponential_mechanism([scores[p] for p in candidates], eps_em, SCORE_SENSITIVITY, rng)
+        ]
         tree.append(pick)
         component[root(pick[0])] = root(pick[1])
         steps.append((f"tree_pick_{i + 1}", exponential_mechanism_rdp(alpha, eps_em)))

@@ -24,7 +24,7 @@ class Params:
     target: str = "income"  # classification label; its pairs with every column are measured
     n_rows: int = 0  # 0: all rows; else a seeded uniform subsample (smoke)
     train_frac: float = 0.4
-    val_frac: float = 0.4  # test = the rest; validation/test split stratified on the label
+    val_frac: float = 0.4  # test = the rest; each row placed by its own keyed coin (data.split)
     alpha: float = 20.0
     eps_query: float = 0.01  # RDP at alpha of the query selection
     one_way_share: float = 0.5  # share of eps_query for the noisy 1-way marginals

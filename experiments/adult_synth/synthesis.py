@@ -1,9 +1,10 @@
 """Brownian releases of the selected marginals -> Private-PGM -> synthetic data -> accuracy.
 
 The selected k 2-way marginals of the training part are one vector of counts; under
-add/remove one row moves one cell of each marginal by 1, so its l2-sensitivity is sqrt(k).
-The Brownian mechanism (accounting.mechanisms.brownian) releases it at the levels eps_1 <
-eps_2 < ... (order alpha) with variance T_i = alpha k / (2 eps_i) per cell. Each release is
+substitution (experiments/adult_synth/neighbours.py) one row leaves one cell of each marginal
+and enters another, so its l2-sensitivity is sqrt(2 k). The Brownian mechanism
+(accounting.mechanisms.brownian) releases it at the levels eps_1 < eps_2 < ... (order alpha)
+with variance T_i = alpha 2 k / (2 eps_i) per cell. Each release is
 fitted by Private-PGM (``mbi`` 2.x, mirror descent, float64) and sampled with as many rows as
 the training part; a gradient-boosting classifier on one-hot features of each synthetic set
 is scored on the validation and test parts.
@@ -31,6 +32,7 @@ from accounting.mechanisms.brownian import (  # noqa: E402
     fixed_schedule,
 )
 from experiments.adult_synth.data import Split, one_hot  # noqa: E402
+from experiments.adult_synth.neighbours import marginals_l2  # noqa: E402
 from experiments.adult_synth.queries import marginal  # noqa: E402
 
 
@@ -48,8 +50,10 @@ def brownian_releases(
     levels: Sequence[float],
     rng: np.random.Generator,
 ) -> NoiseReductionRun:
-    """All releases of one repeat at ``levels`` (the Brownian path is fixed by ``rng``)."""
-    return brownian_mechanism(answers, math.sqrt(n_queries), alpha, fixed_schedule(levels), rng)
+    """All releases of one repeat at ``levels`` (the Brownian path is fixed by ``rng``);
+    l2-sensitivity sqrt(2 k) for k = ``n_queries`` marginals (substitution neighbours)."""
+    sensitivity = marginals_l2(n_queries)
+    return brownian_mechanism(answers, sensitivity, alpha, fixed_schedule(levels), rng)
 
 
 def fit_pgm(
