@@ -4,7 +4,7 @@
   columns (GD tuned, with filtering; GD suboptimal, with filtering).
 * ``fig1``: active examples (budget not yet exhausted) after each step of one filtered run in
   the tuned regime (trial 0), one panel per eps of ``--fig1-eps``; the solid vertical line is
-  step B_norm / C^2.
+  step B_norm / C^2. The counts are exact, a non-private diagnostic (as in the paper).
 
     python -m experiments.mnist_gd.plot results/mnist_gd/smoke/table.csv \
         results/mnist_gd/smoke/runs.csv figures/mnist_gd/smoke --fig1-eps 0.5
@@ -64,7 +64,7 @@ def plot_fig1(runs: pd.DataFrame, fig1_eps: list[float], outdir: Path) -> None:
             ax.plot(run["step"], run["n_active"])
             ax.axvline(float(run["budget_steps"].iloc[0]), color="black", linewidth=1.0)
             ax.set_xlabel("step")
-            ax.set_ylabel("active points")
+            ax.set_ylabel("active points (exact, non-private)")
             ax.set_title(f"ε = {eps:g}")
             ax.set_ylim(0, 1.05 * float(run["n_train"].iloc[0]))
         save(fig, outdir / "fig1")

@@ -3,14 +3,17 @@
 One table per invocation (``table=``):
 
 * ``search``: private GD (no filtering) at one (eps, grid point) of ``params.search`` for
-  ``search.n_trials`` trials; one row per trial with the test accuracy.
+  ``search.n_trials`` trials; one row per trial with the test accuracy (and
+  ``final_train_acc``, exact: a non-private diagnostic).
 * ``select``: gathers every search job and picks, for each eps, the grid point with the best
   mean test accuracy (the "tuned" hyperparameters, Sec. 5.1); records the whole grid's scores.
 * ``train``: one run of the table, job (eps, regime, arm, trial): private GD or Algorithm 3 with
   the tuned hyperparameters (``regime=tuned``) or with C x ``suboptimal_clip_factor`` and the
   noise s.d. sigma C and B_norm kept, so fewer steps (``regime=suboptimal``). One row per
   iterate (active examples, training accuracy, noisy stopping queries, step wall time) with the
-  run's privacy parameters and the returned model's test accuracy.
+  run's privacy parameters and the returned model's test accuracy. ``n_active`` and
+  ``train_acc`` are exact, non-private diagnostics (the run never reads them; the paper's
+  Fig. 1 plots the same count); the private outputs are the model and ``noisy_train_acc``.
 * ``merge``: every train job in one tidy table; ``summary``: the paper's table (mean and s.d.
   of the test accuracy per eps and column).
 

@@ -22,8 +22,9 @@ def energy_series(matrix: pd.DataFrame, clip_kwh: float) -> np.ndarray:
 def load_series(dataset: str, path: str | Path, data: Data) -> tuple[np.ndarray, int]:
     """(queries in [0, 1] day by day, N users) of a processed dataset.
 
-    bikes: registered users / the public maximum (N = ``data.bikes_users``); energy (lcl,
-    near): :func:`energy_series` of the households x days matrix at ``data.energy_clip_kwh``.
+    bikes: registered rentals / the public maximum (N = ``data.bikes_users``; Delta = 1/N
+    assumes a user rents at most once a day, docs/privacy.md); energy (lcl, near):
+    :func:`energy_series` of the households x days matrix at ``data.energy_clip_kwh``.
     """
     if dataset == "bikes":
         frame = pd.read_csv(path)

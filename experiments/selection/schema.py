@@ -20,9 +20,16 @@ def _dataset(name: str, value: str) -> None:
 
 @dataclass
 class Data:
-    """How the processed series become queries in [0, 1] with sensitivity 1/N."""
+    """How the processed series become queries in [0, 1] with sensitivity 1/N (docs/privacy.md).
 
-    bikes_users: int = 6946  # LPB Sec. 4: the public maximum of daily registered users
+    Bikes: a day's query is its count of registered rentals / ``bikes_users``; adding or
+    removing one user moves it by 1/N only if that user rents at most once a day (the column
+    counts rentals, not distinct users), an assumption of the paper's Delta = 1/N that the data
+    cannot check. LCL: each household-day is clipped to ``energy_clip_kwh``, so replacing one
+    household's series moves a day's mean by at most 1/N (N households, public).
+    """
+
+    bikes_users: int = 6946  # LPB Sec. 4: the public maximum of daily registered rentals
     energy_clip_kwh: float = 30.0  # per household-day cap C; see docs/reproduction.md
 
     def __post_init__(self) -> None:
