@@ -155,6 +155,29 @@ def test_schema_refuses_bad_keys_and_ranges():
         load_params(bad, Params)
 
 
+@pytest.mark.parametrize(
+    "table, job, message",
+    [
+        (
+            "rnm_bounds",
+            "abc",
+            r"job \(a setting of table 'rnm_bounds'\) must be an integer in \[0, 1\), got 'abc'",
+        ),
+        ("rnm_bounds", "1", r"job .* \[0, 1\), got 1"),
+        ("rnm_bounds", "-1", r"job .* \[0, 1\), got -1"),
+        ("rnm_bounds", "0.5", r"job .* got 0\.5"),
+        ("heatmap", "true", r"job .* got True"),
+        ("heatmaps", "0", r"table must be one of"),
+    ],
+)
+def test_a_bad_job_or_table_names_the_key(table, job, message):
+    from experiments.selection.run import run
+
+    cfg = compose_config("selection", "smoke", [f"table={table}", f"job={job}"])
+    with pytest.raises(ValueError, match=message):
+        run(cfg, load_params(cfg, Params))
+
+
 def test_smoke_rules_run(tmp_path):
     """A data-free table through the DAG: job, merge with sidecar, plot."""
     work = tmp_path / "work"
