@@ -14,6 +14,18 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, workflow.basedir)
+
+
+# Every path below is relative to the repository root, so `snakemake -s <root>/Snakefile` runs
+# there from any directory; -d/--directory elsewhere would find no data/manifest.yaml.
+workdir: workflow.basedir
+
+
+if Path.cwd().resolve() != Path(workflow.basedir).resolve():
+    raise ValueError(
+        f"the working directory must be the repository root {workflow.basedir} (where the "
+        f"Snakefile is), got {Path.cwd()}: leave out -d/--directory or pass -d {workflow.basedir}"
+    )
 # `python` in shell commands is the interpreter running Snakemake (the venv), activated or not.
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
 # Progress bars go to the job's log (stderr is redirected there): one update per 10 s at most.

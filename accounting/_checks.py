@@ -12,14 +12,23 @@ from collections.abc import Iterable
 import numpy as np
 
 
+def real(name: str, value: float) -> float:
+    """Return ``value`` as float if it is a real number, inf and NaN included (not a bool or
+    a string, which ``float`` would convert silently)."""
+    if isinstance(value, bool | np.bool_ | str | bytes):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a real number, got {value!r}") from err
+
+
 def finite(name: str, value: float) -> float:
     """Return ``value`` as float if it is a finite real number (not a bool or a string)."""
-    if isinstance(value, bool | np.bool_ | str | bytes):
-        raise ValueError(f"{name} must be a finite real number, got {value!r}")
     try:
-        x = float(value)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be a finite real number, got {value!r}") from err
+        x = real(name, value)
+    except ValueError:
+        raise ValueError(f"{name} must be a finite real number, got {value!r}") from None
     if not math.isfinite(x):
         raise ValueError(f"{name} must be a finite real number, got {value!r}")
     return x
@@ -74,21 +83,56 @@ def order(name: str, value: float) -> float:
 
 
 def integer(name: str, value: int, minimum: int = 1) -> int:
-    """An integer >= ``minimum``."""
-    if isinstance(value, bool) or not float(value).is_integer():
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    n = int(value)
+    """An integer >= ``minimum`` (an integral float such as 3.0 counts; a string does not)."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        n = int(value)
+    else:
+        try:
+            x = real(name, value)
+        except ValueError:
+            x = math.nan
+        if not x.is_integer():
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        n = int(x)
     if n < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return n
 
 
 def finite_array(name: str, values: Iterable[float] | np.ndarray) -> np.ndarray:
-    """A float64 array with only finite entries."""
-    arr = np.asarray(values, dtype=np.float64)
+    """A float64 array with only finite real entries (strings and bools are refused, as by
+    :func:`finite`, not converted)."""
+    try:
+        raw = np.asarray(values)
+    except ValueError as err:  # a ragged nesting
+        raise ValueError(f"{name} must be an array of finite real numbers: {err}") from None
+    if raw.dtype.kind == "O":
+        flat = [finite(f"{name} entry", v) for v in raw.ravel()]
+        raw = np.asarray(flat, dtype=np.float64).reshape(raw.shape)
+    elif raw.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must contain only finite real numbers, got dtype {raw.dtype}")
+    arr = np.asarray(raw, dtype=np.float64)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite real numbers")
     return arr
+
+
+def score_vector(name: str, values: Iterable[float] | np.ndarray) -> np.ndarray:
+    """A non-empty 1-d float64 array of finite real numbers (one score per candidate)."""
+    arr = finite_array(name, values)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d sequence, got shape {arr.shape}")
+    return arr
+
+
+def generator(name: str, value: object) -> np.random.Generator:
+    """A ``numpy.random.Generator`` (seeded by the caller: no hidden global randomness)."""
+    if not isinstance(value, np.random.Generator):
+        raise ValueError(
+            f"{name} must be a numpy.random.Generator (numpy.random.default_rng(seed)), "
+            f"got {type(value).__name__}"
+        )
+    return value
 
 
 def not_nan(name: str, value: float) -> float:

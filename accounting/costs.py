@@ -135,11 +135,14 @@ class RenyiCurve:
 
 
 def _vector(name: str, values: Iterable[float]) -> np.ndarray:
-    """A 1-d float64 array of finite numbers (a scalar becomes length 1)."""
+    """A 1-d float64 array of finite numbers (a scalar becomes length 1; strings and bools
+    are refused as by :class:`EpsDelta`, never converted)."""
     try:
-        arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
-    except (TypeError, ValueError) as err:
+        if isinstance(values, list | tuple) and any(isinstance(v, bool | np.bool_) for v in values):
+            raise ValueError("a bool is not a number here")  # numpy would read it as 0 or 1
+        arr = np.atleast_1d(_checks.finite_array(name, values))
+    except ValueError as err:
         raise ValueError(f"{name} must be finite real numbers, got {values!r}") from err
-    if arr.ndim != 1 or not np.all(np.isfinite(arr)):
+    if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-d sequence of finite real numbers, got {values!r}")
     return arr

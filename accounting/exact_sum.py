@@ -16,6 +16,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from accounting import _checks
+
 _SCALE_BITS = 1074  # 2^-1074 is the smallest positive subnormal double
 _UNIT = 1 << _SCALE_BITS
 
@@ -42,7 +44,7 @@ class ExactSum:
         return total
 
     def __add__(self, x: float) -> ExactSum:
-        x = float(x)
+        x = _checks.real("term", x)  # a bool or a string is an error, not 1.0 or a parse
         if math.isfinite(x):
             return ExactSum(self.scaled + _scaled(x), self.n_pos_inf, self.n_neg_inf)
         if math.isnan(x):

@@ -115,6 +115,15 @@ class FilterContract:
         if not filt.needs_observation:
             with pytest.raises(ValueError, match="must follow an accepted request"):
                 filt.observe(None)
+            # observing is optional here, but at most once per accepted request
+            assert filt.request(self.admitted_cost())
+            filt.observe("first")
+            with pytest.raises(ValueError, match="already called"):
+                filt.observe("second")
+            assert filt.history[-1].observed == "first"
+            if filt.request(self.admitted_cost()):  # the next request reopens observe
+                filt.observe("third")
+                assert filt.history[-1].observed == "third"
             return
         with pytest.raises(ValueError, match="must follow an accepted request"):
             filt.observe(self.observation())

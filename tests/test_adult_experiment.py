@@ -495,4 +495,11 @@ def test_bad_input_is_refused(tmp_path):
             Params(eps=[0.01, 1.0], threshold=bad)
     with pytest.raises(ValueError, match="thresold"):
         load_params({"params": {"eps": [0.01, 1.0], "thresold": 0.8}}, Params)
+    # a subsample too small to split: a clear error, not sklearn's stratification error
+    for n_rows in (5, 99):
+        with pytest.raises(ValueError, match=r"params\.n_rows must be 0 \(all rows\) or >= 100"):
+            Params(eps=[0.01, 1.0], n_rows=n_rows)
+    with pytest.raises(ValueError, match=r"params\.n_rows must be 0 \(all rows\) or >= 200"):
+        Params(eps=[0.01, 1.0], n_rows=150, train_frac=0.5, val_frac=0.4)
+    assert Params(eps=[0.01, 1.0], n_rows=100).n_rows == 100
     assert marginal(fake_adult(10), ("sex",), DOMAIN).sum() == 10

@@ -145,3 +145,17 @@ def test_recorded_gradient_norms_are_replayed_beside_the_stand_in(tmp_path):
             ["workload=e", f"params.gradients.norms_file={tmp_path / 'bad.npz'}"],
         )
         run(cfg, load_params(cfg, Params))
+
+
+def test_a_given_norms_file_that_does_not_exist_is_an_error(tmp_path):
+    """Only the default (null) leaves the MNIST setting out; a typo must not do so silently."""
+    from experiments.filter_comparison.run import run
+
+    missing = tmp_path / "no-such-norms.npz"
+    cfg = compose_config(
+        "filter_comparison", "smoke", ["workload=e", f"params.gradients.norms_file={missing}"]
+    )
+    with pytest.raises(
+        ValueError, match=r"params\.gradients\.norms_file=.*no-such-norms\.npz.* is not a file"
+    ):
+        run(cfg, load_params(cfg, Params))

@@ -205,6 +205,34 @@ def test_bad_input_raises_clear_errors():
             load_params(bad, Params)
 
 
+@pytest.mark.parametrize(
+    "table, override, message",
+    [
+        (
+            "search",
+            "job.eps=5",
+            r"job\.eps \(an index into params\.eps\) must be an integer in \[0, \d+\), got 5",
+        ),
+        ("search", "job.eps=-1", r"job\.eps .* in \[0, \d+\), got -1"),
+        (
+            "search",
+            "job.point=99",
+            r"job\.point \(an index into the search grid\) .* \[0, \d+\), got 99",
+        ),
+        ("search", "job.point=abc", r"job\.point .* got 'abc'"),
+        ("train", "job.eps=5", r"job\.eps .* \[0, \d+\), got 5"),
+        ("train", "job.trial=-2", r"job\.trial .* got -2"),
+    ],
+)
+def test_job_indices_out_of_range_name_the_key(table, override, message):
+    """Checked before any data is read: a clear error, not IndexError or a silent p.eps[-1]."""
+    from experiments.mnist_gd.run import run
+
+    cfg = compose_config("mnist_gd", "smoke", [f"table={table}", override, "data=absent.npz"])
+    with pytest.raises(ValueError, match=message):
+        run(cfg, load_params(cfg, Params))
+
+
 def test_normalisation_matches_the_opacus_example():
     images = np.zeros((2, 28, 28), dtype=np.uint8)
     images[1] = 255

@@ -165,3 +165,25 @@ def test_unknown_config_key_is_a_clear_error(work):
     bad = _run(work, sys.executable, "-m", "snakemake", "-n", "--config", "missing_data=maybe")
     message = bad.stderr + bad.stdout
     assert bad.returncode != 0 and "missing_data must be 'fail' or 'skip'" in message
+
+
+def test_the_workflow_runs_from_any_directory(work, tmp_path):
+    """`snakemake -s <root>/Snakefile` from elsewhere works in the root; -d elsewhere is refused."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    snakefile = str(work / "Snakefile")
+    command = [sys.executable, "-m", "snakemake", "-s", snakefile, "-n", TARGET]
+    dry = subprocess.run(
+        [*command, "--config", "scale=smoke"],
+        cwd=elsewhere, env=_env(work), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert re.search(r"^tiny_slow\s+1$", dry.stdout, flags=re.M), dry.stdout[-3000:]
+    assert not any(elsewhere.iterdir())  # nothing (.snakemake, logs) written here
+    bad = subprocess.run(
+        [*command, "-d", str(elsewhere), "--config", "scale=smoke"],
+        cwd=elsewhere, env=_env(work), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    message = bad.stderr + bad.stdout
+    assert bad.returncode != 0 and "must be the repository root" in message
+    assert f"pass -d {work}" in message

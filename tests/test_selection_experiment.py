@@ -35,16 +35,16 @@ from experiments.selection.schema import Params
 REPO = Path(__file__).resolve().parents[1]
 
 
-class CountingRng:
-    """A Generator stand-in that records the scales of its normal draws."""
+class CountingRng(np.random.Generator):
+    """A Generator (the library refuses anything else) that records its normal draws' scales."""
 
     def __init__(self, seed: int) -> None:
-        self.rng = np.random.default_rng(seed)
+        super().__init__(np.random.PCG64(seed))
         self.scales: list[float] = []
 
-    def normal(self, loc, scale, size=None):
+    def normal(self, loc=0.0, scale=1.0, size=None):
         self.scales.append(scale)
-        return self.rng.normal(loc, scale, size)
+        return super().normal(loc, scale, size)
 
 
 def test_restart_after_each_halt_with_fresh_threshold_noise():
@@ -153,6 +153,29 @@ def test_schema_refuses_bad_keys_and_ranges():
     bad = OmegaConf.merge(cfg, {"params": {"online": {"query_noise_ratio": 1.0}}})
     with pytest.raises(ValueError, match="query_noise_ratio"):
         load_params(bad, Params)
+
+
+@pytest.mark.parametrize(
+    "table, job, message",
+    [
+        (
+            "rnm_bounds",
+            "abc",
+            r"job \(a setting of table 'rnm_bounds'\) must be an integer in \[0, 1\), got 'abc'",
+        ),
+        ("rnm_bounds", "1", r"job .* \[0, 1\), got 1"),
+        ("rnm_bounds", "-1", r"job .* \[0, 1\), got -1"),
+        ("rnm_bounds", "0.5", r"job .* got 0\.5"),
+        ("heatmap", "true", r"job .* got True"),
+        ("heatmaps", "0", r"table must be one of"),
+    ],
+)
+def test_a_bad_job_or_table_names_the_key(table, job, message):
+    from experiments.selection.run import run
+
+    cfg = compose_config("selection", "smoke", [f"table={table}", f"job={job}"])
+    with pytest.raises(ValueError, match=message):
+        run(cfg, load_params(cfg, Params))
 
 
 def test_smoke_rules_run(tmp_path):

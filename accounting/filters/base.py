@@ -5,7 +5,8 @@ filter checks the cost's type (a wrong type is a ``ValueError``, never a convers
 answers CONTINUE (True, and the cost is recorded) or HALT (False). HALT is permanent: the
 filter's guarantee covers the transcript up to the first halt (Rogers et al. 2016, Def. 3).
 Filters whose spend depends on the released output (realisation-level, ex-post, FSRC) are
-told what was released through ``observe``; they refuse a new request until then.
+told what was released through ``observe``; they refuse a new request until then. Any filter
+takes at most one ``observe`` per accepted request (a second one would rewrite the history).
 
 One contract for every filter (modelled on dp_accounting's ``_maybe_compose(do_compose=False)``):
 a subclass keeps everything its decisions depend on in one immutable state value and
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
+
+from accounting import _checks
 
 CostT = TypeVar("CostT")
 StateT = TypeVar("StateT")
@@ -52,7 +55,7 @@ class Filter(ABC, Generic[CostT, StateT]):
     def __init__(self, state: StateT) -> None:
         self._history: list[Record] = []
         self._halted = False
-        self._awaiting = False
+        self._awaiting = False  # an accepted request not yet observed
         self._state = state
 
     @property
@@ -81,7 +84,9 @@ class Filter(ABC, Generic[CostT, StateT]):
         """CONTINUE (True: the query may run, its cost is recorded) or HALT (False)."""
         self.check_cost(cost)
         if self._awaiting:
-            raise ValueError("observe() the previous query's output before the next request")
+            if self.needs_observation:
+                raise ValueError("observe() the previous query's output before the next request")
+            self._awaiting = False  # the last request's observation was optional
         if self._halted:
             return False
         state = self._admit(cost)
@@ -89,7 +94,7 @@ class Filter(ABC, Generic[CostT, StateT]):
         self._history.append(Record(cost, ok))
         if state is not None:
             self._state = state
-            self._awaiting = self.needs_observation
+            self._awaiting = True
         else:
             self._halted = True
         return ok
@@ -98,7 +103,7 @@ class Filter(ABC, Generic[CostT, StateT]):
         """Tell the filter what the last accepted query released (or its realised loss)."""
         if not self._history or not self._history[-1].accepted:
             raise ValueError("observe() must follow an accepted request")
-        if self.needs_observation and not self._awaiting:
+        if not self._awaiting:
             raise ValueError("observe() was already called for the last accepted request")
         # a rejected report raises here and leaves the filter waiting for a valid one
         self._state = self._observed_state(observed)
@@ -155,7 +160,10 @@ def run_interaction(
     rng: np.random.Generator,
     max_rounds: int = 10**6,
 ) -> Transcript:
-    """Drive an adaptive analyst against a filter until the analyst stops or the filter halts."""
+    """Drive an adaptive analyst against a filter until the analyst stops, the filter halts or
+    ``max_rounds`` (an integer >= 0) queries have run."""
+    rng = _checks.generator("rng", rng)
+    max_rounds = _checks.integer("max_rounds", max_rounds, minimum=0)
     transcript = Transcript()
     for _ in range(max_rounds):
         query = analyst(transcript.outputs)

@@ -87,12 +87,11 @@ class IndividualRenyiFilter:
                 f"{type(self).__name__} takes a vector of {self.n} individual costs, "
                 f"got {type(costs).__name__}"
             )
-        c = np.asarray(costs, dtype=np.float64)
+        c = _checks.finite_array("costs", costs)
         if c.shape != (self.n,):
             raise ValueError(f"costs must have shape ({self.n},), got {c.shape}")
-        # (c >= 0) is False for NaN; a finite sum of non-negative numbers rules out inf.
-        if not (c >= 0).all() or not np.isfinite(c.sum()):
-            raise ValueError("costs must be finite and >= 0")
+        if not (c >= 0).all():
+            raise ValueError(f"costs must be in [0, inf), got {c[c < 0][0]!r}")
         return c
 
     def request(self, costs: np.ndarray) -> np.ndarray:
@@ -150,6 +149,7 @@ def filtered_gaussian_sum(
     kappa) and a zCDP filter of budget kappa, points run while sum_t ||v_t^(i)||^2 <= B_norm and
     the whole run is kappa-zCDP. Returns (release, active mask).
     """
+    rng = _checks.generator("rng", rng)
     costs = gaussian_individual_costs(vectors, noise_std, filt.alpha)
     active = filt.request(costs)
     v = np.asarray(vectors, dtype=np.float64)

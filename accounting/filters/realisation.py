@@ -128,9 +128,15 @@ class RoundLoss:
     laws: tuple[Any, ...]
 
     def __post_init__(self) -> None:
-        laws = tuple(self.laws)
+        try:
+            laws = tuple(self.laws)
+        except TypeError:
+            laws = ()
         if not laws or not all(isinstance(law, LossLaw) for law in laws):
-            raise ValueError("laws must be a non-empty sequence of loss laws (sf and isf)")
+            raise ValueError(
+                "laws must be a non-empty sequence of loss laws (sf and isf), "
+                f"got {type(self.laws).__name__}"
+            )
         object.__setattr__(self, "laws", laws)
 
     @classmethod

@@ -110,8 +110,9 @@ def gaussian_report_noisy_max(
     scores: Sequence[float] | np.ndarray, sigma: float, rng: np.random.Generator
 ) -> int:
     """Index of the largest score after adding N(0, sigma^2) to each (LPB Sec. 2)."""
-    scores = _checks.finite_array("scores", scores)
+    scores = _checks.score_vector("scores", scores)
     sigma = _checks.positive("sigma", sigma)
+    rng = _checks.generator("rng", rng)
     return int(np.argmax(scores + rng.normal(0.0, sigma, size=scores.shape)))
 
 
@@ -198,7 +199,10 @@ def gaussian_above_threshold(
     """Run Gaussian Above Threshold (LPB Alg. 3) over ``queries``: the 1-based step at which
     it halts, or None if the stream ends first (the ex-post cost then uses halted=False)."""
     queries = _checks.finite_array("queries", queries)
+    if queries.ndim != 1:
+        raise ValueError(f"queries must be a 1-d sequence, got shape {queries.shape}")
     threshold = _checks.finite("threshold", threshold)
+    rng = _checks.generator("rng", rng)
     noisy_threshold = threshold + rng.normal(
         0.0, _checks.positive("sigma_threshold", sigma_threshold)
     )
@@ -230,8 +234,9 @@ def laplace_report_noisy_max(
     scores: Sequence[float] | np.ndarray, scale: float, rng: np.random.Generator
 ) -> int:
     """Index of the largest score after adding Laplace(scale) noise to each."""
-    scores = _checks.finite_array("scores", scores)
+    scores = _checks.score_vector("scores", scores)
     scale = _checks.positive("scale", scale)
+    rng = _checks.generator("rng", rng)
     return int(np.argmax(scores + rng.laplace(0.0, scale, size=scores.shape)))
 
 
@@ -249,7 +254,7 @@ def exponential_mechanism_probabilities(
     Pr[i] proportional to exp(eps q_i / (2 Delta)), or exp(eps q_i / Delta) for monotone
     scores (Dwork and Roth 2014, Thm. 3.10 and the remark after it).
     """
-    scores = _checks.finite_array("scores", scores)
+    scores = _checks.score_vector("scores", scores)
     logw = _log_weights(scores, eps, sensitivity, 1.0 if monotone else 2.0)
     w = np.exp(logw)
     return w / w.sum()
@@ -264,6 +269,7 @@ def exponential_mechanism(
     monotone: bool = False,
 ) -> int:
     """Sample from :func:`exponential_mechanism_probabilities` (eps-DP)."""
+    rng = _checks.generator("rng", rng)
     probs = exponential_mechanism_probabilities(scores, eps, sensitivity, monotone=monotone)
     return int(rng.choice(probs.size, p=probs))
 
@@ -279,7 +285,7 @@ def permute_and_flip_probabilities(
     a polynomial of degree d - 1 in u that Gauss-Legendre with ceil(d / 2) nodes integrates
     exactly; evaluated in log space.
     """
-    scores = _checks.finite_array("scores", scores)
+    scores = _checks.score_vector("scores", scores)
     logp = _log_weights(scores, eps, sensitivity, 2.0)
     nodes, weights = np.polynomial.legendre.leggauss(max(1, math.ceil(scores.size / 2)))
     u = 0.5 * (nodes + 1.0)
@@ -294,7 +300,8 @@ def permute_and_flip(
     scores: Sequence[float] | np.ndarray, eps: float, sensitivity: float, rng: np.random.Generator
 ) -> int:
     """Run eps-DP permute-and-flip (McKenna and Sheldon 2020, Alg. 1)."""
-    scores = _checks.finite_array("scores", scores)
+    scores = _checks.score_vector("scores", scores)
+    rng = _checks.generator("rng", rng)
     p = np.exp(_log_weights(scores, eps, sensitivity, 2.0))
     for r in rng.permutation(scores.size):
         if rng.random() < p[r]:

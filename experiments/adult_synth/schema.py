@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from experiments.common.config import nonempty, positive, probability
@@ -10,6 +11,12 @@ from experiments.common.config import nonempty, positive, probability
 def _count(name: str, value: int, minimum: int = 1) -> None:
     if value < minimum:
         raise ValueError(f"params.{name} must be an integer >= {minimum}, got {value!r}")
+
+
+#: Expected rows in the smallest of the train/validation/test parts below which a subsample is
+#: refused: the stratified validation/test split needs both labels in both parts, and a
+#: classifier fitted or scored on a handful of rows says nothing.
+MIN_PART_ROWS = 20
 
 
 def _open_unit(name: str, value: float) -> None:
@@ -48,6 +55,14 @@ class Params:
             raise ValueError(
                 "params.train_frac + params.val_frac must be < 1 (the rest is the test set), "
                 f"got {self.train_frac} + {self.val_frac}"
+            )
+        smallest = min(self.train_frac, self.val_frac, 1.0 - self.train_frac - self.val_frac)
+        min_rows = math.ceil(round(MIN_PART_ROWS / smallest, 9))
+        if 0 < self.n_rows < min_rows:
+            raise ValueError(
+                f"params.n_rows must be 0 (all rows) or >= {min_rows} (at least {MIN_PART_ROWS} "
+                f"rows expected in each part at train_frac={self.train_frac}, "
+                f"val_frac={self.val_frac}), got {self.n_rows}"
             )
         if not 1.0 < self.alpha < float("inf"):
             raise ValueError(f"params.alpha must be a finite order > 1, got {self.alpha!r}")

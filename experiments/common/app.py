@@ -49,6 +49,21 @@ def pick(options: Mapping[str, T], key: str, what: str = "table") -> T:
     return options[key]
 
 
+def index(value: Any, n: int, what: str) -> int:
+    """``value`` as a job index in [0, n), or a ValueError naming ``what`` and the range.
+
+    Command-line values arrive as ints or strings (``job=abc``); a bool, a fraction or a
+    negative index (which Python would count from the end) is refused, never converted.
+    """
+    text = str(value).strip()
+    if isinstance(value, bool) or not (isinstance(value, int) or text.isdecimal()):
+        raise ValueError(f"{what} must be an integer in [0, {n}), got {value!r}")
+    i = int(text)
+    if not 0 <= i < n:
+        raise ValueError(f"{what} must be an integer in [0, {n}), got {i}")
+    return i
+
+
 def experiment_main(
     name: str, schema: type[P], run: Callable[[DictConfig, P], pd.DataFrame]
 ) -> Callable[[], Any]:

@@ -12,7 +12,7 @@ Each ``stream`` is a list of ``Query`` drawn with a seeded ``numpy.random.Genera
 * (e) full-batch DP-SGD steps: to a stream-level filter each step is one Gaussian of noise
   multiplier z (sensitivity = the clip norm); the per-example gradient norms drive the
   individual Rényi filter (``gradient_norms``). Setting 0 is a labelled synthetic stand-in
-  (``steps`` steps); setting 1, only when ``norms_file`` exists, replays the norms the MNIST
+  (``steps`` steps); setting 1, only when ``norms_file`` is given, replays the norms the MNIST
   experiment recorded (as many steps as the file has).
 """
 
@@ -107,7 +107,16 @@ def stream(p: Params, workload: str, index: int, rng: np.random.Generator) -> li
 
 
 def has_norms_file(g: Gradients) -> bool:
-    return bool(g.norms_file) and Path(str(g.norms_file)).is_file()
+    """Whether ``norms_file`` is given; a given path that is not a file is an error (only
+    the default, null, leaves setting 1 out), so a typo cannot silently drop the MNIST run."""
+    if g.norms_file is None:
+        return False
+    if not Path(str(g.norms_file)).is_file():
+        raise ValueError(
+            f"params.gradients.norms_file={g.norms_file!r} is not a file: give the npz that "
+            "the MNIST train job writes (norms_out), or null for the synthetic stand-in only"
+        )
+    return True
 
 
 def recorded_norms(g: Gradients) -> np.ndarray:

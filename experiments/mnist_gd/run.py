@@ -43,7 +43,7 @@ from omegaconf import DictConfig
 
 from accounting.curves.zcdp import zcdp_to_eps, zcdp_to_eps_optimal
 from accounting.mechanisms.filtered_gd import filtered_gd_zcdp, plan_filtered_gd
-from experiments.common.app import experiment_main, pick
+from experiments.common.app import experiment_main, index, pick
 from experiments.common.atomic import atomic_path
 from experiments.mnist_gd import jobs
 from experiments.mnist_gd.data import fresh_model, load_mnist
@@ -79,9 +79,11 @@ def privacy_columns(eps: float, delta: float, rho: float) -> dict[str, float]:
 
 
 def search(cfg: DictConfig, p: Params) -> pd.DataFrame:
-    eps_index, point = int(cfg.job.eps), int(cfg.job.point)
+    points = p.search.points()
+    eps_index = index(cfg.job.eps, len(p.eps), "job.eps (an index into params.eps)")
+    point = index(cfg.job.point, len(points), "job.point (an index into the search grid)")
     eps = p.eps[eps_index]
-    clip, steps, lr = p.search.points()[point]
+    clip, steps, lr = points[point]
     device, (x, y, x_test, y_test) = setup(cfg, p)
     plan = plan_filtered_gd(eps, p.delta, p.conversion, budget_steps=steps)  # type: ignore[arg-type]
     rows = []
@@ -188,9 +190,9 @@ def settings(
 
 
 def train_job(cfg: DictConfig, p: Params) -> pd.DataFrame:
-    eps_index, regime, arm, trial = (
-        int(cfg.job.eps), str(cfg.job.regime), str(cfg.job.arm), int(cfg.job.trial)
-    )  # fmt: skip
+    eps_index = index(cfg.job.eps, len(p.eps), "job.eps (an index into params.eps)")
+    trial = index(cfg.job.trial, p.n_trials, "job.trial (below params.n_trials)")
+    regime, arm = str(cfg.job.regime), str(cfg.job.arm)
     device, (x, y, x_test, y_test) = setup(cfg, p)
     s, cols = settings(p, eps_index, regime, arm, tuned_values(cfg, eps_index))
     seed = np.random.SeedSequence([p.seed, TRAIN, eps_index, jobs.REGIMES.index(regime), trial])

@@ -29,7 +29,7 @@ from accounting.mechanisms.selection import (
     gaussian_report_noisy_max_eps,
     laplace_report_noisy_max_eps,
 )
-from experiments.common.app import experiment_main
+from experiments.common.app import experiment_main, index, pick
 from experiments.selection.data import load_series
 from experiments.selection.jobs import job_rng, jobs
 from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
@@ -274,12 +274,12 @@ BUILDERS = {
 
 
 def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
-    table, job = str(cfg.table), int(cfg.job)
+    table = str(cfg.table)
+    build = pick(BUILDERS, table)
     settings = jobs(table, p)
-    if not 0 <= job < len(settings):
-        raise ValueError(f"job must be in [0, {len(settings)}) for table {table!r}, got {job}")
+    job = index(cfg.job, len(settings), f"job (a setting of table {table!r})")
     log.info("table %s job %d: %s", table, job, settings[job])
-    df = BUILDERS[table](cfg, p, settings[job], job_rng(p, table, job))
+    df = build(cfg, p, settings[job], job_rng(p, table, job))
     return df.assign(job=job)
 
 
