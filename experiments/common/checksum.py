@@ -4,7 +4,7 @@ Preprocessing writes every processed file, then ``<file>.json`` with its ``sha25
 (:func:`write_checksum_sidecar`). Every loader opens processed data through :func:`verified`,
 so a truncated or edited file, or one without its sidecar, stops the run with the file's name
 and the command that rebuilds it instead of an obscure parser error (or silently wrong data).
-Hashing costs milliseconds at these sizes (the largest file is ~20 MB).
+Hashing is cheap at these sizes: the largest file (LCL, 27 MB) takes about 0.1 s.
 """
 
 from __future__ import annotations
