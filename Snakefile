@@ -8,9 +8,10 @@
 # uses SCALE, PROCESSED, DATA_AVAILABLE and appends its final figures to ALL_FIGURES and every
 # result file it makes (tables and per-job parts) to ALL_RESULTS; see README.md "Adding an
 # experiment". `rule all` requests them all, so a deleted table or part is rebuilt even when
-# the figures downstream of it are newer (Snakemake only looks upstream of jobs that run). Every rule writes its log to logs/<exp>/<scale>/ (data:
-# logs/data/); after a crash, rerun the same command with --profile profiles/local (README.md
-# "Resume after a crash, and where logs are").
+# the figures downstream of it are newer (Snakemake only looks upstream of jobs that run).
+# Every rule writes its log to logs/<exp>/<scale>/ (data: logs/data/); after a crash, rerun
+# the same command with --profile profiles/local (README.md "Resume after a crash, and where
+# logs are").
 import os
 import sys
 from pathlib import Path

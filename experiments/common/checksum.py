@@ -66,7 +66,8 @@ def verified(path: str | os.PathLike[str]) -> Path:
         problem = f"its sidecar {sidecar.name} is unreadable ({err})"
         raise ValueError(f"processed data file {path}: {problem}; {rebuild}") from None
     if not isinstance(expected, str):
-        raise ValueError(f"{path}: its sidecar {sidecar.name} records no {SHA256}; {rebuild}")
+        problem = f"its sidecar {sidecar.name} records no {SHA256}"
+        raise ValueError(f"processed data file {path}: {problem}; {rebuild}")
     actual = file_sha256(target)
     if actual != expected:
         raise ValueError(
