@@ -5,10 +5,13 @@
 #   snakemake --profile profiles/slurm --config scale=paper
 #
 # Every experiments/<exp>/rules.smk is included (sorted) after the data rules. A rules file
-# uses SCALE, PROCESSED, DATA_AVAILABLE and appends its final figures to ALL_FIGURES; see
-# README.md "Adding an experiment". Every rule writes its log to logs/<exp>/<scale>/ (data:
-# logs/data/); after a crash, rerun the same command with --profile profiles/local (README.md
-# "Resume after a crash, and where logs are").
+# uses SCALE, PROCESSED, DATA_AVAILABLE and appends its final figures to ALL_FIGURES and every
+# result file it makes (tables and per-job parts) to ALL_RESULTS; see README.md "Adding an
+# experiment". `rule all` requests them all, so a deleted table or part is rebuilt even when
+# the figures downstream of it are newer (Snakemake only looks upstream of jobs that run).
+# Every rule writes its log to logs/<exp>/<scale>/ (data: logs/data/); after a crash, rerun
+# the same command with --profile profiles/local (README.md "Resume after a crash, and where
+# logs are").
 import os
 import sys
 from pathlib import Path
@@ -54,6 +57,7 @@ MISSING_DATA = config.get("missing_data", "fail")
 if MISSING_DATA not in ("fail", "skip"):
     raise ValueError(f"config missing_data must be 'fail' or 'skip', got {MISSING_DATA!r}")
 ALL_FIGURES = []
+ALL_RESULTS = []
 
 
 def code_inputs(module):
@@ -89,8 +93,18 @@ for _rules in sorted(Path(workflow.basedir).glob("experiments/*/rules.smk")):
 rule all:
     input:
         ALL_FIGURES,
+        ALL_RESULTS,
         PROCESSED_DEFAULT,
     default_target: True
+
+
+onstart:
+    # A sidecar whose table is gone (deleted, or removed by Snakemake before a rerun that then
+    # failed) describes nothing: removed before any job runs (not on dry runs).
+    from experiments.common.orphan_sidecars import remove_orphan_sidecars
+
+    for _orphan in remove_orphan_sidecars("results", "data/processed"):
+        print(f"removed {_orphan}: the file it describes is gone", file=sys.stderr)
 
 
 rule figures:

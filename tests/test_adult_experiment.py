@@ -20,6 +20,7 @@ from experiments.adult_synth.checks import accepted_index
 from experiments.adult_synth.data import load, split
 from experiments.adult_synth.queries import marginal, select_queries
 from experiments.adult_synth.schema import Params
+from experiments.common.checksum import write_checksum_sidecar
 from experiments.common.config import load_params
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,6 +43,8 @@ def write_fake(tmp: Path, n: int = 400) -> tuple[Path, Path]:
     dom.write_text(
         json.dumps({"columns": {c: [str(i) for i in range(k)] for c, k in DOMAIN.items()}})
     )
+    for path in (csv, dom):  # as preprocessing does: the loader checks the recorded sha256
+        write_checksum_sidecar(path, None, 0.0)
     return csv, dom
 
 

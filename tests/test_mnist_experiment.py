@@ -23,6 +23,7 @@ from accounting.mechanisms.filtered_gd import (
     plan_filtered_gd,
     zcdp_eps,
 )
+from experiments.common.checksum import write_checksum_sidecar
 from experiments.common.config import compose_config, load_params
 from experiments.mnist_gd.model import MnistConvNet, normalise_images
 from experiments.mnist_gd.per_example import clipped_gradient_sum
@@ -262,6 +263,7 @@ def _synthetic_workdir(tmp: Path) -> Path:
         x_test=rng.integers(0, 256, (300, 28, 28), dtype=np.uint8),
         y_test=rng.integers(0, 10, 300, dtype=np.uint8),
     )
+    write_checksum_sidecar(processed / "mnist.npz", None, 0.0)
     return work
 
 

@@ -67,6 +67,29 @@ def test_failed_write_leaves_old_file_and_no_temp(tmp_path, monkeypatch):
         write_table(pd.DataFrame({"a": [2]}), path, None, 2, 0.0)
     assert path.read_text() == "a\n1\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.csv.json"]
+    assert read_sidecar(path)["seed"] == 1  # the old table keeps the sidecar describing it
+
+
+def _disk_full(*args, **kwargs):
+    raise OSError("disk full")
+
+
+def test_failed_table_write_leaves_no_orphan_sidecar(tmp_path, monkeypatch):
+    monkeypatch.setattr(pd.DataFrame, "to_csv", _disk_full)
+    with pytest.raises(OSError, match="disk full"):
+        write_table(pd.DataFrame({"a": [1]}), tmp_path / "t.csv", None, 1, 0.0)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_failed_sidecar_write_leaves_neither_file(tmp_path, monkeypatch, existing):
+    path = tmp_path / "t.csv"
+    if existing:
+        write_table(pd.DataFrame({"a": [1]}), path, None, 1, 0.0)
+    monkeypatch.setattr(prov, "provenance", _disk_full)
+    with pytest.raises(OSError, match="disk full"):
+        write_table(pd.DataFrame({"a": [2]}), path, None, 2, 0.0)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_atomic_path_removes_created_folders_on_failure(tmp_path):

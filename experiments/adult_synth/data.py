@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from experiments.common.checksum import verified
+
 
 @dataclass(frozen=True)
 class Split:
@@ -23,9 +25,12 @@ class Split:
 
 
 def load(csv: str | Path, domain_json: str | Path, target: str) -> tuple[pd.DataFrame, dict]:
-    """The processed table and {column: size}; codes are checked against the domain."""
-    frame = pd.read_csv(csv)
-    columns = json.loads(Path(domain_json).read_text())["columns"]
+    """The processed table and {column: size}; codes are checked against the domain.
+
+    Both files must match the sha256 recorded by preprocessing (experiments/common/checksum.py).
+    """
+    frame = pd.read_csv(verified(csv))
+    columns = json.loads(verified(domain_json).read_text())["columns"]
     domain = {name: len(values) for name, values in columns.items()}
     if target not in domain:
         raise ValueError(f"params.target={target!r} is not a column; columns: {list(domain)}")

@@ -116,3 +116,6 @@ rule adult_synth_plot:
 
 if DATA_AVAILABLE["adult"]:
     ALL_FIGURES.extend(rules.adult_synth_plot.output)
+    ALL_RESULTS.extend(rules.adult_synth_merge.input)
+    for _rule in ("selection", "baseline", "merge", "checks", "table3"):
+        ALL_RESULTS.extend(getattr(rules, f"adult_synth_{_rule}").output)

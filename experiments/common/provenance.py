@@ -3,7 +3,8 @@
 ``write_table`` writes ``<path>`` (CSV, one row per run/step/setting) and ``<path>.json``
 recording how it was made: resolved config, seed, git commit and dirty flag, package
 versions, wall time, host, Python version and UTC timestamp. Both files are written
-atomically; the sidecar first, so a CSV on disk always has its sidecar.
+atomically; the table first, so a sidecar never outlives its table (a failed sidecar write
+removes both).
 """
 
 from __future__ import annotations
@@ -195,9 +196,10 @@ def write_table(
     started: float,
     extra: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Write ``df`` as CSV to ``path`` and its provenance to ``<path>.json``, both atomically.
+    """Write ``df`` as CSV to ``path``, then its provenance to ``<path>.json``, both atomically.
 
-    The CSV has no index column and ``\\n`` line endings, so the same frame gives the same
+    A failed table write leaves the old pair; a failed sidecar write leaves neither file. The
+    CSV has no index column and ``\\n`` line endings, so the same frame gives the same
     bytes. Returns the CSV path.
     """
     target = Path(path)
@@ -205,9 +207,14 @@ def write_table(
         raise ValueError(f"path must end in .csv, got {str(path)!r}")
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-    write_provenance(target, cfg, seed, started, extra)
     with atomic_path(target) as tmp:
         df.to_csv(tmp, index=False, lineterminator="\n")
+    try:
+        write_provenance(target, cfg, seed, started, extra)
+    except BaseException:  # no new table without its sidecar, no old sidecar beside it
+        target.unlink(missing_ok=True)
+        target.with_name(target.name + ".json").unlink(missing_ok=True)
+        raise
     return target
 
 

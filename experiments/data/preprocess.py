@@ -3,8 +3,9 @@
 Hydra app, one dataset per call (Snakemake rules in experiments/data/rules.smk):
 ``python -m experiments.data.preprocess dataset=adult`` (config: config/data.yaml).
 The raw inputs' sha256 are checked against data/manifest.yaml first (a file corrupted after
-download stops the run). Every output is written atomically and has a provenance sidecar
-``<file>.json``.
+download stops the run). Every output is written atomically, then its provenance sidecar
+``<file>.json`` with the output's sha256, which every loader verifies
+(experiments/common/checksum.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from experiments.common.atomic import atomic_path
-from experiments.common.provenance import write_provenance, write_table
+from experiments.common.checksum import write_checksum_sidecar
 from experiments.data.fetch import verify_raw
 
 #: Raw inputs (relative to data/raw) and processed outputs (relative to data/processed).
@@ -243,21 +244,30 @@ def near(path: Path) -> pd.DataFrame:
     return energy_matrix(long)
 
 
-def _write_json(obj: dict, path: Path) -> None:
+def _save(path: Path, write: Callable[[Path], None], cfg: DictConfig, started: float) -> None:
+    """``write`` the file atomically, then its sidecar with its sha256 (file first: a sidecar
+    never outlives its file, and a file without one is refused by the loaders)."""
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2) + "\n")
+        write(tmp)
+    write_checksum_sidecar(path, cfg, started)
+
+
+def _save_csv(frame: pd.DataFrame, path: Path, cfg: DictConfig, started: float) -> None:
+    _save(path, lambda tmp: frame.to_csv(tmp, index=False, lineterminator="\n"), cfg, started)
 
 
 def _write_energy(matrix: pd.DataFrame, stem: str, cfg: DictConfig, started: float) -> None:
     out = Path(cfg.out_dir)
-    matrix_path = out / f"{stem}_daily_kwh.parquet"
     frame = matrix.reset_index(names="household")
     frame["household"] = frame["household"].astype(str)
-    with atomic_path(matrix_path) as tmp:
-        frame.to_parquet(tmp, index=False)
-    write_provenance(matrix_path, cfg, None, started)
+    _save(
+        out / f"{stem}_daily_kwh.parquet",
+        lambda tmp: frame.to_parquet(tmp, index=False),
+        cfg,
+        started,
+    )
     daily = energy_daily(matrix, float(cfg.energy.clip_kwh))
-    write_table(daily, out / f"{stem}_daily.csv", cfg, None, started)
+    _save_csv(daily, out / f"{stem}_daily.csv", cfg, started)
 
 
 def _run_adult(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
@@ -267,22 +277,24 @@ def _run_adult(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
         list(cfg.adult.age_edges),
         list(cfg.adult.hours_edges),
     )
-    _write_json(meta, out / "adult_domain.json")
-    write_table(frame, out / "adult.csv", cfg, None, started)
+    text = json.dumps(meta, indent=2) + "\n"
+    _save(out / "adult_domain.json", lambda tmp: tmp.write_text(text), cfg, started)
+    _save_csv(frame, out / "adult.csv", cfg, started)
 
 
 def _run_bikes(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
     frame = bikes(raw / RAW["bikes"][0], int(cfg.bikes.max_registered))
-    write_table(frame, out / "bikes.csv", cfg, None, started)
+    _save_csv(frame, out / "bikes.csv", cfg, started)
 
 
 def _run_mnist(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
     arrays = mnist([raw / p for p in RAW["mnist"]])
-    target = out / "mnist.npz"
-    with atomic_path(target) as tmp:
+
+    def write(tmp: Path) -> None:
         with open(tmp, "wb") as fh:
             np.savez_compressed(fh, **arrays)
-    write_provenance(target, cfg, None, started)
+
+    _save(out / "mnist.npz", write, cfg, started)
 
 
 def _run_lcl(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:

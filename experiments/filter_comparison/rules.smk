@@ -56,3 +56,5 @@ rule filter_comparison_plot:
 
 
 ALL_FIGURES.extend(rules.filter_comparison_plot.output)
+ALL_RESULTS.extend(rules.filter_comparison_merge.input.tables)
+ALL_RESULTS.extend(rules.filter_comparison_merge.output)

@@ -147,3 +147,6 @@ rule mnist_gd_plot:
 
 if DATA_AVAILABLE["mnist"]:
     ALL_FIGURES.extend(rules.mnist_gd_plot.output)
+    ALL_RESULTS.extend([*rules.mnist_gd_select.input, *rules.mnist_gd_merge.input, MNIST_NORMS])
+    for _rule in ("select", "merge", "summary"):
+        ALL_RESULTS.extend(getattr(rules, f"mnist_gd_{_rule}").output)

@@ -42,3 +42,4 @@ rule residue_filters_plot:
 
 
 ALL_FIGURES.extend(rules.residue_filters_plot.output)
+ALL_RESULTS.extend(rules.residue_filters_plot.input.tables)

@@ -64,3 +64,4 @@ rule scoreboard_plot:
 
 
 ALL_FIGURES.extend(rules.scoreboard_plot.output)
+ALL_RESULTS.extend(rules.scoreboard_run.output)

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from experiments.common.checksum import verified
 from experiments.selection.schema import Data
 
 
@@ -25,11 +26,12 @@ def load_series(dataset: str, path: str | Path, data: Data) -> tuple[np.ndarray,
     bikes: registered rentals / the public maximum (N = ``data.bikes_users``; Delta = 1/N
     assumes a user rents at most once a day, docs/privacy.md); energy (lcl, near):
     :func:`energy_series` of the households x days matrix at ``data.energy_clip_kwh``.
+    ``path`` must match the sha256 recorded by preprocessing (experiments/common/checksum.py).
     """
     if dataset == "bikes":
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(verified(path))
         return frame["registered_norm"].to_numpy(dtype=np.float64), int(data.bikes_users)
     if dataset in ("lcl", "near"):
-        matrix = pd.read_parquet(path)
+        matrix = pd.read_parquet(verified(path))
         return energy_series(matrix, float(data.energy_clip_kwh)), len(matrix)
     raise ValueError(f"dataset must be bikes, lcl or near, got {dataset!r}")

@@ -131,3 +131,7 @@ for _table in ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm
             "> {log} 2>&1"
 
     ALL_FIGURES.extend(getattr(rules, f"selection_plot_{_table}").output)
+    ALL_RESULTS.extend(
+        expand(f"results/selection/{SCALE}/parts/{_table}/{{job}}.csv", job=_selection_jobs(_table))
+    )
+    ALL_RESULTS.append(f"results/selection/{SCALE}/{_table}.csv")

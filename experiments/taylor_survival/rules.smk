@@ -42,3 +42,4 @@ rule taylor_survival_plot:
 
 
 ALL_FIGURES.extend(rules.taylor_survival_plot.output)
+ALL_RESULTS.extend([f"results/taylor_survival/{SCALE}/{t}.csv" for t in ("survival", "puredp")])
