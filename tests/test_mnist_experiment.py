@@ -65,7 +65,7 @@ def loop_clipped_sum(model, x, y, bounds):
     return total, torch.stack(norms)
 
 
-@pytest.mark.parametrize("method", ["grouped", "unfold"])
+@pytest.mark.parametrize("method", ["patches", "grouped", "unfold"])
 @pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])
 def test_fast_clipped_sum_equals_per_example_loop(method, layout):
     model, x, y = tiny_batch(24)
