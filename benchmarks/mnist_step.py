@@ -183,7 +183,7 @@ def routes(args: argparse.Namespace, device: torch.device) -> dict[str, Callable
 
     x = {name: x_cpu.to(device).contiguous(memory_format=f) for name, f in LAYOUTS.items()}
     models = {layout: model(layout) for layout in LAYOUTS}
-    hooks = GradSampleModule(model("contiguous"))
+    hooks = GradSampleModule(model("contiguous"), loss_reduction="sum")
     ghost = GradSampleModuleFastGradientClipping(
         model("contiguous"), max_grad_norm=args.clip, use_ghost_clipping=True, loss_reduction="sum"
     )

@@ -80,6 +80,32 @@ def test_fast_clipped_sum_equals_per_example_loop(method, layout):
     assert out.n_correct == int((model(x).argmax(1) == y).sum())
 
 
+@pytest.mark.parametrize("method", ["patches", "grouped", "unfold"])
+def test_fast_clipped_sum_equals_opacus(method):
+    # Opacus's hooks (contiguous layout, where its conv grad sampler is right), clipped the
+    # way its DPOptimizer clips; ours in channels-last, as the experiment runs it
+    import warnings
+
+    from opacus import GradSampleModule
+
+    model, x, y = tiny_batch(20, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gsm = GradSampleModule(MnistConvNet(), loss_reduction="sum")
+        gsm._module.load_state_dict(model.state_dict())
+        F.cross_entropy(gsm(x), y, reduction="sum").backward()
+    samples = [p.grad_sample for p in gsm.parameters()]
+    norms = torch.stack([g.flatten(1).norm(dim=1) for g in samples], 1).norm(dim=1)
+    factor = torch.clamp(0.5 / norms, max=1.0)
+    theirs = [torch.einsum("i,i...", factor, g) for g in samples]
+    model = model.to(memory_format=torch.channels_last)
+    x = x.contiguous(memory_format=torch.channels_last)
+    out = clipped_gradient_sum(model, x, y, torch.full((20,), 0.5), 8, method)
+    torch.testing.assert_close(out.norms, norms, rtol=1e-5, atol=0)
+    for ours, ref in zip(out.grads, theirs, strict=True):
+        assert float((ours - ref).abs().max() / ref.abs().max()) < 1e-5
+
+
 def test_clipped_sum_rejects_unsupported_layers_and_bad_bounds():
     model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
     x, y = torch.randn(5, 4), torch.zeros(5, dtype=torch.long)

@@ -158,7 +158,9 @@ def _ghost_is_cheaper(layer: nn.Conv2d, b: torch.Tensor) -> bool:
 
 
 def _by_position(b: torch.Tensor) -> torch.Tensor:
-    """Output gradients (N, C, H', W') as (N, T, C): a view in channels-last, a copy else."""
+    """Output gradients (N, C, H', W') as (N, T, C), a view in either memory layout."""
+    if b.is_contiguous():
+        return b.flatten(2).transpose(1, 2)
     return b.permute(0, 2, 3, 1).reshape(b.shape[0], -1, b.shape[1])
 
 
