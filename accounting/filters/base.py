@@ -24,6 +24,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
+from operator import itemgetter
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
@@ -62,8 +63,10 @@ class _History:
     def __init__(self) -> None:
         self._chunks: list[tuple[tuple[Any, ...], ...]] = []
         self._open: list[tuple[Any, ...]] = []  # the last < HISTORY_CHUNK records, mutable
-        self._kinds: list[tuple[type, tuple[str, ...]]] = []
-        self._kind_index: dict[type, int] = {}
+        self._kinds: list[
+            tuple[type, tuple[str, ...], Callable[[dict[str, Any]], tuple[Any, ...]]]
+        ] = []
+        self._kind_index: dict[type, int] = {}  # -1: not a dataclass, stored as the object
 
     def __len__(self) -> int:
         return len(self._chunks) * HISTORY_CHUNK + len(self._open)
@@ -71,38 +74,44 @@ class _History:
     def __repr__(self) -> str:
         return f"_History({list(self)!r})"
 
-    def _encode(self, cost: Any) -> tuple[int, Any]:
-        """(type index, field values) for a dataclass cost, else (-1, cost)."""
+    def _kind(self, cost: Any) -> int:
+        """Index of the cost's type among the dataclass kinds seen, -1 for other types."""
         cls = type(cost)
-        index = self._kind_index.get(cls)
-        if index is None:
-            if not (is_dataclass(cost) and hasattr(cost, "__dict__")):
-                return -1, cost
-            index = self._kind_index[cls] = len(self._kinds)
-            self._kinds.append((cls, tuple(f.name for f in fields(cost))))
-        names = self._kinds[index][1]
-        state = cost.__dict__
-        if len(state) != len(names):  # attributes beyond the fields: keep the object
-            return -1, cost
-        try:
-            return index, tuple(state[name] for name in names)
-        except KeyError:
-            return -1, cost
-
-    def _decode(self, item: tuple[Any, ...]) -> Record:
-        index, values, accepted, observed = item
-        if index < 0:
-            return Record(values, accepted, observed)
-        cls, names = self._kinds[index]
-        cost = object.__new__(cls)
-        cost.__dict__.update(zip(names, values, strict=True))
-        return Record(cost, accepted, observed)
+        if not (is_dataclass(cost) and hasattr(cost, "__dict__")):
+            self._kind_index[cls] = -1
+            return -1
+        names = tuple(f.name for f in fields(cost))
+        getter = itemgetter(*names) if len(names) > 1 else (lambda d, n=names[0]: (d[n],))
+        self._kind_index[cls] = len(self._kinds)
+        self._kinds.append((cls, names, getter))  # type: ignore[arg-type]
+        return len(self._kinds) - 1
 
     def append(self, cost: Any, accepted: bool) -> None:
         if len(self._open) == HISTORY_CHUNK:
             self._chunks.append(tuple(self._open))
             self._open = []
-        self._open.append((*self._encode(cost), accepted, None))
+        kind = self._kind_index.get(type(cost))
+        if kind is None:
+            kind = self._kind(cost)
+        if kind >= 0:
+            _, names, getter = self._kinds[kind]
+            state = cost.__dict__
+            if len(state) == len(names):  # no attributes beyond the fields
+                try:
+                    self._open.append((kind, getter(state), accepted, None))
+                    return
+                except KeyError:
+                    pass
+        self._open.append((-1, cost, accepted, None))
+
+    def _decode(self, item: tuple[Any, ...]) -> Record:
+        kind, values, accepted, observed = item
+        if kind < 0:
+            return Record(values, accepted, observed)
+        cls, names, _ = self._kinds[kind]
+        cost = object.__new__(cls)
+        cost.__dict__.update(zip(names, values, strict=True))
+        return Record(cost, accepted, observed)
 
     def observe_last(self, observed: Any) -> None:
         index, values, accepted, _ = self._open[-1]
