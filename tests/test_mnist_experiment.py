@@ -66,7 +66,7 @@ def loop_clipped_sum(model, x, y, bounds):
     return total, torch.stack(norms)
 
 
-@pytest.mark.parametrize("method", ["grouped", "unfold"])
+@pytest.mark.parametrize("method", ["patches", "grouped", "unfold"])
 @pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])
 def test_fast_clipped_sum_equals_per_example_loop(method, layout):
     model, x, y = tiny_batch(24)
@@ -79,6 +79,32 @@ def test_fast_clipped_sum_equals_per_example_loop(method, layout):
     for fast, slow in zip(out.grads, ref, strict=True):
         assert float((fast - slow).abs().max() / slow.abs().max()) < 1e-5
     assert out.n_correct == int((model(x).argmax(1) == y).sum())
+
+
+@pytest.mark.parametrize("method", ["patches", "grouped", "unfold"])
+def test_fast_clipped_sum_equals_opacus(method):
+    # Opacus's hooks (contiguous layout, where its conv grad sampler is right), clipped the
+    # way its DPOptimizer clips; ours in channels-last, as the experiment runs it
+    import warnings
+
+    from opacus import GradSampleModule
+
+    model, x, y = tiny_batch(20, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gsm = GradSampleModule(MnistConvNet(), loss_reduction="sum")
+        gsm._module.load_state_dict(model.state_dict())
+        F.cross_entropy(gsm(x), y, reduction="sum").backward()
+    samples = [p.grad_sample for p in gsm.parameters()]
+    norms = torch.stack([g.flatten(1).norm(dim=1) for g in samples], 1).norm(dim=1)
+    factor = torch.clamp(0.5 / norms, max=1.0)
+    theirs = [torch.einsum("i,i...", factor, g) for g in samples]
+    model = model.to(memory_format=torch.channels_last)
+    x = x.contiguous(memory_format=torch.channels_last)
+    out = clipped_gradient_sum(model, x, y, torch.full((20,), 0.5), 8, method)
+    torch.testing.assert_close(out.norms, norms, rtol=1e-5, atol=0)
+    for ours, ref in zip(out.grads, theirs, strict=True):
+        assert float((ours - ref).abs().max() / ref.abs().max()) < 1e-5
 
 
 def test_clipped_sum_rejects_unsupported_layers_and_bad_bounds():
@@ -113,9 +139,65 @@ def test_recorded_norms_are_the_norms_the_filter_was_charged():
     assert run.norms is not None and run.norms.shape == (4, 16)
     _, ref_norms = loop_clipped_sum(tiny_batch(16, seed=3)[0], x, y, torch.ones(16))
     np.testing.assert_allclose(run.norms[0], ref_norms.detach().numpy(), rtol=1e-5)  # step 1
-    charged = np.minimum(run.norms.astype(np.float64) ** 2 / s.clip**2, 1.0).sum(axis=0)
+    exhausted = np.array([r["n_active"] for r in run.rows[:4]]) < 16  # left out: NaN norms
+    assert exhausted.any() and [np.isnan(step).sum() for step in run.norms] == [
+        16 - r["n_active"] for r in run.rows[:4]
+    ]
+    charged = np.nansum(np.minimum(run.norms.astype(np.float64) ** 2 / s.clip**2, 1.0), axis=0)
     np.testing.assert_allclose(np.minimum(charged, 2.5), run.spent, rtol=1e-5)
     assert train(model, x, y, s, np.random.default_rng(0)).norms is None
+
+
+def _filtered_runs(chunk_size, monkeypatch):
+    """Algorithm 3 with the exhausted examples dropped and with them masked (weight 0), and
+    the batch size of each clipped-sum call of the dropping route."""
+    import experiments.mnist_gd.train as train_module
+
+    sizes = []
+
+    def recording(model, x, *args):
+        sizes.append(x.shape[0])
+        return clipped_gradient_sum(model, x, *args)
+
+    runs = {}
+    for drop in (True, False):
+        model, x, y = tiny_batch(24, seed=4)
+        # C near the median norm: examples run out after 3, 4, 5 or 6 steps (24, 24, 24, 18,
+        # 4, 1, 0 active)
+        s = GdSettings(clip=4.4, lr=0.1, budget_steps=3.0, n_steps=6, noise_multiplier=0.1,
+                       filtered=True, query_steps=(2, 4, 6), query_noise_std=1.0,
+                       chunk_size=chunk_size, drop_exhausted=drop)  # fmt: skip
+        with monkeypatch.context() as m:
+            if drop:
+                m.setattr(train_module, "clipped_gradient_sum", recording)
+            run = train(model, x, y, s, np.random.default_rng(7))
+        runs[drop] = (run, list(model.parameters()))
+    return runs, sizes
+
+
+def test_exhausted_examples_leave_the_batch_bitwise_at_chunk_one(monkeypatch):
+    runs, sizes = _filtered_runs(1, monkeypatch)
+    (dropped, p_drop), (masked, p_mask) = runs[True], runs[False]
+    active = [r["n_active"] for r in dropped.rows]
+    assert sizes == active[:6] and len(set(active)) > 3  # only the active examples ran
+    untimed = [[{k: v for k, v in r.items() if k != "step_s"} for r in run.rows]
+               for run in (dropped, masked)]  # fmt: skip
+    assert untimed[0] == untimed[1]  # including the released noisy accuracies
+    assert np.array_equal(dropped.spent, masked.spent)
+    assert dropped.chosen_step == masked.chosen_step
+    for a, b in zip(p_drop, p_mask, strict=True):
+        assert torch.equal(a, b)
+
+
+def test_exhausted_examples_leave_the_batch_same_trajectory(monkeypatch):
+    runs, sizes = _filtered_runs(8, monkeypatch)
+    (dropped, p_drop), (masked, p_mask) = runs[True], runs[False]
+    assert sizes == [r["n_active"] for r in dropped.rows[:6]]  # only the active examples ran
+    for key in ("n_active", "train_acc", "noisy_train_acc"):
+        assert [r.get(key) for r in dropped.rows] == [r.get(key) for r in masked.rows]
+    np.testing.assert_allclose(dropped.spent, masked.spent, rtol=1e-6)
+    for a, b in zip(p_drop, p_mask, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7)
 
 
 def test_safe_remaining_never_overshoots():

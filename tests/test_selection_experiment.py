@@ -16,6 +16,7 @@ from omegaconf import OmegaConf
 from scipy.stats import norm
 
 from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_eps
+from accounting.filters.dp import WhitehouseFilter, whitehouse_eps
 from accounting.mechanisms.sparse_vector import gaussian_above_threshold_rdp_nonnegative
 from experiments.common.config import compose_config, load_params
 from experiments.selection.jobs import jobs
@@ -124,6 +125,30 @@ def test_fsrc_filter_and_composition_spends_on_a_fixed_stream():
         assert spend.filter[k - 1] == pytest.approx(want, rel=1e-9)
         comp = float(np.min(k * rdp + np.log1p(-1 / a) - (math.log(delta) + np.log(a)) / (a - 1)))
         assert spend.composition[k - 1] == pytest.approx(comp, rel=1e-9)
+
+
+def test_account_reads_no_history(monkeypatch):
+    # Each instance must cost O(1) bookkeeping: the spends come from the filters' running
+    # sums, never from re-reading the accepted costs (K instances once cost K^2 / 2 reads).
+    from accounting.filters.base import Filter
+
+    reads = []
+    original = Filter.accepted_costs.fget
+
+    def counting(self):
+        costs = original(self)
+        reads.append(len(costs))
+        return costs
+
+    monkeypatch.setattr(Filter, "accepted_costs", property(counting))
+    monkeypatch.setattr(Filter, "history", property(lambda self: reads.append(-1) or ()))
+    mech = Mechanism(0.5, 0.1, 0.1 * math.sqrt(3), 0.01)
+    instances = [Instance(k, 1, True) for k in range(60)]
+    spend = account(instances, mech, 1e-4, 60, 0.5, eps_budget=1e3)
+    assert reads == []
+    e = WhitehouseFilter(1e3, 1e-4, 0.5e-4)
+    cost = rdp_to_eps(mech.rdp_curve(), 0.5e-4 / 60, method="improved")
+    assert spend.filter[-1] == whitehouse_eps([cost.eps] * 60, e.delta_prime)
 
 
 def test_budget_below_the_spend_is_refused():

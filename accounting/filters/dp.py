@@ -190,6 +190,11 @@ class WhitehouseFilter(_EpsDeltaFilter):
             raise ValueError(f"delta_pp must be in [0, delta={self.delta!r}), got {delta_pp!r}")
         self.delta_prime = self.delta - self.delta_pp
 
+    @property
+    def spent_eps(self) -> float:
+        """:func:`whitehouse_eps` of the accepted costs, from the running sum (O(1))."""
+        return _whitehouse_eps(self._state.eps_sq.value, self.delta_prime)
+
     def _admit(self, cost: EpsDelta) -> EpsDeltaSums | None:
         nxt = self._state.plus(cost)
         if nxt.delta.value > self.delta_pp:

@@ -11,21 +11,27 @@ to the layer *outputs* (no parameter gradients) give a and b for every layer; fr
   d_a = C_in k_h k_w, d_b = C_out): the ghost norm sum_{p,q} (a_p . a_q)(b_p . b_q) from two
   (T, T) Gram matrices (Li et al. 2022; T^2 (d_a + d_b) per example; the MNIST CNN's second
   conv) or the per-example weight gradient of that one layer, for one chunk (T d_a d_b; the
-  first conv), by one grouped weight-gradient convolution with the batch as the group
-  dimension (or unfold + batched matmul, Opacus's route);
+  first conv), by a batched matmul of the output gradients with the input patches
+  (``patches``), one grouped weight-gradient convolution with the batch as the group
+  dimension (``grouped``) or unfold + batched matmul (``unfold``, Opacus's route);
 * the clipped sum sum_i w_i g_i with w_i = min(1, m_i / ||g_i||) comes from the same a and b
   ("book-keeping" reuse, Bu et al. 2023): (w * b)^T a for a linear layer, the same product
   with the stored input patches for a ghost-norm conv layer, a weighted sum of the stored
   per-example gradients otherwise. No second backward pass, never a per-example gradient of
   the whole model.
 
-The batch is processed in chunks, so memory grows with ``chunk_size``, not with n. The clip
+The batch is processed in chunks, so memory grows with ``chunk_size``, not with n. The input
+patches go into one buffer per layer, allocated at the first chunk and reused by the others:
+on CPU a fresh multi-megabyte tensor costs its page faults on first touch, which made the
+patch gather ~10x slower than the copy itself. Each conv layer's bias gradients
+sum_p b_{i,p} are formed once and serve both the norm and the clipped sum. The clip
 bound m_i is per example (Algorithm 3 of Feldman and Zrnic 2021 clips to
 min(C, sqrt(B_norm - spent_i))); a bound of 0 removes the example from the sum.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -33,8 +39,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-ConvMethod = Literal["grouped", "unfold"]
-CONV_METHODS: tuple[ConvMethod, ...] = ("grouped", "unfold")
+ConvMethod = Literal["patches", "grouped", "unfold"]
+CONV_METHODS: tuple[ConvMethod, ...] = ("patches", "grouped", "unfold")
 _CLIP_FLOOR = 1e-30  # norms below this count as 0: the example contributes 0 either way
 
 
@@ -107,16 +113,22 @@ def _linear_sq_norms(layer: nn.Linear, a: torch.Tensor, b: torch.Tensor) -> torc
 
 
 def _conv_per_example(
-    layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor, method: ConvMethod
-) -> torch.Tensor:
-    """Per-example weight gradients of one conv layer, (N, C_out, C_in k_h k_w).
+    layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor, method: ConvMethod, buffer: _Buffers
+) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """Per-example weight gradients of one conv layer, (N, C_out, d_a), and the order of the
+    (C_in, k_h, k_w) axes inside d_a (``_Patches.order``; (0, 1, 2) but for ``patches``).
 
-    ``grouped``: the batch becomes the group dimension of one grouped weight-gradient
-    convolution (inputs (1, N C_in, H, W), output gradients (1, N C_out, H', W'), N groups);
-    on CPU several times faster than ``unfold`` (patches (N, C_in k_h k_w, T), then a batched
-    matmul with the output gradients (N, C_out, T)), and it holds no unfolded patches.
+    ``patches``: the input patches (N, T, d_a) gathered into the layer's reused buffer
+    (:func:`_conv_patches`), then one batched matmul with the output gradients (N, C_out, T);
+    the fastest route on CPU. ``grouped``: the batch becomes the group dimension of one
+    grouped weight-gradient convolution (inputs (1, N C_in, H, W), output gradients
+    (1, N C_out, H', W'), N groups); it holds no patches. ``unfold``: F.unfold patches
+    (N, d_a, T), then a batched matmul (Opacus's route).
     """
     n = a.shape[0]
+    if method == "patches":
+        patches = _conv_patches(layer, a, buffer)
+        return torch.bmm(_by_position(b).transpose(1, 2), patches.values), patches.order
     if method == "unfold":
         patches = F.unfold(
             a,
@@ -125,7 +137,7 @@ def _conv_per_example(
             padding=layer.padding,
             stride=layer.stride,
         )
-        return torch.bmm(b.reshape(n, layer.out_channels, -1), patches.transpose(1, 2))
+        return torch.bmm(b.reshape(n, layer.out_channels, -1), patches.transpose(1, 2)), (0, 1, 2)
     per_example = torch.nn.grad.conv2d_weight(
         a.reshape(1, n * layer.in_channels, *a.shape[2:]),
         (n * layer.out_channels, layer.in_channels, *layer.kernel_size),
@@ -135,7 +147,7 @@ def _conv_per_example(
         dilation=layer.dilation,
         groups=n,
     )
-    return per_example.reshape(n, layer.out_channels, -1)
+    return per_example.reshape(n, layer.out_channels, -1), (0, 1, 2)
 
 
 def _ghost_is_cheaper(layer: nn.Conv2d, b: torch.Tensor) -> bool:
@@ -145,6 +157,13 @@ def _ghost_is_cheaper(layer: nn.Conv2d, b: torch.Tensor) -> bool:
     return positions * (d_a + layer.out_channels) < d_a * layer.out_channels
 
 
+def _by_position(b: torch.Tensor) -> torch.Tensor:
+    """Output gradients (N, C, H', W') as (N, T, C), a view in either memory layout."""
+    if b.is_contiguous():
+        return b.flatten(2).transpose(1, 2)
+    return b.permute(0, 2, 3, 1).reshape(b.shape[0], -1, b.shape[1])
+
+
 class _Patches(NamedTuple):
     """Input patches (N, T, d_a) with their axes (0 = C_in, 1 = k_h, 2 = k_w) in stored order."""
 
@@ -152,10 +171,27 @@ class _Patches(NamedTuple):
     order: tuple[int, ...]
 
 
-def _conv_patches(layer: nn.Conv2d, a: torch.Tensor) -> _Patches:
+class _Buffers:
+    """One reusable tensor per key, allocated at the largest size asked for (the first
+    chunk's) and handed out as a contiguous view of the size needed."""
+
+    def __init__(self) -> None:
+        self.store: dict[object, torch.Tensor] = {}
+        self.key: object = None
+
+    def get(self, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+        size = math.prod(shape)
+        buf = self.store.get(self.key)
+        if buf is None or buf.numel() < size or buf.dtype != like.dtype:
+            buf = self.store[self.key] = torch.empty(size, dtype=like.dtype, device=like.device)
+        return buf[:size].view(shape)
+
+
+def _conv_patches(layer: nn.Conv2d, a: torch.Tensor, buffer: _Buffers) -> _Patches:
     """The input patch of each output position, gathered from a strided view of the (padded)
     input in whatever memory layout it has, the patch axes ordered by decreasing stride so
-    that the copy reads contiguous runs. Much faster than F.unfold on CPU."""
+    that the copy reads contiguous runs, into the layer's buffer. Much faster than F.unfold
+    on CPU."""
     ph, pw = layer.padding  # type: ignore[misc]
     x = F.pad(a, (pw, pw, ph, ph)) if ph or pw else a
     n, c, h, w = x.shape
@@ -166,58 +202,72 @@ def _conv_patches(layer: nn.Conv2d, a: torch.Tensor) -> _Patches:
     s_n, s_c, s_h, s_w = x.stride()
     axes = [(0, c, s_c), (1, kh, s_h * dh), (2, kw, s_w * dw)]
     axes.sort(key=lambda d: -d[2])
-    view = x.as_strided(
-        (n, ho, wo, *(d[1] for d in axes)), (s_n, s_h * sh, s_w * sw, *(d[2] for d in axes))
-    )
-    return _Patches(view.reshape(n, ho * wo, c * kh * kw), tuple(d[0] for d in axes))
+    shape = (n, ho, wo, *(d[1] for d in axes))
+    view = x.as_strided(shape, (s_n, s_h * sh, s_w * sw, *(d[2] for d in axes)))
+    out = buffer.get(shape, x).copy_(view)
+    return _Patches(out.view(n, ho * wo, c * kh * kw), tuple(d[0] for d in axes))
+
+
+class _Kept(NamedTuple):
+    """What a conv layer's clipped sum reuses: its input patches (ghost norm) or per-example
+    weight gradients (direct route, the axes of d_a in ``order``), and the per-example bias
+    gradients sum_p b_{i,p}, (N, C_out)."""
+
+    weights: torch.Tensor | _Patches
+    order: tuple[int, ...]
+    bias: torch.Tensor
 
 
 def _layer_sq_norms(
-    layer: nn.Module, a: torch.Tensor, b: torch.Tensor, method: ConvMethod
-) -> tuple[torch.Tensor, torch.Tensor | _Patches | None]:
-    """Squared per-example gradient norms of one layer, and what the clipped sum reuses: a
-    conv layer's per-example weight gradients (direct route) or its input patches (ghost)."""
+    layer: nn.Module, a: torch.Tensor, b: torch.Tensor, method: ConvMethod, buffer: _Buffers
+) -> tuple[torch.Tensor, _Kept | None]:
+    """Squared per-example gradient norms of one layer, and what its clipped sum reuses."""
     if isinstance(layer, nn.Linear):
         return _linear_sq_norms(layer, a, b), None
-    kept: torch.Tensor | _Patches
+    bias = b.sum((2, 3))
     if _ghost_is_cheaper(layer, b):
         # ||g_i||^2 = sum_{p,q} (a_p . a_q)(b_p . b_q): two (T, T) Gram matrices per example
-        kept = _conv_patches(layer, a)
-        bf = b.flatten(2).transpose(1, 2)  # (N, T, C_out)
-        gram_a = torch.bmm(kept.values, kept.values.transpose(1, 2))
+        patches = _conv_patches(layer, a, buffer)
+        bf = _by_position(b)
+        gram_a = torch.bmm(patches.values, patches.values.transpose(1, 2))
         sq = (gram_a * torch.bmm(bf, bf.transpose(1, 2))).sum((1, 2))
+        kept = _Kept(patches, patches.order, bias)
     else:
-        kept = _conv_per_example(layer, a, b, method)
-        sq = torch.linalg.vector_norm(kept.flatten(1), dim=1).square()
+        per_example, order = _conv_per_example(layer, a, b, method, buffer)
+        sq = torch.linalg.vector_norm(per_example.flatten(1), dim=1).square()
+        kept = _Kept(per_example, order, bias)
     if layer.bias is not None:
-        sq = sq + b.sum((2, 3)).square().sum(1)
+        sq = sq + bias.square().sum(1)
     return sq, kept
 
 
+def _to_weight_layout(
+    layer: nn.Module, stored: torch.Tensor, order: tuple[int, ...]
+) -> torch.Tensor:
+    """(C_out, d_a) with the (C_in, k_h, k_w) axes of d_a in ``order`` -> the weight's shape."""
+    sizes = (layer.in_channels, *layer.kernel_size)
+    stored = stored.reshape(stored.shape[0], *(sizes[i] for i in order))
+    inverse = [order.index(i) + 1 for i in range(3)]
+    return stored.permute(0, *inverse).contiguous()
+
+
 def _weighted_grads(
-    layer: nn.Module,
-    a: torch.Tensor,
-    b: torch.Tensor,
-    kept: torch.Tensor | _Patches | None,
-    w: torch.Tensor,
+    layer: nn.Module, a: torch.Tensor, b: torch.Tensor, kept: _Kept | None, w: torch.Tensor
 ) -> list[torch.Tensor]:
     """sum_i w_i g_i for the layer's weight (and bias)."""
-    if isinstance(layer, nn.Linear):  # (w * b)^T a
+    if kept is None:  # linear layer: (w * b)^T a
         wb = b * w[:, None]
         out = [wb.T @ a]
         bias = wb.sum(0)
-    elif isinstance(kept, _Patches):  # sum_{i,p} w_i b_{i,p} a_{i,p}^T as one matrix product
-        c_out = b.shape[1]
-        wb = (b.flatten(2) * w[:, None, None]).transpose(0, 1).reshape(c_out, -1)
-        stored = wb @ kept.values.reshape(-1, kept.values.shape[2])
-        sizes = (layer.in_channels, *layer.kernel_size)
-        stored = stored.reshape(c_out, *(sizes[i] for i in kept.order))
-        inverse = [kept.order.index(i) + 1 for i in range(3)]
-        out = [stored.permute(0, *inverse).contiguous()]
-        bias = w @ b.sum((2, 3))
-    else:  # direct route: the stored per-example weight gradients
-        out = [torch.einsum("n,nij->ij", w, kept).reshape(layer.weight.shape)]
-        bias = w @ b.sum((2, 3))
+    else:
+        if isinstance(kept.weights, _Patches):  # sum_{i,p} w_i b_{i,p} a_{i,p}^T, one product
+            values, c_out = kept.weights.values, b.shape[1]
+            wb = (_by_position(b) * w[:, None, None]).reshape(-1, c_out)  # (N T, C_out)
+            stored = wb.T @ values.reshape(-1, values.shape[2])
+        else:  # direct route: the stored per-example weight gradients
+            stored = torch.einsum("n,nij->ij", w, kept.weights)
+        out = [_to_weight_layout(layer, stored, kept.order)]
+        bias = w @ kept.bias
     if layer.bias is not None:
         out.append(bias)
     return out
@@ -255,6 +305,7 @@ def clipped_gradient_sum(
     scales = torch.empty(n, device=x.device, dtype=torch.float32)
     n_correct = torch.zeros((), device=x.device, dtype=torch.long)
     capture = _Capture(layers)
+    buffer = _Buffers()
     try:
         for start in range(0, n, chunk_size):
             stop = min(start + chunk_size, n)
@@ -265,8 +316,11 @@ def clipped_gradient_sum(
             n_correct += (logits.detach().argmax(1) == y[start:stop]).sum()
             sq = torch.zeros(stop - start, device=x.device, dtype=logits.dtype)
             kept = []
-            for layer, a, b in zip(layers, capture.inputs, backprops, strict=True):
-                layer_sq, reuse = _layer_sq_norms(layer, a, b, conv_method)
+            for index, (layer, a, b) in enumerate(
+                zip(layers, capture.inputs, backprops, strict=True)
+            ):
+                buffer.key = index
+                layer_sq, reuse = _layer_sq_norms(layer, a, b, conv_method, buffer)
                 kept.append((layer, a, b, reuse))
                 sq += layer_sq
             norm = sq.sqrt()

@@ -66,7 +66,7 @@ class Params:
     n_trials: int = MISSING
     chunk_size: int = MISSING  # examples per chunk on CPU
     gpu_chunk_size: int = MISSING  # examples per chunk on CUDA (replaces chunk_size there)
-    conv_method: str = MISSING  # grouped | unfold
+    conv_method: str = MISSING  # patches | grouped | unfold
     threads: int = MISSING  # torch CPU threads per job
     stop: Stop = MISSING
     search: Search = MISSING

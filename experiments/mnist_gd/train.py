@@ -10,6 +10,16 @@ Prop. 5.1's B_norm / (2 sigma^2 C^2)), which refuses any example whose charge wo
 
 Without filtering the run is private GD: every example clipped to C at each of the k steps.
 
+Exhausted examples (b - s_i = 0: clip bound 0, weight 0 in the sum, charge 0) leave the batch:
+the step runs the forward and backward on the active examples only, so it gets cheaper as
+examples leave, and counts the training accuracy of the others with a forward pass alone
+(the stopping queries count every training point). The released vectors are the same as with
+the exhausted examples kept in at weight 0 (``GdSettings.drop_exhausted=False``, the masking
+route) up to float rounding: a dropped example adds exactly 0 to the sum, but the active ones
+are packed into different chunks, and a matrix product over fewer rows groups its additions
+differently. With ``chunk_size=1`` (each active example alone, in the same order) the two
+routes agree bit for bit; tests/test_mnist_experiment.py checks both.
+
 Stopping rule (Sec. 5.1): after ``query_steps[j]`` steps the number of correctly classified
 training points plus N(0, s^2) is released; the run continues to the last query and returns
 the checkpoint with the highest noisy accuracy (ties: the earliest).
@@ -74,6 +84,7 @@ class GdSettings:
     query_noise_std: float = math.inf  # s.d. of each noisy count
     chunk_size: int = 1024
     conv_method: ConvMethod = "grouped"
+    drop_exhausted: bool = True  # False: the masking route (see the module docstring)
 
     def __post_init__(self) -> None:
         for name in ("clip", "lr", "budget_steps", "noise_multiplier"):
@@ -107,8 +118,33 @@ class GdRun:
     spent: np.ndarray = field(default_factory=lambda: np.zeros(0))  # s_i in units of C^2
     chosen_step: int = 0
     #: per-example gradient norms ||g_i|| at each step, shape (k_max, n), float32; only with
-    #: ``record_norms`` (the filter-comparison workload replays them)
+    #: ``record_norms`` (the filter-comparison workload replays them); NaN where an exhausted
+    #: example was left out of the step
     norms: np.ndarray | None = None
+
+
+class _Batch:
+    """The examples a step runs on: all of (x, y), or the subset ``index`` of those with
+    budget left, gathered once each time the subset shrinks (budgets only decrease)."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        self.all = (x, y)
+        self.x, self.y = x, y
+        self.index: np.ndarray | None = None  # None: every example
+        self.left_out: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def keep(self, index: np.ndarray) -> None:
+        """Run the next steps on the examples ``index`` (sorted, a subset of the current ones,
+        so an unchanged count is an unchanged set)."""
+        x, y = self.all
+        if len(index) == x.shape[0] or (self.index is not None and len(index) == len(self.index)):
+            return
+        out = np.ones(x.shape[0], dtype=bool)
+        out[index] = False
+        on, off = (torch.as_tensor(i, device=x.device) for i in (index, np.flatnonzero(out)))
+        self.index = index
+        self.x, self.y = x[on], y[on]  # advanced indexing keeps x's memory layout
+        self.left_out = (x[off], y[off])
 
 
 def safe_remaining(budget: float, spent: np.ndarray) -> np.ndarray:
@@ -166,17 +202,29 @@ def train(
             row["noisy_train_acc"] = (correct + rng.normal(0.0, s.query_noise_std)) / n
             checkpoints[j] = [p.detach().clone() for p in params]
 
+    batch = _Batch(x, y)
     for t in range(1, s.n_steps + 1):
         started = time.perf_counter()
         rem = remaining()
         bound_units = np.minimum(1.0, rem)
-        bounds = torch.as_tensor(s.clip * np.sqrt(bound_units), dtype=torch.float32).to(device)
-        out = clipped_gradient_sum(model, x, y, bounds, s.chunk_size, s.conv_method)
-        observe(t - 1, out.n_correct, rem)
+        if s.drop_exhausted:
+            batch.keep(np.flatnonzero(bound_units > 0))
+        active = batch.index
+        bounds_np = s.clip * np.sqrt(bound_units if active is None else bound_units[active])
+        bounds = torch.as_tensor(bounds_np, dtype=torch.float32).to(device)
+        out = clipped_gradient_sum(model, batch.x, batch.y, bounds, s.chunk_size, s.conv_method)
+        correct = out.n_correct
+        if batch.left_out is not None:
+            correct += count_correct(model, *batch.left_out, s.chunk_size)
+        observe(t - 1, correct, rem)
+        step_norms = out.norms.double().cpu().numpy()
+        if active is not None:  # exhausted examples: no gradient (NaN), and a charge of 0
+            step_norms, computed = np.full(n, math.nan), step_norms
+            step_norms[active] = computed
         if norms is not None:
-            norms[t - 1] = out.norms.float().cpu().numpy()
+            norms[t - 1] = step_norms
         if s.filtered:
-            norms_sq = out.norms.double().cpu().numpy() ** 2 / (s.clip * s.clip)
+            norms_sq = np.where(bound_units > 0, step_norms, 0.0) ** 2 / (s.clip * s.clip)
             if not filt.request(np.minimum(norms_sq, bound_units)).all():
                 # cannot happen: each charge is at most the (safely rounded) budget left
                 raise RuntimeError("the individual filter refused a clipped example")
