@@ -22,9 +22,11 @@ import numpy as np
 
 from accounting import _checks
 from accounting.costs import PureDP, RenyiCurve, Zcdp
+from accounting.curves.rdp import rdp_to_eps
 from accounting.curves.zcdp import Conversion, zcdp_budget
 from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.base import Filter
+from accounting.numerics import nudge_down
 
 
 class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
@@ -138,6 +140,10 @@ def rdp_budget_for_dp(eps: float, delta: float, alpha: float, conversion: RdpCon
     Taylor et al., Sec. II-A). ``cks``: the inverse of Canonne, Kamath and Steinke 2020,
     Prop. 12, eps_alpha = eps - log(1 - 1/alpha) - (log(1/delta) - log(alpha))/(alpha - 1),
     which is always larger. Raises ValueError if the budget would be negative.
+
+    Safe side, exactly: the conversion recomputed from the budget (``rdp_to_eps`` at this one
+    order, "classical" for ``mironov``, "improved" for ``cks``) is <= eps; the closed form is
+    stepped down by ulps until it is.
     """
     eps = _checks.nonnegative("eps", eps)
     delta = _checks.open_unit("delta", delta)
@@ -154,7 +160,12 @@ def rdp_budget_for_dp(eps: float, delta: float, alpha: float, conversion: RdpCon
             f"(eps={eps}, delta={delta}) leaves no RDP budget at alpha={alpha}: choose a larger "
             "order or eps"
         )
-    return budget
+    method = "classical" if conversion == "mironov" else "improved"
+
+    def converts(b: float) -> bool:
+        return rdp_to_eps(RenyiCurve((alpha,), (b,)), delta, method).eps <= eps
+
+    return nudge_down(converts, budget)
 
 
 class RdpDpFilter(RenyiFilter):

@@ -14,10 +14,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from accounting import _checks
+from accounting.numerics import fraction_up
 
 EpsSelector = Callable[[Sequence[np.ndarray], Sequence[float]], float | None]
 """(estimates so far, levels so far) -> the next cumulative RDP level eps_i, or None to stop."""
@@ -48,11 +50,16 @@ class NoiseReductionRun:
 
 
 def noise_variance(alpha: float, sensitivity: float, eps: float) -> float:
-    """Gaussian variance T = alpha Delta^2 / (2 eps) that is (alpha, eps)-RDP (Mironov 2017)."""
+    """Gaussian variance T = alpha Delta^2 / (2 eps) that is (alpha, eps)-RDP (Mironov 2017).
+
+    The exact value rounded up, so alpha Delta^2 / (2 T) <= eps exactly.
+    """
     alpha = _checks.order("alpha", alpha)
     sensitivity = _checks.positive("sensitivity", sensitivity)
     eps = _checks.positive("eps", eps)
-    return alpha * sensitivity**2 / (2.0 * eps)
+    return _checks.result(
+        "variance", fraction_up(Fraction(alpha) * Fraction(sensitivity) ** 2 / (2 * Fraction(eps)))
+    )
 
 
 def fixed_schedule(levels: Sequence[float]) -> EpsSelector:

@@ -12,6 +12,8 @@ post-processing). MST's domain compression and its Private-PGM fit of the 1-way 
 replaced by the clipped, normalised product itself. Then the label's pairs with every other
 column are added (App. D). The measured queries are the 2-way marginals only: together they
 cover every column, so the 1-way marginals would add nothing to Private-PGM.
+Every step's RDP is its exact value rounded up, the noise is calibrated so that it is within
+the step's share, and the ledger sums to at most eps_query exactly (never an ulp above).
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
 from accounting.mechanisms.bounded_range import exponential_mechanism_eps, exponential_mechanism_rdp
 from accounting.mechanisms.brownian import noise_variance
+from accounting.numerics import fraction_up, nudge_down, nudge_up
 from accounting.mechanisms.selection import exponential_mechanism
 
 Clique = tuple[str, str]
@@ -50,6 +54,12 @@ def marginal(frame: pd.DataFrame, clique: tuple[str, ...], domain: dict[str, int
     return np.bincount(index, minlength=math.prod(shape)).astype(np.float64)
 
 
+def one_way_rdp(alpha: float, d: int, sigma: float) -> float:
+    """RDP at alpha of the d Gaussian 1-way marginals (l2-sensitivity sqrt(d)): alpha d /
+    (2 sigma^2) (Mironov 2017, Cor. 3), the exact value rounded up."""
+    return fraction_up(Fraction(alpha) * d / (2 * Fraction(sigma) ** 2))
+
+
 def select_queries(
     train: pd.DataFrame,
     domain: dict[str, int],
@@ -67,8 +77,13 @@ def select_queries(
     if d < 2:
         raise ValueError("need at least two columns to select 2-way marginals")
     eps_one_way = one_way_share * eps_query
-    eps_pick = (eps_query - eps_one_way) / (d - 1)
+    # sigma^2 = alpha d / (2 eps_1), stepped up until the 1-way RDP is <= eps_1 exactly
     sigma = math.sqrt(noise_variance(alpha, math.sqrt(d), eps_one_way))
+    sigma = nudge_up(lambda s: one_way_rdp(alpha, d, s) <= eps_one_way, sigma)
+    spent_one_way = one_way_rdp(alpha, d, sigma)
+    # the d - 1 picks share the rest: spent_one_way + (d - 1) eps_pick <= eps_query exactly
+    rest = Fraction(eps_query) - Fraction(spent_one_way)
+    eps_pick = nudge_down(lambda e: (d - 1) * Fraction(e) <= rest, float(rest / (d - 1)))
     probs, totals = {}, []
     for c in columns:
         noisy = marginal(train, (c,), domain) + rng.normal(0.0, sigma, domain[c])
@@ -77,7 +92,7 @@ def select_queries(
         mass = clipped.sum()
         probs[c] = clipped / mass if mass > 0 else np.full(domain[c], 1.0 / domain[c])
     n_hat = max(1.0, float(np.mean(totals)))  # the row count is private: use the noisy totals
-    steps: list[tuple[str, float]] = [("one_way_gaussian", alpha * d / (2.0 * sigma**2))]
+    steps: list[tuple[str, float]] = [("one_way_gaussian", spent_one_way)]
     pairs = list(itertools.combinations(columns, 2))
     scores = {
         pair: float(
