@@ -28,8 +28,8 @@ import pandas as pd
 
 from accounting.mechanisms.bounded_range import exponential_mechanism_eps, exponential_mechanism_rdp
 from accounting.mechanisms.brownian import noise_variance
-from accounting.numerics import fraction_up, nudge_down, nudge_up
 from accounting.mechanisms.selection import exponential_mechanism
+from accounting.numerics import fraction_up, nudge_down, nudge_up
 
 Clique = tuple[str, str]
 
