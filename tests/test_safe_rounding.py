@@ -34,9 +34,15 @@ from accounting.filters.renyi import (
     rdp_budget_for_dp,
 )
 from accounting.mechanisms.bounded_range import exponential_mechanism_eps
-from accounting.mechanisms.brownian import noise_variance
+from accounting.mechanisms.brownian import NoiseReductionRun, noise_variance
 from accounting.mechanisms.filtered_gd import noise_multiplier_for, plan_filtered_gd, zcdp_eps
-from accounting.mechanisms.gaussian import gaussian_delta, gaussian_sigma
+from accounting.mechanisms.gaussian import (
+    gaussian_delta,
+    gaussian_gdp,
+    gaussian_rdp,
+    gaussian_sigma,
+    gaussian_zcdp,
+)
 from accounting.mechanisms.threshold_checks import gaussian_check_sigma, svt_check_noise
 
 F = Fraction
@@ -326,3 +332,26 @@ def test_default_private_gd_run_records_eps_within_target() -> None:
 def test_plan_filtered_gd_never_overspends(eps, delta, budget_steps, n_queries, share) -> None:
     assume(budget_steps < 1e200)
     assert _plan_holds(eps, delta, "bun_steinke", budget_steps, n_queries, share * (n_queries > 0))
+
+
+# ------------------------------------------------------------------- spends (never rounded down)
+
+
+@FAST
+@given(order_st, st.floats(1e-100, 1e100), st.floats(1e-100, 1e100))
+def test_gaussian_spends_are_never_below_the_exact_value(alpha, sensitivity, sigma) -> None:
+    half_mu_sq = F(sensitivity) ** 2 / (2 * F(sigma) ** 2)
+    assume(half_mu_sq * F(alpha) < 1e300 and half_mu_sq > 1e-300)
+    assert F(gaussian_rdp(alpha, sensitivity, sigma)) >= F(alpha) * half_mu_sq
+    assert F(gaussian_zcdp(sensitivity, sigma).rho) >= half_mu_sq
+    assert F(gaussian_gdp(sensitivity, sigma).mu) >= F(sensitivity) / F(sigma)
+
+
+@FAST
+@given(st.lists(st.floats(1e-6, 1e6), min_size=1, max_size=8))
+def test_brownian_increments_are_never_below_the_exact_differences(levels) -> None:
+    levels = sorted(levels)
+    run = NoiseReductionRun((), tuple(levels), (), 2.0)
+    previous = [0.0, *levels[:-1]]
+    for inc, a, b in zip(run.increments, previous, levels, strict=True):
+        assert F(inc) >= F(b) - F(a)

@@ -11,6 +11,7 @@ Brownian mechanism). Sec. 5's theorem: the two algorithms have the same output d
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,8 +46,10 @@ class NoiseReductionRun:
 
         These are the per-step costs to hand to an RDP composition (Räisä et al., proof of the
         Lemma in Sec. 5: release i is an (alpha, eps_i - eps_{i-1})-RDP Gaussian mechanism).
+        Each difference is rounded up, never below the true increment.
         """
-        return tuple(np.diff((0.0, *self.eps)).tolist())
+        levels = (0.0, *self.eps)
+        return tuple(fraction_up(Fraction(b) - Fraction(a)) for a, b in itertools.pairwise(levels))
 
 
 def noise_variance(alpha: float, sensitivity: float, eps: float) -> float:
