@@ -34,8 +34,11 @@ def _scaled(x: float) -> int:
 def _compare(scaled: int, n_pos_inf: int, n_neg_inf: int, bound: float, unit_bits: int) -> int:
     """Sign of (exact sum - bound): -1, 0 or 1; the sum is scaled / 2^unit_bits plus infinities.
 
-    ``bound`` is a double (+-inf allowed); ``unit_bits`` is 1074 or 2 * 1074.
+    ``bound`` is a double (+-inf allowed); ``unit_bits`` is 1074 or 2 * 1074 (+ 1).
     """
+    if not (n_pos_inf or n_neg_inf) and math.isfinite(bound):  # the common case, first
+        rhs = _scaled(bound) << (unit_bits - _SCALE_BITS)
+        return (scaled > rhs) - (scaled < rhs)
     if n_pos_inf and n_neg_inf:
         raise ValueError("the sum has terms +inf and -inf: it is undefined")
     if math.isnan(bound):
@@ -44,10 +47,7 @@ def _compare(scaled: int, n_pos_inf: int, n_neg_inf: int, bound: float, unit_bit
         return 0 if bound == math.inf else 1
     if n_neg_inf:
         return 0 if bound == -math.inf else -1
-    if math.isinf(bound):
-        return -1 if bound > 0 else 1
-    rhs = _scaled(bound) << (unit_bits - _SCALE_BITS)
-    return (scaled > rhs) - (scaled < rhs)
+    return -1 if bound > 0 else 1  # a finite sum against an infinite bound
 
 
 def _rounded_up(scaled: int, unit_bits: int) -> float:
