@@ -17,6 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
+from accounting.curves.gdp import gdp_delta, gdp_eps
 from accounting.curves.rdp import rdp_to_eps
 from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps, zcdp_to_eps_optimal
 from accounting.exact_sum import ExactSquareSum, ExactSum
@@ -355,3 +356,9 @@ def test_brownian_increments_are_never_below_the_exact_differences(levels) -> No
     previous = [0.0, *levels[:-1]]
     for inc, a, b in zip(run.increments, previous, levels, strict=True):
         assert F(inc) >= F(b) - F(a)
+
+
+@FAST
+@given(st.floats(1e-300, 0.5), st.floats(1e-3, 30.0))
+def test_gdp_eps_is_on_the_safe_side(delta, mu) -> None:
+    assert gdp_delta(gdp_eps(delta, mu), mu) <= delta
