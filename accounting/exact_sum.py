@@ -8,6 +8,11 @@ terms, in any order; unlike ``math.fsum`` it never raises on intermediate overfl
 sum beyond the largest double is +-inf. Infinite terms are counted apart (+inf and -inf
 together are a ``ValueError``, never a NaN). Values are immutable: ``s + x`` is a new sum,
 so a filter can compute its next state without changing the current one.
+
+A budget test must not use the rounded value: ``(ExactSum() + 1.0 + 2**-53).value`` is 1.0
+although the sum exceeds 1. :meth:`ExactSum.at_most` and :meth:`ExactSum.below` compare the
+exact sum with a double exactly; :class:`ExactSquareSum` keeps a sum of squares x^2 exactly
+(in units of 2^-2148) for filters priced in eps^2 or mu^2. Both cost O(1) a term.
 """
 
 from __future__ import annotations
@@ -26,6 +31,36 @@ def _scaled(x: float) -> int:
     """x * 2^1074 as an exact integer (x a finite double)."""
     num, den = x.as_integer_ratio()  # den is a power of two <= 2^1074
     return num << (_SCALE_BITS - den.bit_length() + 1)
+
+
+def _compare(scaled: int, n_pos_inf: int, n_neg_inf: int, bound: float, unit_bits: int) -> int:
+    """Sign of (exact sum - bound): -1, 0 or 1; the sum is scaled / 2^unit_bits plus infinities.
+
+    ``bound`` is a double (+-inf allowed); ``unit_bits`` is 1074 or 2 * 1074 (+ 1).
+    """
+    if not (n_pos_inf or n_neg_inf) and math.isfinite(bound):  # the common case, first
+        rhs = _scaled(bound) << (unit_bits - _SCALE_BITS)
+        return (scaled > rhs) - (scaled < rhs)
+    if n_pos_inf and n_neg_inf:
+        raise ValueError("the sum has terms +inf and -inf: it is undefined")
+    if math.isnan(bound):
+        raise ValueError("cannot compare a sum with NaN")
+    if n_pos_inf:
+        return 0 if bound == math.inf else 1
+    if n_neg_inf:
+        return 0 if bound == -math.inf else -1
+    return -1 if bound > 0 else 1  # a finite sum against an infinite bound
+
+
+def _rounded_up(scaled: int, unit_bits: int) -> float:
+    """The smallest double >= scaled / 2^unit_bits >= 0 (+inf beyond the double range)."""
+    try:
+        v = scaled / (1 << unit_bits)  # int / int is correctly rounded in Python
+    except OverflowError:
+        return math.inf
+    if math.isfinite(v) and (_scaled(v) << (unit_bits - _SCALE_BITS)) < scaled:
+        v = math.nextafter(v, math.inf)
+    return v
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,3 +101,68 @@ class ExactSum:
             return self.scaled / _UNIT  # int / int is correctly rounded in Python
         except OverflowError:
             return math.inf if self.scaled > 0 else -math.inf
+
+    def at_most(self, bound: float) -> bool:
+        """Whether the exact sum is <= ``bound`` (no rounding: the test a budget needs)."""
+        return _compare(self.scaled, self.n_pos_inf, self.n_neg_inf, bound, _SCALE_BITS) <= 0
+
+    def below(self, bound: float) -> bool:
+        """Whether the exact sum is < ``bound``, exactly."""
+        return _compare(self.scaled, self.n_pos_inf, self.n_neg_inf, bound, _SCALE_BITS) < 0
+
+
+@dataclass(frozen=True, slots=True)
+class ExactSquareSum:
+    """The exact sum of x^2 over the finite floats x added so far (+inf if one is infinite).
+
+    x^2 of a double is a multiple of 2^-2148, so the sum is one integer in those units; no
+    square is rounded. :meth:`at_most` compares it with a double exactly and :meth:`upper`
+    bounds it from above by a double, for formulas that are increasing in the sum.
+    """
+
+    scaled: int = 0
+    n_inf: int = 0
+
+    @classmethod
+    def of(cls, values: Iterable[float]) -> ExactSquareSum:
+        total = cls()
+        for x in values:
+            total = total + x
+        return total
+
+    def __add__(self, x: float) -> ExactSquareSum:
+        x = float(x)
+        if math.isnan(x):
+            raise ValueError("cannot add the square of NaN to an exact sum")
+        if math.isinf(x):
+            return ExactSquareSum(self.scaled, self.n_inf + 1)
+        return ExactSquareSum(self.scaled + _scaled(x) ** 2, self.n_inf)
+
+    @property
+    def value(self) -> float:
+        """The exact sum of squares, correctly rounded to a double (+inf beyond the range)."""
+        if self.n_inf:
+            return math.inf
+        try:
+            return self.scaled / (_UNIT * _UNIT)
+        except OverflowError:
+            return math.inf
+
+    @property
+    def upper(self) -> float:
+        """The smallest double >= the exact sum of squares."""
+        return math.inf if self.n_inf else _rounded_up(self.scaled, 2 * _SCALE_BITS)
+
+    def at_most(self, bound: float) -> bool:
+        """Whether the exact sum of squares is <= ``bound``, exactly."""
+        return _compare(self.scaled, self.n_inf, 0, bound, 2 * _SCALE_BITS) <= 0
+
+    def half_at_most(self, bound: float) -> bool:
+        """Whether half the exact sum of squares, sum x^2 / 2, is <= ``bound``, exactly."""
+        return _compare(self.scaled, self.n_inf, 0, bound, 2 * _SCALE_BITS + 1) <= 0
+
+    def __le__(self, other: ExactSquareSum) -> bool:
+        """Exact comparison of two sums of squares (e.g. sum mu_i^2 <= mu^2)."""
+        if other.n_inf:
+            return True
+        return not self.n_inf and self.scaled <= other.scaled

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -253,3 +254,32 @@ def nudge_up(ok: Callable[[float], bool], x: float, max_steps: int = 200) -> flo
         x += step
         step *= 2.0
     raise ValueError("nudge_up: the condition is not reached near x; check monotonicity")
+
+
+def fraction_up(x: Fraction) -> float:
+    """The smallest double >= x (+inf above the largest double): a rational spend rounded
+    to the safe side. Fractions of doubles are exact, so a privacy parameter such as
+    b / (2 sigma^2) computed as ``fraction_up(Fraction(b) / (2 * Fraction(sigma) ** 2))`` is
+    never below its exact value, however small or large the inputs (no underflow to 0)."""
+    try:
+        v = x.numerator / x.denominator  # int / int is correctly rounded in Python
+    except OverflowError:
+        return math.inf if x > 0 else -1.7976931348623157e308
+    return math.nextafter(v, math.inf) if Fraction(v) < x else v
+
+
+def nudge_down(ok: Callable[[float], bool], x: float, max_steps: int = 200) -> float:
+    """The first of x, x - u, x - 2u, x - 4u, ... (u = one ulp of x, doubling) with ok(x).
+
+    Moves a computed budget (e.g. a zCDP rho for a target eps) past floating-point error to
+    the safe side of a monotone condition; 0 is tried last (raises if even 0 fails).
+    """
+    step = math.ulp(x) if x != 0 else 5e-324
+    for _ in range(max_steps):
+        if ok(x):
+            return x
+        if x == 0.0:
+            break
+        x = max(x - step, 0.0)
+        step *= 2.0
+    raise ValueError("nudge_down: the condition is not reached near x; check monotonicity")

@@ -8,6 +8,7 @@ import math
 import re
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -222,6 +223,18 @@ def test_selection_budget_sums_to_eps_query_at_alpha_20():
         frozenset(("income", c)) for c in DOMAIN if c != "income"
     }
     assert len({frozenset(c) for c in sel.cliques}) == len(sel.cliques)
+
+
+def test_selection_ledger_never_exceeds_eps_query_by_an_ulp():
+    train = fake_adult(300)
+    over = []
+    for eps_query in (0.01, 0.03, 0.1, 0.3, 0.7, 1.1, 3.0):
+        for alpha, share in ((20.0, 0.5), (32.0, 0.3), (7.0, 0.1)):
+            rng = np.random.default_rng(0)
+            sel = select_queries(train, DOMAIN, "income", eps_query, alpha, share, rng)
+            if sum(Fraction(e) for _, e in sel.steps) > Fraction(eps_query):
+                over.append((eps_query, alpha, share))
+    assert over == []
 
 
 def test_selection_prefers_the_dependent_pair():

@@ -118,10 +118,18 @@ def additive_menu() -> list[DiscreteQuery]:
     ]
 
 
+#: The doubles 0.01 + 0.02 sum to 1 ulp above the double 0.03: this budget admits both.
+DELTA_BUDGET = math.nextafter(0.03, 1.0)
+
+
 def test_additive_filter_passes_exact_worst_case() -> None:
-    promise = Promise.of(EpsDelta(1.0, 0.03))
+    promise = Promise.of(EpsDelta(1.0, DELTA_BUDGET))
     result = worst_case_audit(
-        lambda: AdditiveFilter(1.0, 0.03), additive_menu(), promise, depth=5, state_key=multiset
+        lambda: AdditiveFilter(1.0, DELTA_BUDGET),
+        additive_menu(),
+        promise,
+        depth=5,
+        state_key=multiset,
     )
     assert result.passed
     # Tight: some adaptive analyst reaches 0.0298 of the promised 0.03.

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting.exact_sum import ExactSum
+from accounting.exact_sum import ExactSquareSum, ExactSum
 
 floats = st.floats(allow_nan=False, allow_infinity=False)
 
@@ -42,3 +43,24 @@ def test_sums_are_immutable_values() -> None:
     b = a + 0.2
     assert a.value == 0.1 and b.value == math.fsum([0.1, 0.2])
     assert ExactSum.of([0.1, 0.2]) == ExactSum.of([0.2, 0.1])
+
+
+@given(st.lists(floats, max_size=20), floats)
+def test_comparisons_are_exact(values, bound) -> None:
+    exact = sum(Fraction(x) for x in values)
+    total = ExactSum.of(values)
+    assert total.at_most(bound) == (exact <= Fraction(bound))
+    assert total.below(bound) == (exact < Fraction(bound))
+
+
+@given(st.lists(floats, max_size=20), floats)
+def test_square_sums_are_exact(values, bound) -> None:
+    exact = sum(Fraction(x) ** 2 for x in values)
+    squares = ExactSquareSum.of(values)
+    assert squares.at_most(bound) == (exact <= Fraction(bound))
+    assert squares.half_at_most(bound) == (exact / 2 <= Fraction(bound))
+    assert (squares <= ExactSquareSum.of([bound])) == (exact <= Fraction(bound) ** 2)
+    upper = squares.upper
+    assert upper == math.inf or (
+        Fraction(upper) >= exact and Fraction(math.nextafter(upper, 0.0)) < exact or upper == 0
+    )

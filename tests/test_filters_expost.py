@@ -26,9 +26,10 @@ from accounting.mechanisms.threshold_checks import gaussian_check_sigma
 def test_fsrc_halts_on_equality() -> None:
     filt = FilteredSelfReportingComposition(1.0, 1e-3)
     assert filt.request(ProbabilisticDP(0.5))
-    filt.observe(0.3)
-    # Algorithm 2: HALT if sum_{i<t} eps_post,i + eps_max,t >= eps; 0.3 + 0.7 = 1.0 halts.
-    assert not filt.request(ProbabilisticDP(0.7))
+    filt.observe(0.25)
+    # Algorithm 2: HALT if sum_{i<t} eps_post,i + eps_max,t >= eps; 0.25 + 0.75 = 1.0 halts.
+    # (Dyadic values: the doubles 0.3 + 0.7 sum to 1 - 2^-54 exactly, which is below 1.)
+    assert not filt.request(ProbabilisticDP(0.75))
     assert filt.halted
 
 

@@ -138,9 +138,10 @@ def test_residue_of_gaussian_query_is_exact_and_errors() -> None:
 
 def test_naive_filter_accounting_and_types() -> None:
     f = GdpFilter(1.0)
-    assert f.request(Gdp(0.6)) and f.request(Gdp(0.8))
-    assert f.spent == pytest.approx(1.0)
-    assert not f.request(Gdp(0.01)) and f.halted
+    # 3 (1/2)^2 + 4 (1/4)^2 = 1 exactly (the doubles 0.6^2 + 0.8^2 exceed 1)
+    assert all(f.request(Gdp(mu)) for mu in (0.5, 0.5, 0.5, 0.25, 0.25, 0.25, 0.25))
+    assert f.spent == 1.0
+    assert not f.request(Gdp(2.0**-30)) and f.halted
     g = GdpFilter(2.0)
     assert g.request(PureDP(1.0))
     assert g.spent == pytest.approx(pure_dp_mu(1.0), rel=1e-11)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -18,15 +20,16 @@ from accounting.filters.individual import (
 
 
 def reference_algorithm_2(costs: np.ndarray, budget: float, readmit: bool) -> np.ndarray:
-    """Per-individual, per-step loops over Algorithm 2 (a second, independent implementation)."""
+    """Per-individual, per-step loops over Algorithm 2 (a second, independent implementation),
+    in exact rational arithmetic."""
     steps, n = costs.shape
     masks = np.zeros((steps, n), dtype=bool)
     for i in range(n):
-        spent, out = 0.0, False
+        spent, out = Fraction(0), False
         for t in range(steps):
-            ok = spent + costs[t, i] <= budget and not out
+            ok = spent + Fraction(costs[t, i]) <= Fraction(budget) and not out
             if ok:
-                spent += costs[t, i]
+                spent += Fraction(costs[t, i])
             elif not readmit:
                 out = True
             masks[t, i] = ok
@@ -35,11 +38,12 @@ def reference_algorithm_2(costs: np.ndarray, budget: float, readmit: bool) -> np
 
 def test_hand_checked_steps_with_readmission() -> None:
     filt = IndividualRenyiFilter(3, budget=1.0, alpha=2.0)
-    assert filt.request(np.array([0.5, 0.9, 1.2])).tolist() == [True, True, False]
+    assert filt.request(np.array([0.5, 0.875, 1.2])).tolist() == [True, True, False]
     # Individual 2 was left out of step 1 (charged 0) and re-enters at step 2 (Algorithm 2).
     assert filt.request(np.array([0.5, 0.2, 0.3])).tolist() == [True, False, True]
-    assert filt.spent.tolist() == [1.0, 0.9, 0.3]
-    assert filt.request(np.array([0.0, 0.1, 0.7])).tolist() == [True, True, True]
+    assert filt.spent.tolist() == [1.0, 0.875, 0.3]
+    # 0.875 + 0.125 = 1 exactly (the doubles 0.9 + 0.1 sum to more than 1: refused)
+    assert filt.request(np.array([0.0, 0.125, 0.7])).tolist() == [True, True, True]
     assert filt.spent.tolist() == pytest.approx([1.0, 1.0, 1.0])
     assert [s.n_active for s in filt.history] == [2, 2, 3]
     assert filt.history[1].charged == pytest.approx(0.8)
@@ -66,6 +70,15 @@ def test_matches_reference_and_never_exceeds(costs, budget, readmit) -> None:
     np.testing.assert_allclose(filt.spent, charged, rtol=1e-12, atol=1e-15)
     assert np.all(filt.spent <= budget)
     assert np.all(filt.remaining >= 0)
+    for i in range(7):  # the exact sum of each individual's charged costs is within budget
+        assert sum(Fraction(c) for c in costs[masks[:, i], i]) <= Fraction(budget)
+
+
+def test_exact_sum_decides_at_the_last_ulp() -> None:
+    """0.9 + 0.1 rounds to 1.0 but the doubles sum to 1 + 2^-54 + ...: over a budget of 1."""
+    filt = IndividualRenyiFilter(2, budget=1.0)
+    assert filt.request([0.9, 0.5]).tolist() == [True, True]
+    assert filt.request([0.1, 0.5]).tolist() == [False, True]
 
 
 @settings(max_examples=30, deadline=None)

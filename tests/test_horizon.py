@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import pytest
 
 from accounting.costs import EpsDelta, PureDP
@@ -20,9 +23,13 @@ def test_queries_admitted_counts_until_the_halt() -> None:
 
 
 def test_largest_horizon_splits_the_budget_per_horizon() -> None:
-    # an even split eps/t always fits, and a per-query floor of 0.15 caps t at 6
+    # an even split eps/t (rounded down, so that t copies fit exactly) always fits, and a
+    # per-query floor of 0.15 caps t at 6
     def plan(t: int) -> tuple[AdditiveFilter, EpsDelta] | None:
-        return (AdditiveFilter(1.0, 0.0), EpsDelta(1.0 / t)) if 1.0 / t >= 0.15 else None
+        share = 1.0 / t
+        if t * Fraction(share) > 1:  # 1/t rounded up: t copies would exceed 1 (e.g. t = 5)
+            share = math.nextafter(share, 0.0)
+        return (AdditiveFilter(1.0, 0.0), EpsDelta(share)) if share >= 0.15 else None
 
     assert largest_horizon(plan, 100) == 6
     assert largest_horizon(plan, 4) == 4

@@ -69,7 +69,8 @@ def gdp_delta(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
 
 
 def gdp_eps(delta: float, mu: float) -> float:
-    """Smallest eps >= 0 with delta_mu(eps) <= delta (exact inversion, nudged to be safe)."""
+    """Smallest eps >= 0 with delta_mu(eps) <= delta (exact inversion, nudged to be safe:
+    both log delta_mu(eps) <= log delta and ``gdp_delta(eps, mu) <= delta`` hold exactly)."""
     delta = _checks.open_unit("delta", delta)
     mu = _checks.nonnegative("mu", mu)
     if gdp_delta(0.0, mu) <= delta:
@@ -85,7 +86,7 @@ def gdp_eps(delta: float, mu: float) -> float:
     if not math.isfinite(hi):  # eps >= mu^2/2 - O(mu) is beyond the float range
         raise ValueError(f"mu={mu!r} is too large: its eps at delta={delta!r} exceeds the floats")
     eps = brentq(gap, 0.0, hi, xtol=1e-14, rtol=1e-15)
-    while gap(eps) > 0:
+    while gap(eps) > 0 or gdp_delta(eps, mu) > delta:
         eps = math.nextafter(eps, math.inf)
     return _checks.result("eps", float(eps))
 

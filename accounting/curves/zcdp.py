@@ -23,6 +23,7 @@ import numpy as np
 from scipy import optimize
 
 from accounting import _checks
+from accounting.numerics import nudge_down
 
 Conversion = Literal["bun_steinke", "optimal"]
 
@@ -153,15 +154,18 @@ def zcdp_budget(eps: float, delta: float, conversion: Conversion = "bun_steinke"
 
     ``bun_steinke``: B* = (sqrt(log(1/delta) + eps) - sqrt(log(1/delta)))^2, the inverse of
     Prop. 1.3 and the value stated in Feldman and Zrnic 2021, Thm. 4.8.
-    ``optimal``: the inverse of ``zcdp_to_eps_optimal`` (increasing in rho), found by bisection
-    and returned from the feasible side, so that zcdp_to_eps_optimal(B*, delta) <= eps.
+    ``optimal``: the inverse of ``zcdp_to_eps_optimal`` (increasing in rho), found by bisection.
+
+    Either way the result is on the safe side, not within an ulp: the forward conversion
+    recomputed from it, ``zcdp_to_eps(B*, delta)`` or ``zcdp_to_eps_optimal(B*, delta)``, is
+    <= eps exactly (the closed form is stepped down by ulps until it is).
     """
     eps = _checks.nonnegative("eps", eps)
     delta = _checks.open_unit("delta", delta)
     log_inv_delta = -math.log(delta)
     closed_form = (math.sqrt(log_inv_delta + eps) - math.sqrt(log_inv_delta)) ** 2
     if conversion == "bun_steinke":
-        return closed_form
+        return nudge_down(lambda rho: zcdp_to_eps(rho, delta) <= eps, closed_form)
     if conversion != "optimal":
         raise ValueError(f"conversion must be 'bun_steinke' or 'optimal', got {conversion!r}")
     if eps == 0.0:
@@ -177,4 +181,4 @@ def zcdp_budget(eps: float, delta: float, conversion: Conversion = "bun_steinke"
             lo = mid
         else:
             hi = mid
-    return lo
+    return nudge_down(lambda rho: zcdp_to_eps_optimal(rho, delta) <= eps, lo)

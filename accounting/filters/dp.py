@@ -4,8 +4,13 @@ Each filter accepts ``EpsDelta`` costs only. A pure-DP query is priced as
 ``PureDP(eps).as_eps_delta()`` by the caller: no filter converts a cost silently. A request is
 admitted when the budget condition holds for the accepted costs *and* the requested one
 (Rogers et al. 2016, Def. 3: COMP(eps_1, delta_1, ..., eps_t, delta_t) = HALT stops round t).
-Sums are exact and order-independent (:class:`~accounting.exact_sum.ExactSum`, rounded once,
-the value ``math.fsum`` gives) and compared without tolerance; a request costs O(1).
+Sums are exact and order-independent (:class:`~accounting.exact_sum.ExactSum`); a request
+costs O(1). The additive test compares the exact sums with the budget exactly (never their
+rounded values). The advanced and Whitehouse tests evaluate a nonlinear bound in floating
+point: it is computed from upper bounds of the exact sums and admitted only if it stays within
+the budget after a relative margin of 2^-40, far above its rounding error (a few dozen
+operations, each within an ulp or two, < 2^-46 relative), so a rounding error never admits a
+request the exact bound refuses.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from dataclasses import dataclass
 
 from accounting import _checks
 from accounting.costs import EpsDelta
-from accounting.exact_sum import ExactSum
+from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.base import Filter
 
 #: The constant in Rogers et al. (2016), Thm. 5.1: H = eps_g^2 / (28.04 log(1/delta_g)).
@@ -25,32 +30,51 @@ ROGERS_H_CONSTANT = 28.04
 #: eps_j beyond which e^eps_j overflows in K; such a query exceeds every budget.
 _MAX_EPS = 700.0
 
+#: Relative margin on a float-computed nonlinear bound (see the module docstring).
+_ROUNDING_MARGIN = 1.0 + 2.0**-40
+
+
+def _within(bound: float, budget: float) -> bool:
+    """bound <= budget after the rounding margin: a float bound never admits by rounding."""
+    return bound * _ROUNDING_MARGIN <= budget
+
+
+def _drift_term(e: float) -> float:
+    """e (e^e - 1) / 2 rounded up by one ulp: an upper bound of the exact term (expm1 is
+    within an ulp; the product rounds by half an ulp)."""
+    return math.nextafter(e * math.expm1(e) / 2.0, math.inf) if e <= _MAX_EPS else math.inf
+
 
 @dataclass(frozen=True)
 class EpsDeltaSums:
     """Exact running sums over the accepted (eps_j, delta_j): the whole state of these filters.
 
-    ``eps``, ``eps_sq`` (of the rounded eps_j^2) and ``drift`` (of the rounded
-    eps_j (e^eps_j - 1) / 2, Rogers et al. Thm. 5.1) are each a sum of one float per query;
+    ``eps`` and ``delta`` are exact sums, ``eps_sq`` the exact sum of eps_j^2, ``drift`` the
+    exact sum of upper bounds of eps_j (e^eps_j - 1) / 2 (Rogers et al. Thm. 5.1);
     ``eps_max`` is the largest eps_j.
     """
 
     eps: ExactSum = ExactSum()
-    eps_sq: ExactSum = ExactSum()
+    eps_sq: ExactSquareSum = ExactSquareSum()
     drift: ExactSum = ExactSum()
     delta: ExactSum = ExactSum()
     eps_max: float = 0.0
 
     def plus(self, cost: EpsDelta) -> EpsDeltaSums:
         e = cost.eps
-        drift = e * math.expm1(e) / 2.0 if e <= _MAX_EPS else math.inf
         return EpsDeltaSums(
             self.eps + e,
-            self.eps_sq + e * e,
-            self.drift + drift,
+            self.eps_sq + e,
+            self.drift + _drift_term(e),
             self.delta + cost.delta,
             max(self.eps_max, e),
         )
+
+
+def _rounded_up(total: ExactSum) -> float:
+    """A double >= the exact sum (its rounded value, one ulp up if that is below)."""
+    v = total.value
+    return v if total.at_most(v) else math.nextafter(v, math.inf)
 
 
 class _EpsDeltaFilter(Filter[EpsDelta, EpsDeltaSums]):
@@ -81,7 +105,8 @@ class AdditiveFilter(_EpsDeltaFilter):
 
     def _admit(self, cost: EpsDelta) -> EpsDeltaSums | None:
         nxt = self._state.plus(cost)
-        return nxt if nxt.eps.value <= self.eps and nxt.delta.value <= self.delta else None
+        # exact comparisons: the rounded sum 1 + 2^-53 == 1.0 must not pass a budget of 1
+        return nxt if nxt.eps.at_most(self.eps) and nxt.delta.at_most(self.delta) else None
 
 
 def rogers_k(
@@ -141,7 +166,7 @@ class AdvancedFilter(_EpsDeltaFilter):
 
     def _admit(self, cost: EpsDelta) -> EpsDeltaSums | None:
         nxt = self._state.plus(cost)
-        if nxt.delta.value > self.delta_g - self.delta_pp:
+        if not (nxt.delta + self.delta_pp).at_most(self.delta_g):  # exact, no rounded difference
             return None
         # K > sqrt(2 eps_j^2 log(1/delta'')) > eps_j since delta'' < 1/e: exact shortcut
         if cost.eps > self.eps_g:
@@ -149,8 +174,9 @@ class AdvancedFilter(_EpsDeltaFilter):
         # a query with eps_j > 700 has K >= 700 (e^700 - 1) / 2 ~ 3.5e306: HALT, the safe side
         if nxt.eps_max > _MAX_EPS:
             return None
-        k = _rogers_k(nxt.eps_sq.value, nxt.drift.value, self.eps_g, self.delta_g, self.delta_pp)
-        return nxt if k <= self.eps_g else None
+        drift = _rounded_up(nxt.drift)
+        k = _rogers_k(nxt.eps_sq.upper, drift, self.eps_g, self.delta_g, self.delta_pp)
+        return nxt if _within(k, self.eps_g) else None
 
 
 def whitehouse_eps(eps: list[float] | tuple[float, ...], delta_prime: float) -> float:
@@ -188,7 +214,10 @@ class WhitehouseFilter(_EpsDeltaFilter):
         )
         if not 0.0 <= self.delta_pp < self.delta:
             raise ValueError(f"delta_pp must be in [0, delta={self.delta!r}), got {delta_pp!r}")
-        self.delta_prime = self.delta - self.delta_pp
+        delta_prime = self.delta - self.delta_pp
+        if not (ExactSum() + delta_prime + self.delta_pp).at_most(self.delta):
+            delta_prime = math.nextafter(delta_prime, 0.0)  # delta' + delta'' <= delta exactly
+        self.delta_prime = delta_prime
 
     @property
     def spent_eps(self) -> float:
@@ -197,6 +226,7 @@ class WhitehouseFilter(_EpsDeltaFilter):
 
     def _admit(self, cost: EpsDelta) -> EpsDeltaSums | None:
         nxt = self._state.plus(cost)
-        if nxt.delta.value > self.delta_pp:
+        if not nxt.delta.at_most(self.delta_pp):
             return None
-        return nxt if _whitehouse_eps(nxt.eps_sq.value, self.delta_prime) <= self.eps else None
+        bound = _whitehouse_eps(nxt.eps_sq.upper, self.delta_prime)
+        return nxt if _within(bound, self.eps) else None

@@ -72,8 +72,9 @@ class FilteredSelfReportingComposition(Filter[ProbabilisticDP, _FsrcSums]):
 
     def _admit(self, cost: ProbabilisticDP) -> _FsrcSums | None:
         delta = self._state.delta + cost.delta
-        ok = (self._state.post + cost.eps).value < self.guarantee.eps
-        if ok and delta.value <= self.guarantee.delta:
+        # exact comparisons of the exact sums (a rounded sum can fall back inside the budget)
+        ok = (self._state.post + cost.eps).below(self.guarantee.eps)
+        if ok and delta.at_most(self.guarantee.delta):
             return _FsrcSums(self._state.post, delta)
         return None
 
@@ -159,7 +160,8 @@ class ExPostRdpComposition(Filter[RenyiCurve, _ExPostState]):
         if self.max_rounds is not None and state.rounds >= self.max_rounds:
             return None
         total = state.total + cost.at(self.alpha)
-        if self.budget is not None and max(total.value, self.stopping_eps) > self.budget:
+        # stopping_eps <= budget (constructor): compare the exact sum with the budget exactly
+        if self.budget is not None and not total.at_most(self.budget):
             return None
         return _ExPostState(state.rounds + 1, total, False)
 

@@ -24,7 +24,7 @@ from accounting.curves.gdp import GdpProfile, smallest_dominating_mu
 from accounting.curves.gdp_domination import composition_dominated
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
-from accounting.exact_sum import ExactSum
+from accounting.exact_sum import ExactSquareSum
 from accounting.filters.base import Filter
 from accounting.mechanisms.randomized_response import randomized_response_pld
 
@@ -84,7 +84,7 @@ def _residue(mu: float, cost: GdpCost, mu_q: float, rtol: float, step: float) ->
     return lo
 
 
-class GdpFilter(Filter[GdpCost, ExactSum]):
+class GdpFilter(Filter[GdpCost, ExactSquareSum]):
     """Naive GDP filter: CONTINUE while sum_i mu_i^2 <= mu^2 (Smith and Thakurta 2022).
 
     Accepts every cost that :func:`~accounting.curves.gdp.smallest_dominating_mu` prices:
@@ -92,29 +92,30 @@ class GdpFilter(Filter[GdpCost, ExactSum]):
     smallest dominating mu_i (exact for Gdp, pessimistic otherwise). A cost no Gaussian
     dominates ((eps, delta > 0), mass at infinite loss) halts the filter. Other types
     (Zcdp, RenyiCurve) are a ValueError: zCDP and RDP do not imply GDP. The budget needs
-    mu^2 finite (mu <= :data:`MAX_GDP_MU` ~ 1.34e154); sum mu_i^2 is exact (O(1) a request).
+    mu^2 finite (mu <= :data:`MAX_GDP_MU` ~ 1.34e154); sum mu_i^2 and mu^2 are exact, unrounded
+    squares, compared exactly (O(1) a request).
     """
 
     cost_types: ClassVar[tuple[type, ...]] = GDP_COSTS
 
     def __init__(self, mu: float) -> None:
-        super().__init__(ExactSum())
+        super().__init__(ExactSquareSum())
         self.mu = _checks.positive("mu", mu)
         if self.mu > MAX_GDP_MU:
             raise ValueError(f"mu must be in (0, {MAX_GDP_MU}] (mu^2 finite), got {mu!r}")
-        self._budget_sq = self.mu**2
+        self._budget_sq = ExactSquareSum() + self.mu
 
     @property
     def spent(self) -> float:
         """sqrt(sum mu_i^2) over the accepted queries."""
         return math.sqrt(self._state.value)
 
-    def _admit(self, cost: GdpCost) -> ExactSum | None:
+    def _admit(self, cost: GdpCost) -> ExactSquareSum | None:
         mu_q = smallest_dominating_mu(cost)
         if not mu_q <= MAX_GDP_MU:  # infinite, or mu_q^2 would overflow: above any budget
             return None
-        nxt = self._state + mu_q**2
-        return nxt if nxt.value <= self._budget_sq else None
+        nxt = self._state + mu_q
+        return nxt if nxt <= self._budget_sq else None
 
 
 class GdpResidueFilter(Filter[GdpCost, float]):

@@ -97,7 +97,7 @@ class IndividualRenyiFilter:
     def request(self, costs: np.ndarray) -> np.ndarray:
         """Active mask of this step: True where spent + cost <= budget; those costs are charged."""
         c = self._validated(costs)
-        np.add(self._spent, c, out=self._buffer)
+        _add_rounding_up(self._spent, c, out=self._buffer)
         active = self._buffer <= self.budget
         if self._dropped is not None:
             active &= ~self._dropped
@@ -105,6 +105,20 @@ class IndividualRenyiFilter:
         np.copyto(self._spent, self._buffer, where=active)
         self._history.append(IndividualStep(int(active.sum()), float(c.sum(where=active))))
         return active
+
+
+def _add_rounding_up(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """out = a + b rounded up, not to nearest, so that out >= the exact sum.
+
+    The rounding error of each sum is exact by Knuth's TwoSum; where it is positive the
+    sum is moved one ulp up. Spent totals are thus upper bounds of the exact sums of the
+    charged costs, and ``spent <= budget`` never admits a point whose exact total exceeds B.
+    """
+    np.add(a, b, out=out)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf sums: the error is NaN, ignored
+        b_virtual = out - a
+        err = (a - (out - b_virtual)) + (b - b_virtual)
+    np.nextafter(out, np.inf, out=out, where=err > 0)
 
 
 def clip_rows(vectors: np.ndarray, clip: float) -> np.ndarray:

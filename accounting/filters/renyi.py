@@ -22,9 +22,11 @@ import numpy as np
 
 from accounting import _checks
 from accounting.costs import PureDP, RenyiCurve, Zcdp
-from accounting.curves.zcdp import Conversion, pure_to_zcdp, zcdp_budget
-from accounting.exact_sum import ExactSum
+from accounting.curves.rdp import rdp_to_eps
+from accounting.curves.zcdp import Conversion, zcdp_budget
+from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.base import Filter
+from accounting.numerics import nudge_down
 
 
 class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
@@ -36,7 +38,8 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
     stays within its budget B_j, and the transcript is (alpha_j, B_j)-RDP for every j (why
     per-order budgets are valid and "some order" is not: docs/proofs/renyi_filter_orders.md).
     Costs are ``RenyiCurve``s that must contain every tracked order on their grid. The sums
-    are exact and order-independent (:class:`~accounting.exact_sum.ExactSum`).
+    are exact and order-independent (:class:`~accounting.exact_sum.ExactSum`) and compared with
+    the budgets exactly, so no rounding admits a query whose true sum exceeds a budget.
     """
 
     cost_types = (RenyiCurve,)
@@ -66,7 +69,7 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
 
     def _admit(self, cost: RenyiCurve) -> tuple[ExactSum, ...] | None:
         nxt = tuple(s + cost.at(a) for s, a in zip(self._state, self.orders, strict=True))
-        ok = all(s.value <= b for s, b in zip(nxt, self.budgets, strict=True))
+        ok = all(s.at_most(b) for s, b in zip(nxt, self.budgets, strict=True))
         return nxt if ok else None
 
 
@@ -92,10 +95,10 @@ class ZcdpFilter(Filter[Zcdp, ExactSum]):
 
     def _admit(self, cost: Zcdp) -> ExactSum | None:
         nxt = self._state + cost.rho
-        return nxt if nxt.value <= self.budget else None
+        return nxt if nxt.at_most(self.budget) else None
 
 
-class PureDpFilterViaZcdp(Filter[PureDP, ExactSum]):
+class PureDpFilterViaZcdp(Filter[PureDP, ExactSquareSum]):
     """(eps, delta)-DP filter for adaptive pure-DP costs (Feldman and Zrnic 2021, Thm. 4.8).
 
     Query t is eps_t-DP given the earlier outputs, hence (eps_t^2 / 2)-zCDP (Bun and Steinke
@@ -111,19 +114,20 @@ class PureDpFilterViaZcdp(Filter[PureDP, ExactSum]):
     cost_types = (PureDP,)
 
     def __init__(self, eps: float, delta: float, conversion: Conversion = "bun_steinke") -> None:
-        super().__init__(ExactSum())
+        super().__init__(ExactSquareSum())
         self.target = (_checks.nonnegative("eps", eps), _checks.open_unit("delta", delta))
         self.conversion = conversion
         self.budget = zcdp_budget(eps, delta, conversion)
 
     @property
     def spent(self) -> float:
-        """(1/2) sum_t eps_t^2 over the accepted queries (exact sum, rounded once)."""
-        return self._state.value
+        """(1/2) sum_t eps_t^2 over the accepted queries (exact sum, rounded)."""
+        return 0.5 * self._state.value
 
-    def _admit(self, cost: PureDP) -> ExactSum | None:
-        nxt = self._state + pure_to_zcdp(cost.eps)
-        return nxt if nxt.value <= self.budget else None
+    def _admit(self, cost: PureDP) -> ExactSquareSum | None:
+        # the exact (1/2) sum eps_t^2 (the zCDP of Bun and Steinke 2016, Prop. 1.4, unrounded)
+        nxt = self._state + cost.eps
+        return nxt if nxt.half_at_most(self.budget) else None
 
 
 RdpConversion = Literal["mironov", "cks"]
@@ -136,6 +140,10 @@ def rdp_budget_for_dp(eps: float, delta: float, alpha: float, conversion: RdpCon
     Taylor et al., Sec. II-A). ``cks``: the inverse of Canonne, Kamath and Steinke 2020,
     Prop. 12, eps_alpha = eps - log(1 - 1/alpha) - (log(1/delta) - log(alpha))/(alpha - 1),
     which is always larger. Raises ValueError if the budget would be negative.
+
+    Safe side, exactly: the conversion recomputed from the budget (``rdp_to_eps`` at this one
+    order, "classical" for ``mironov``, "improved" for ``cks``) is <= eps; the closed form is
+    stepped down by ulps until it is.
     """
     eps = _checks.nonnegative("eps", eps)
     delta = _checks.open_unit("delta", delta)
@@ -152,7 +160,12 @@ def rdp_budget_for_dp(eps: float, delta: float, alpha: float, conversion: RdpCon
             f"(eps={eps}, delta={delta}) leaves no RDP budget at alpha={alpha}: choose a larger "
             "order or eps"
         )
-    return budget
+    method = "classical" if conversion == "mironov" else "improved"
+
+    def converts(b: float) -> bool:
+        return rdp_to_eps(RenyiCurve((alpha,), (b,)), delta, method).eps <= eps
+
+    return nudge_down(converts, budget)
 
 
 class RdpDpFilter(RenyiFilter):

@@ -16,8 +16,10 @@ exact Rényi divergences of the mechanism's output distributions.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from accounting import _checks
+from accounting.numerics import fraction_up, nudge_down
 
 __all__ = ["exponential_mechanism_eps", "exponential_mechanism_rdp"]
 
@@ -26,19 +28,22 @@ def exponential_mechanism_rdp(alpha: float, eps: float) -> float:
     """(alpha, alpha eps^2 / 8)-RDP of the eps-DP exponential mechanism (bounded range).
 
     Cesar and Rubinstein 2021 (eps-BR is eps^2/8-zCDP) with Durfee and Rogers 2019 (the
-    exponential mechanism is eps-BR); see the module docstring.
+    exponential mechanism is eps-BR); see the module docstring. The exact value rounded up.
     """
     alpha = _checks.order("alpha", alpha)
     eps = _checks.nonnegative("eps", eps)
-    return alpha * eps * eps / 8.0
+    return fraction_up(Fraction(alpha) * Fraction(eps) ** 2 / 8)
 
 
 def exponential_mechanism_eps(alpha: float, rdp: float) -> float:
     """The exponential mechanism's eps whose RDP at ``alpha`` equals ``rdp``: sqrt(8 rdp / alpha).
 
     The inverse of :func:`exponential_mechanism_rdp` (MST's calibration eps = sqrt(8 rho),
-    McKenna et al. 2021, written at one RDP order instead of in zCDP).
+    McKenna et al. 2021, written at one RDP order instead of in zCDP). Safe side, exactly:
+    the closed form is stepped down by ulps until ``exponential_mechanism_rdp(alpha, eps) <=
+    rdp``.
     """
     alpha = _checks.order("alpha", alpha)
     rdp = _checks.positive("rdp", rdp)
-    return math.sqrt(8.0 * rdp / alpha)
+    eps = math.sqrt(8.0) * math.sqrt(rdp) / math.sqrt(alpha)  # no under/overflow of 8 rdp
+    return nudge_down(lambda e: exponential_mechanism_rdp(alpha, e) <= rdp, eps)

@@ -11,13 +11,16 @@ Brownian mechanism). Sec. 5's theorem: the two algorithms have the same output d
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from accounting import _checks
+from accounting.numerics import fraction_up
 
 EpsSelector = Callable[[Sequence[np.ndarray], Sequence[float]], float | None]
 """(estimates so far, levels so far) -> the next cumulative RDP level eps_i, or None to stop."""
@@ -43,16 +46,23 @@ class NoiseReductionRun:
 
         These are the per-step costs to hand to an RDP composition (Räisä et al., proof of the
         Lemma in Sec. 5: release i is an (alpha, eps_i - eps_{i-1})-RDP Gaussian mechanism).
+        Each difference is rounded up, never below the true increment.
         """
-        return tuple(np.diff((0.0, *self.eps)).tolist())
+        levels = (0.0, *self.eps)
+        return tuple(fraction_up(Fraction(b) - Fraction(a)) for a, b in itertools.pairwise(levels))
 
 
 def noise_variance(alpha: float, sensitivity: float, eps: float) -> float:
-    """Gaussian variance T = alpha Delta^2 / (2 eps) that is (alpha, eps)-RDP (Mironov 2017)."""
+    """Gaussian variance T = alpha Delta^2 / (2 eps) that is (alpha, eps)-RDP (Mironov 2017).
+
+    The exact value rounded up, so alpha Delta^2 / (2 T) <= eps exactly.
+    """
     alpha = _checks.order("alpha", alpha)
     sensitivity = _checks.positive("sensitivity", sensitivity)
     eps = _checks.positive("eps", eps)
-    return alpha * sensitivity**2 / (2.0 * eps)
+    return _checks.result(
+        "variance", fraction_up(Fraction(alpha) * Fraction(sensitivity) ** 2 / (2 * Fraction(eps)))
+    )
 
 
 def fixed_schedule(levels: Sequence[float]) -> EpsSelector:

@@ -18,15 +18,22 @@ last query and the best queried checkpoint is returned), so the whole run is the
 composition of the trajectory and the queries (Bun and Steinke 2016, Lemma 2.3):
 rho = B_norm / (2 sigma^2 C^2) + m / (2 s^2) for m queries. ``plan_filtered_gd`` splits a
 target (eps, delta) into these two parts.
+
+Rounding: every spend here is the exact rational value rounded up to a double
+(``fraction_up``), and every calibration steps its noise up (or its budget down) until the
+spend recomputed from it is <= the target exactly; the plan's two parts add up to at most
+rho exactly, and its eps under the conversion is <= the target eps.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 from accounting import _checks
 from accounting.curves.zcdp import Conversion, zcdp_budget, zcdp_to_eps, zcdp_to_eps_optimal
+from accounting.numerics import fraction_up, nudge_down, nudge_up
 
 CONVERSIONS: tuple[Conversion, ...] = ("bun_steinke", "optimal")
 
@@ -35,30 +42,44 @@ def filtered_gd_zcdp(budget_steps: float, noise_multiplier: float) -> float:
     """rho of Algorithm 3: B_norm / (2 sigma^2 C^2) (Feldman and Zrnic 2021, Prop. 5.1).
 
     ``budget_steps`` is B_norm / C^2 (the squared-norm budget in units of C^2; k for private GD
-    with k steps) and ``noise_multiplier`` is sigma (the noise s.d. is sigma C).
+    with k steps) and ``noise_multiplier`` is sigma (the noise s.d. is sigma C). The exact
+    value rounded up: never below the true rho, even where sigma^2 under- or overflows.
     """
     b = _checks.positive("budget_steps", budget_steps)
     sigma = _checks.positive("noise_multiplier", noise_multiplier)
-    return b / (2.0 * sigma * sigma)
+    return fraction_up(Fraction(b) / (2 * Fraction(sigma) ** 2))
 
 
 def noise_multiplier_for(budget_steps: float, rho: float) -> float:
-    """sigma with B_norm / (2 sigma^2 C^2) = rho, i.e. sqrt(budget_steps / (2 rho)) (Prop. 5.1)."""
+    """sigma with B_norm / (2 sigma^2 C^2) = rho, i.e. sqrt(budget_steps / (2 rho)) (Prop. 5.1).
+
+    Safe side, exactly: ``filtered_gd_zcdp(budget_steps, sigma) <= rho`` (the closed form is
+    stepped up by ulps until it holds).
+    """
     b = _checks.positive("budget_steps", budget_steps)
     rho = _checks.positive("rho", rho)
-    return _checks.positive("noise_multiplier", math.sqrt(b / (2.0 * rho)))
+    sigma = math.sqrt(b) / (math.sqrt(2.0) * math.sqrt(rho))  # no under/overflow of b / rho
+    sigma = nudge_up(lambda s: filtered_gd_zcdp(b, s) <= rho, sigma)
+    return _checks.result("noise_multiplier", sigma)
 
 
 def count_queries_zcdp(n_queries: int, noise_std: float) -> float:
     """rho of m Gaussian counting queries (sensitivity 1, s.d. s): m / (2 s^2).
 
-    Bun and Steinke 2016, Prop. 1.6 (one query) and Lemma 2.3 (composition).
+    Bun and Steinke 2016, Prop. 1.6 (one query) and Lemma 2.3 (composition). The exact
+    value rounded up.
     """
     m = _checks.integer("n_queries", n_queries, minimum=0)
     if m == 0:
         return 0.0
     s = _checks.positive("noise_std", noise_std)
-    return m / (2.0 * s * s)
+    return fraction_up(Fraction(m) / (2 * Fraction(s) ** 2))
+
+
+def _query_noise_for(n_queries: int, rho_queries: float) -> float:
+    """s with m / (2 s^2) <= rho_q exactly (closed form sqrt(m / (2 rho_q)), stepped up)."""
+    s = math.sqrt(n_queries) / (math.sqrt(2.0) * math.sqrt(rho_queries))
+    return nudge_up(lambda x: count_queries_zcdp(n_queries, x) <= rho_queries, s)
 
 
 def zcdp_eps(rho: float, delta: float, conversion: Conversion) -> float:
@@ -107,6 +128,12 @@ def plan_filtered_gd(
     accuracy queries get rho_q = ``query_share`` rho, i.e. s = sqrt(m / (2 rho_q)); the
     gradient steps get rho - rho_q, i.e. sigma = sqrt(budget_steps / (2 (rho - rho_q)))
     (Prop. 5.1). ``query_share`` must be in (0, 1) when there are queries and 0 otherwise.
+
+    Guarantee, exactly (no ulp of excess): rho_gd + rho_queries <= rho as exact reals (hence
+    also as a float sum), with rho_gd and rho_queries the spends recomputed from sigma and s
+    (``filtered_gd_zcdp``, ``count_queries_zcdp``), and
+    zcdp_eps(rho_gd + rho_queries, delta, conversion) <= eps. Rounding is always absorbed by
+    more noise or a smaller part, never by an excess.
     """
     eps = _checks.positive("eps", eps)
     delta = _checks.open_unit("delta", delta)
@@ -119,20 +146,31 @@ def plan_filtered_gd(
         raise ValueError(f"query_share must be in (0, 1) with {m} queries, got {query_share!r}")
     if m == 0 and share != 0.0:
         raise ValueError(f"query_share must be 0 without queries, got {query_share!r}")
+    # zcdp_budget is on the safe side: zcdp_eps(rho, delta, conversion) <= eps
     rho = _checks.positive("rho", zcdp_budget(eps, delta, conversion))
-    while zcdp_eps(rho, delta, conversion) > eps:  # the closed form can round 1 ulp above eps
-        rho = math.nextafter(rho, 0.0)
-    rho_q = share * rho
-    rho_gd = rho - rho_q
-    sigma = noise_multiplier_for(b, rho_gd)
-    s = math.sqrt(m / (2.0 * rho_q)) if m > 0 else math.inf
+    if m > 0:
+        s = _query_noise_for(m, _checks.positive("rho_queries", share * rho))
+        rho_queries = count_queries_zcdp(m, s)
+    else:
+        s, rho_queries = math.inf, 0.0
+    exact_rest = Fraction(rho) - Fraction(rho_queries)  # >= 0: rho_queries <= share rho
+    rho_gd_target = _checks.positive(
+        "rho_gd", nudge_down(lambda r: Fraction(r) <= exact_rest, float(exact_rest))
+    )
+    sigma = noise_multiplier_for(b, rho_gd_target)
+    # rho_gd <= rho_gd_target, so rho_gd + rho_queries <= rho; the conversion of the float sum
+    # is checked too (a numerical conversion need not be monotone to the last ulp)
+    sigma = nudge_up(
+        lambda x: zcdp_eps(filtered_gd_zcdp(b, x) + rho_queries, delta, conversion) <= eps, sigma
+    )
+    rho_gd = filtered_gd_zcdp(b, sigma)
     return GdPrivacyPlan(
         eps=eps,
         delta=delta,
         conversion=conversion,
         rho=rho,
-        rho_gd=filtered_gd_zcdp(b, sigma),
-        rho_queries=count_queries_zcdp(m, s) if m > 0 else 0.0,
+        rho_gd=rho_gd,
+        rho_queries=rho_queries,
         noise_multiplier=sigma,
         query_noise_std=s,
     )

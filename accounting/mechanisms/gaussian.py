@@ -12,6 +12,7 @@ Every guarantee depends only on mu = D / sigma. The privacy loss of the worst pa
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy import special
@@ -20,6 +21,7 @@ from accounting import _checks
 from accounting.costs import Gdp, Zcdp
 from accounting.curves.pld import Pld, discretise_continuous
 from accounting.numerics import (
+    fraction_up,
     log_gaussian_hockey_stick,
     log_ndtr_diff,
     nudge_up,
@@ -33,21 +35,29 @@ def _mu(sensitivity: float, sigma: float) -> float:
     return _checks.sensitivity_ratio(sensitivity, "sigma", sigma)
 
 
+def _half_mu_squared(sensitivity: float, sigma: float) -> Fraction:
+    """D^2 / (2 sigma^2), exactly (the inputs validated by ``_mu``)."""
+    _mu(sensitivity, sigma)
+    return Fraction(sensitivity) ** 2 / (2 * Fraction(sigma) ** 2)
+
+
 def gaussian_rdp(alpha: float, sensitivity: float, sigma: float) -> float:
     """RDP of the Gaussian mechanism at order alpha: alpha D^2 / (2 sigma^2) (Mironov 2017,
-    Prop. 7)."""
+    Prop. 7); the exact value rounded up, never below the true cost."""
     alpha = _checks.order("alpha", alpha)
-    return alpha * _mu(sensitivity, sigma) ** 2 / 2.0
+    return fraction_up(Fraction(alpha) * _half_mu_squared(sensitivity, sigma))
 
 
 def gaussian_zcdp(sensitivity: float, sigma: float) -> Zcdp:
-    """rho = D^2 / (2 sigma^2) zCDP (Bun and Steinke 2016, Prop. 1.6)."""
-    return Zcdp(_mu(sensitivity, sigma) ** 2 / 2.0)
+    """rho = D^2 / (2 sigma^2) zCDP (Bun and Steinke 2016, Prop. 1.6); rounded up."""
+    return Zcdp(fraction_up(_half_mu_squared(sensitivity, sigma)))
 
 
 def gaussian_gdp(sensitivity: float, sigma: float) -> Gdp:
-    """mu = D / sigma Gaussian DP, which is exact (Dong, Roth and Su 2022, Thm. 2.7)."""
-    return Gdp(_mu(sensitivity, sigma))
+    """mu = D / sigma Gaussian DP, which is exact (Dong, Roth and Su 2022, Thm. 2.7); the
+    quotient rounded up."""
+    _mu(sensitivity, sigma)
+    return Gdp(fraction_up(Fraction(sensitivity) / Fraction(sigma)))
 
 
 def _satisfies(log_delta: float, delta: float) -> bool:

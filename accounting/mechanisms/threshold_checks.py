@@ -3,17 +3,22 @@
 Räisä et al., "Accuracy-First Rényi Differential Privacy and Post-Processing Immunity"
 (below "RKH"), App. D: the plain Gaussian check, and the SVT check of Zhu and Wang 2020
 (below "ZW"), Thm. 8, eq. (3), with the variance split of eqs. (67)-(69).
+
+Rounding: the RDP functions return the exact value rounded up, and each calibration steps
+its noise up by ulps until the RDP recomputed from the returned noise is <= eps_check exactly.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy.optimize import brentq
 
 from accounting import _checks
+from accounting.numerics import fraction_up, nudge_up
 
 __all__ = [
     "SvtCheckNoise",
@@ -34,22 +39,32 @@ def gaussian_check_sigma(
     Each check releases a statistic of sensitivity Delta plus N(0, sigma^2), which is
     (alpha, alpha Delta^2 / (2 sigma^2))-RDP (Mironov 2017, Cor. 3); ``max_checks`` checks
     (m - 1 for m candidate eps values) compose to eps_check-RDP at alpha when
-    sigma^2 = alpha Delta^2 max_checks / (2 eps_check).
+    sigma^2 = alpha Delta^2 max_checks / (2 eps_check). Safe side, exactly:
+    ``gaussian_check_rdp(alpha, sigma, sensitivity, max_checks) <= eps_check``.
     """
     eps_check = _checks.positive("eps_check", eps_check)
     alpha = _checks.order("alpha", alpha)
     sensitivity = _checks.positive("sensitivity", sensitivity)
     max_checks = _checks.integer("max_checks", max_checks, minimum=1)
-    return math.sqrt(alpha * sensitivity**2 * max_checks / (2.0 * eps_check))
+    sigma = math.sqrt(alpha * sensitivity**2 * max_checks / (2.0 * eps_check))
+    sigma = nudge_up(
+        lambda s: gaussian_check_rdp(alpha, s, sensitivity, max_checks) <= eps_check, sigma
+    )
+    return _checks.result("sigma", sigma)
 
 
 def gaussian_check_rdp(alpha: float, sigma: float, sensitivity: float, checks: int) -> float:
-    """RDP at order alpha of ``checks`` plain Gaussian checks: checks alpha Delta^2/(2 sigma^2)."""
+    """RDP at order alpha of ``checks`` plain Gaussian checks: checks alpha Delta^2/(2 sigma^2).
+
+    The exact value rounded up (Mironov 2017, Cor. 3, composed ``checks`` times).
+    """
     alpha = _checks.order("alpha", alpha)
     sigma = _checks.positive("sigma", sigma)
     sensitivity = _checks.positive("sensitivity", sensitivity)
     checks = _checks.integer("checks", checks, minimum=0)
-    return checks * alpha * sensitivity**2 / (2.0 * sigma**2)
+    return fraction_up(
+        checks * Fraction(alpha) * Fraction(sensitivity) ** 2 / (2 * Fraction(sigma) ** 2)
+    )
 
 
 @dataclass(frozen=True)
@@ -79,13 +94,24 @@ def svt_check_rdp(
 
     eps(alpha) = eps_threshold(alpha) + eps_query(inf) with the Gaussian threshold at
     sensitivity Delta, alpha Delta^2 / (2 sigma_1^2), and the Laplace query noise pure DP at
-    sensitivity 2 Delta, 2 Delta / b (as RKH App. D, eq. (68), applies the theorem).
+    sensitivity 2 Delta, 2 Delta / b (as RKH App. D, eq. (68), applies the theorem). The exact
+    value rounded up.
     """
     alpha = _checks.order("alpha", alpha)
     s1 = _checks.positive("threshold_sigma", threshold_sigma)
     b = _checks.positive("query_scale", query_scale)
     sensitivity = _checks.positive("sensitivity", sensitivity)
-    return alpha * sensitivity**2 / (2.0 * s1**2) + 2.0 * sensitivity / b
+    return fraction_up(_threshold_rdp(alpha, s1, sensitivity) + _query_dp(b, sensitivity))
+
+
+def _threshold_rdp(alpha: float, threshold_sigma: float, sensitivity: float) -> Fraction:
+    """alpha Delta^2 / (2 sigma_1^2), exactly."""
+    return Fraction(alpha) * Fraction(sensitivity) ** 2 / (2 * Fraction(threshold_sigma) ** 2)
+
+
+def _query_dp(query_scale: float, sensitivity: float) -> Fraction:
+    """2 Delta / b, exactly."""
+    return 2 * Fraction(sensitivity) / Fraction(query_scale)
 
 
 def svt_check_noise_for_split(
@@ -95,7 +121,9 @@ def svt_check_noise_for_split(
 
     sigma_2 = t' sigma_1 with t' = sqrt((1 - t)/t) (eq. (67)); eps_1 + eps_2 = eps_check with
     eq. (68) gives eps_check sigma_1^2 - (2 sqrt 2 Delta / t') sigma_1 - alpha Delta^2 / 2 = 0
-    (eq. (69)), whose unique positive root is sigma_1.
+    (eq. (69)), whose unique positive root is sigma_1. Safe side, exactly: sigma_1 is stepped
+    up by ulps until ``svt_check_rdp(alpha, sigma_1, b, sensitivity) <= eps_check``, and the
+    reported eps_threshold + eps_query (each rounded up) is <= eps_check too.
     """
     eps_check = _checks.positive("eps_check", eps_check)
     alpha = _checks.order("alpha", alpha)
@@ -105,12 +133,19 @@ def svt_check_noise_for_split(
     lin = 2.0 * math.sqrt(2.0) * sensitivity / tp
     s1 = (lin + math.sqrt(lin**2 + 2.0 * eps_check * alpha * sensitivity**2)) / (2.0 * eps_check)
     b = tp * s1 / math.sqrt(2.0)
+
+    def within(s: float) -> bool:
+        e1 = fraction_up(_threshold_rdp(alpha, s, sensitivity))
+        e2 = fraction_up(_query_dp(b, sensitivity))
+        return Fraction(e1) + Fraction(e2) <= eps_check  # implies svt_check_rdp <= eps_check
+
+    s1 = _checks.result("threshold_sigma", nudge_up(within, s1))
     return SvtCheckNoise(
         threshold_sigma=s1,
         query_scale=b,
         split=t,
-        eps_threshold=alpha * sensitivity**2 / (2.0 * s1**2),
-        eps_query=2.0 * sensitivity / b,
+        eps_threshold=fraction_up(_threshold_rdp(alpha, s1, sensitivity)),
+        eps_query=fraction_up(_query_dp(b, sensitivity)),
     )
 
 

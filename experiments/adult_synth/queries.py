@@ -14,6 +14,8 @@ MST's domain compression and its Private-PGM fit of the 1-way model are replaced
 clipped, normalised product itself. Then the label's pairs with every other column are added
 (App. D). The measured queries are the 2-way marginals only: together they cover every
 column, so the 1-way marginals would add nothing to Private-PGM.
+Every step's RDP is its exact value rounded up, the noise is calibrated so that it is within
+the step's share, and the ledger sums to at most eps_query exactly (never an ulp above).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -28,6 +31,7 @@ import pandas as pd
 from accounting.mechanisms.bounded_range import exponential_mechanism_eps, exponential_mechanism_rdp
 from accounting.mechanisms.brownian import noise_variance
 from accounting.mechanisms.selection import exponential_mechanism
+from accounting.numerics import fraction_up, nudge_down, nudge_up
 from experiments.adult_synth.neighbours import SCORE_SENSITIVITY, marginals_l2
 
 Clique = tuple[str, str]
@@ -53,6 +57,13 @@ def marginal(frame: pd.DataFrame, clique: tuple[str, ...], domain: dict[str, int
     return np.bincount(index, minlength=math.prod(shape)).astype(np.float64)
 
 
+def one_way_rdp(alpha: float, d: int, sigma: float) -> float:
+    """RDP at alpha of the d Gaussian 1-way marginals (l2-sensitivity sqrt(2 d) under
+    substitution, neighbours.py): alpha 2 d / (2 sigma^2) (Mironov 2017, Cor. 3), the exact
+    value rounded up."""
+    return fraction_up(Fraction(alpha) * d / Fraction(sigma) ** 2)
+
+
 def select_queries(
     train: pd.DataFrame,
     domain: dict[str, int],
@@ -70,9 +81,14 @@ def select_queries(
     if d < 2:
         raise ValueError("need at least two columns to select 2-way marginals")
     eps_one_way = one_way_share * eps_query
-    eps_pick = (eps_query - eps_one_way) / (d - 1)
-    sensitivity = marginals_l2(d)  # d 1-way marginals under substitution: sqrt(2 d)
-    sigma = math.sqrt(noise_variance(alpha, sensitivity, eps_one_way))
+    # sigma^2 = alpha Delta^2 / (2 eps_1) with Delta^2 = 2 d (substitution, neighbours.py),
+    # stepped up until the 1-way RDP is <= eps_1 exactly
+    sigma = math.sqrt(noise_variance(alpha, marginals_l2(d), eps_one_way))
+    sigma = nudge_up(lambda s: one_way_rdp(alpha, d, s) <= eps_one_way, sigma)
+    spent_one_way = one_way_rdp(alpha, d, sigma)
+    # the d - 1 picks share the rest: spent_one_way + (d - 1) eps_pick <= eps_query exactly
+    rest = Fraction(eps_query) - Fraction(spent_one_way)
+    eps_pick = nudge_down(lambda e: (d - 1) * Fraction(e) <= rest, float(rest / (d - 1)))
     probs = {}
     for c in columns:
         noisy = marginal(train, (c,), domain) + rng.normal(0.0, sigma, domain[c])
@@ -80,9 +96,7 @@ def select_queries(
         mass = clipped.sum()
         probs[c] = clipped / mass if mass > 0 else np.full(domain[c], 1.0 / domain[c])
     n = len(train)  # public: neighbours are substitutions (neighbours.py)
-    steps: list[tuple[str, float]] = [
-        ("one_way_gaussian", alpha * sensitivity**2 / (2.0 * sigma**2))
-    ]
+    steps: list[tuple[str, float]] = [("one_way_gaussian", spent_one_way)]
     pairs = list(itertools.combinations(columns, 2))
     scores = {
         pair: float(

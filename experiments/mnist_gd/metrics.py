@@ -50,6 +50,8 @@ def metrics(results_dir: Path) -> dict[str, float | bool]:
     if runs_csv.exists():
         runs = pd.read_csv(runs_csv)
         within = (runs["max_spent"] <= runs["budget_steps"]).all()
-        eps_ok = (runs["eps_bun_steinke"] <= runs["eps"] * (1 + 1e-12)).all()
+        # no tolerance: the eps of the rho spent, under the run's conversion, is <= its target
+        spent_eps = [r[f"eps_{r['conversion']}"] for _, r in runs.iterrows()]
+        eps_ok = bool((pd.Series(spent_eps, index=runs.index) <= runs["eps"]).all())
         out["budget_respected"] = bool(within and eps_ok)
     return out

@@ -42,7 +42,7 @@ import torch
 from omegaconf import DictConfig
 
 from accounting.curves.zcdp import zcdp_to_eps, zcdp_to_eps_optimal
-from accounting.mechanisms.filtered_gd import filtered_gd_zcdp, plan_filtered_gd
+from accounting.mechanisms.filtered_gd import filtered_gd_zcdp, plan_filtered_gd, zcdp_eps
 from experiments.common.app import experiment_main, index, pick
 from experiments.common.atomic import atomic_path
 from experiments.mnist_gd import jobs
@@ -166,8 +166,9 @@ def settings(
                    plan.query_noise_std, p.chunk_size, p.conv_method)  # fmt: skip
     spent_gd = filtered_gd_zcdp(budget if filtered else first, plan.noise_multiplier)
     rho = spent_gd + plan.rho_queries
-    if rho > plan.rho * (1 + 1e-12):
-        raise RuntimeError(f"run would spend rho {rho} > budget {plan.rho}")
+    # no tolerance: the plan's parts add up to at most rho exactly (plan_filtered_gd)
+    if rho > plan.rho or zcdp_eps(rho, p.delta, p.conversion) > eps:  # type: ignore[arg-type]
+        raise RuntimeError(f"run would spend rho {rho} > budget {plan.rho} (eps {eps})")
     cols = {
         "eps": eps,
         "eps_index": eps_index,
