@@ -44,6 +44,15 @@ if MISSING_DATA not in ("fail", "skip"):
 ALL_FIGURES = []
 
 
+def per_scale(smoke, default, paper):
+    """A rule's resource value at SCALE (runtime in minutes, mem_mb).
+
+    Runtimes are SLURM time limits: about twice the measured per-job cost (config/*.yaml,
+    docs/), at least 5 minutes, so that a job is never killed on a slow or shared node.
+    """
+    return {"smoke": smoke, "default": default, "paper": paper}[SCALE]
+
+
 def code_inputs(module):
     """Repository files `python -m <module>` imports (transitively) plus its config files.
 

@@ -18,7 +18,7 @@ They use the official snakemake-executor-plugin-slurm through profiles/slurm:
 
 from __future__ import annotations
 
-import filecmp
+import importlib.util
 import os
 import re
 import shutil
@@ -86,6 +86,32 @@ def test_slurm_profile_dry_run_plans_every_scale(work, scale):
     for rule, lines in jobs.items():
         if rule not in ("all", "fetch_raw"):
             assert all(re.search(r"\bruntime=\d+", r) for r in lines), (rule, lines)
+    cost = _plan_cost()(result.stdout)
+    gpu_jobs = sum(len(r) for r in jobs.values() if "gpu=1" in r[0])
+    assert cost["gpu_jobs"] == gpu_jobs and cost["cpu_jobs"] > 0, cost
+
+
+def _plan_cost():
+    spec = importlib.util.spec_from_file_location("plan_cost", REPO / "profiles/slurm/plan_cost.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.plan_cost
+
+
+def test_plan_cost_sums_time_limits_by_kind_and_refuses_a_job_without_runtime():
+    job = "rule {name}:\n    output: x\n{threads}    resources: tmpdir=<TBD>, mem_mb=100, {extra}\n"
+    plan = "\n".join(
+        [
+            job.format(name="a", threads="    threads: 4\n", extra="runtime=30"),
+            job.format(name="b", threads="", extra="runtime=15"),
+            job.format(name="g", threads="", extra="runtime=12, gpu=1"),
+            "localrule merge:\n    output: y\n    resources: tmpdir=/tmp\n",
+            "rule fetch_raw:\n    output: z\n    resources: tmpdir=/tmp\n",
+        ]
+    )
+    assert _plan_cost()(plan) == {"cpu_jobs": 2, "cpu_hours": 2.25, "gpu_jobs": 1, "gpu_hours": 0.2}
+    with pytest.raises(ValueError, match="rule c declares no runtime"):
+        _plan_cost()(job.format(name="c", threads="", extra="gpu=0"))
 
 
 class _Resources(dict):
@@ -142,7 +168,8 @@ def slurm() -> None:
 def _sacct(job_ids: list[str]) -> dict[str, dict[str, str]]:
     """SLURM's accounting record of each job: State, Partition, AllocTRES."""
     out = subprocess.run(
-        ["sacct", "-X", "-P", "-n", "-j", ",".join(job_ids), "-o", "JobID,State,Partition,AllocTRES"],
+        ["sacct", "-X", "-P", "-n", "-j", ",".join(job_ids)]
+        + ["-o", "JobID,State,Partition,AllocTRES"],
         capture_output=True,
         text=True,
         check=True,
@@ -162,14 +189,15 @@ def _tables(root: Path) -> dict[str, bytes]:
 
 @pytest.mark.slurm
 def test_smoke_subset_through_slurm_matches_the_local_run(slurm, work, tmp_path):
+    (tmp_path / "local").mkdir()
     local = copy_workflow(tmp_path / "local")
     ran_local = _snakemake(
-        local, "--profile", "profiles/local", "--cores", "2", "--config", "scale=smoke", *SUBSET
+        local, *SUBSET, "--profile", "profiles/local", "--cores", "2", "--config", "scale=smoke"
     )
     assert ran_local.returncode == 0, ran_local.stderr[-3000:]
 
     result = _snakemake(
-        work, "--profile", "profiles/slurm", "--config", "scale=smoke", *FAST_STATUS, *SUBSET
+        work, *SUBSET, "--profile", "profiles/slurm", *FAST_STATUS, "--config", "scale=smoke"
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
@@ -191,8 +219,8 @@ def test_smoke_subset_through_slurm_matches_the_local_run(slurm, work, tmp_path)
     # logs where README.md says: SLURM's output per job, each rule's own log under logs/
     for job_id, log in submitted.items():
         path = Path(log)
-        assert path.is_relative_to(work / ".snakemake" / "slurm_logs") and path.name == f"{job_id}.log"
-        assert path.exists()
+        assert path.is_relative_to(work / ".snakemake" / "slurm_logs"), path
+        assert path.name == f"{job_id}.log" and path.exists(), path
     assert (work / "logs/taylor_survival/smoke/taylor_survival_run_puredp.log").exists()
     assert (work / "logs/selection/smoke/job_rnm_mc_0.log").exists()
     # the same bytes as the local run (tables only: the sidecars hold wall times and hosts)
