@@ -38,6 +38,8 @@ SKIP_REASON = (
 )
 #: The subset of the smoke DAG run through SLURM: a CPU rule and a GPU rule.
 SUBSET = ("results/taylor_survival/smoke/puredp.csv", "results/selection/smoke/parts/rnm_mc/0.csv")
+#: Rules run by the login-node process (local rules, targets); every other rule is submitted.
+LOGIN_NODE_RULES = {"all", "figures", "figure_list", "fetch_raw", "selection_merge"}
 #: Seconds before the plugin's first status check (the profile keeps the plugin's 40 s).
 FAST_STATUS = ("--slurm-init-seconds-before-status-checks", "2")
 
@@ -84,8 +86,9 @@ def test_slurm_profile_dry_run_plans_every_scale(work, scale):
     assert {"all", "taylor_survival_run", "fetch_raw", "selection_rnm_mc_job"} <= set(jobs)
     assert all("gpu=1" in r for r in jobs["selection_rnm_mc_job"]), jobs["selection_rnm_mc_job"]
     for rule, lines in jobs.items():
-        if rule not in ("all", "fetch_raw"):
-            assert all(re.search(r"\bruntime=\d+", r) for r in lines), (rule, lines)
+        if rule not in LOGIN_NODE_RULES:
+            for declared in ("runtime", "mem_mb"):
+                assert all(re.search(rf"\b{declared}=\d+", r) for r in lines), (rule, lines)
     cost = _plan_cost()(result.stdout)
     gpu_jobs = sum(len(r) for r in jobs.values() if "gpu=1" in r[0])
     assert cost["gpu_jobs"] == gpu_jobs and cost["cpu_jobs"] > 0, cost
