@@ -47,8 +47,8 @@ ALL_FIGURES = []
 def per_scale(smoke, default, paper):
     """A rule's resource value at SCALE (runtime in minutes, mem_mb).
 
-    Runtimes are SLURM time limits: about twice the measured per-job cost (config/*.yaml,
-    docs/), at least 5 minutes, so that a job is never killed on a slow or shared node.
+    Runtimes are SLURM time limits: at least 5 minutes and twice the per-job cost measured
+    (config/*.yaml, docs/) where one is recorded, so that a job is not killed on a slow node.
     """
     return {"smoke": smoke, "default": default, "paper": paper}[SCALE]
 
