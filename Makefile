@@ -1,7 +1,8 @@
 # Two commands on a fresh Linux machine with Python 3.11:
 #   make test      set up .venv if needed, run the test suite
 #   make figures   set up .venv if needed, run the pipeline at the default scale, write report.html
-# Also: make smoke (whole DAG at scale=smoke), make lint, make bench, make clean, make lock.
+# Also: make smoke (whole DAG at scale=smoke), make lint, make bench, make clean, make lock,
+# make cluster-up / cluster-down / test-cluster (a one-node SLURM on this machine, as root).
 #
 # Every install takes its versions from requirements.lock (exact versions of the whole
 # environment); `make lock` regenerates it from a fresh venv with the newest releases that
@@ -25,7 +26,7 @@ LOCK_VENV := .lock-venv
 UNLOCK    := $(BIN)/python -m experiments.common.snakemake_lock
 SNAKEMAKE := $(BIN)/snakemake --profile profiles/local
 
-.PHONY: setup test figures smoke report lint format bench clean lock
+.PHONY: setup test figures smoke report lint format bench clean lock cluster-up cluster-down test-cluster
 
 setup: $(STAMP)
 
@@ -42,6 +43,17 @@ figures: $(STAMP)
 	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE)
 	$(SNAKEMAKE) --config scale=$(SCALE) --report report.html
+
+# A one-node SLURM on this machine (root; installs Debian's slurm-wlm, slurmdbd, MariaDB):
+# .ci/slurm-up. test-cluster runs the tests marked `slurm` against it (skipped in `make test`).
+cluster-up:
+	.ci/slurm-up
+
+cluster-down:
+	.ci/slurm-down
+
+test-cluster: $(STAMP) cluster-up
+	FILTERLAB_SLURM=1 $(BIN)/python -m pytest -m slurm -rA tests/test_cluster.py
 
 smoke: $(STAMP)
 	$(UNLOCK)

@@ -60,6 +60,15 @@ ALL_FIGURES = []
 ALL_RESULTS = []
 
 
+def per_scale(smoke, default, paper):
+    """A rule's resource value at SCALE (runtime in minutes, mem_mb).
+
+    Runtimes are SLURM time limits: at least 5 minutes and twice the per-job cost measured
+    (config/*.yaml, docs/) where one is recorded, so that a job is not killed on a slow node.
+    """
+    return {"smoke": smoke, "default": default, "paper": paper}[SCALE]
+
+
 def code_inputs(module):
     """Repository files `python -m <module>` imports (transitively) plus its config files.
 

@@ -17,6 +17,10 @@ rule adult_synth_selection:
         f"{ADULT_SYNTH_DIR}/selection.csv",
     log:
         f"logs/adult_synth/{SCALE}/selection.log",
+    threads: 1
+    resources:
+        runtime=per_scale(10, 10, 30),
+        mem_mb=4000,
     shell:
         ADULT_SYNTH_RUN + " table=selection out={output} > {log} 2>&1"
 
@@ -33,6 +37,10 @@ rule adult_synth_release:
         f"logs/adult_synth/{SCALE}/release_r{{repeat}}.log",
     wildcard_constraints:
         repeat=r"\d+",
+    threads: 1
+    resources:
+        runtime=per_scale(10, 10, 30),
+        mem_mb=4000,
     shell:
         ADULT_SYNTH_RUN + " table=release repeat={wildcards.repeat} out={output} > {log} 2>&1"
 
@@ -47,6 +55,10 @@ rule adult_synth_baseline:
         f"{ADULT_SYNTH_DIR}/baseline.csv",
     log:
         f"logs/adult_synth/{SCALE}/baseline.log",
+    threads: 1
+    resources:
+        runtime=per_scale(10, 10, 30),
+        mem_mb=4000,
     shell:
         ADULT_SYNTH_RUN + " table=baseline out={output} > {log} 2>&1"
 
@@ -60,6 +72,10 @@ rule adult_synth_merge:
         f"logs/adult_synth/{SCALE}/releases.log",
     params:
         job_dir=f"{ADULT_SYNTH_DIR}/jobs",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         ADULT_SYNTH_RUN + " table=releases job_dir={params.job_dir} out={output} > {log} 2>&1"
 
@@ -72,6 +88,10 @@ rule adult_synth_checks:
         f"{ADULT_SYNTH_DIR}/checks.csv",
     log:
         f"logs/adult_synth/{SCALE}/checks.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         ADULT_SYNTH_RUN + " table=checks releases={input.releases} out={output} > {log} 2>&1"
 
@@ -83,6 +103,10 @@ rule adult_synth_table3:
         f"{ADULT_SYNTH_DIR}/table3.csv",
     log:
         f"logs/adult_synth/{SCALE}/table3.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         ADULT_SYNTH_RUN + " table=table3 out={output} > {log} 2>&1"
 
@@ -109,6 +133,10 @@ rule adult_synth_plot:
     params:
         outdir=f"figures/adult_synth/{SCALE}",
         threshold=ADULT_SYNTH["threshold"],
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "python -m experiments.adult_synth.plot {input.releases} {input.checks} {input.baseline}"
         " {input.table3} {params.outdir} --threshold {params.threshold} > {log} 2>&1"

@@ -78,7 +78,9 @@ for _name in sorted(RAW):
             _processed(_name),
         params:
             dataset=_name,
+        threads: 1
         resources:
+            runtime=10,
             mem_mb=4000,
         log:
             f"logs/data/preprocess_{_name}.log",

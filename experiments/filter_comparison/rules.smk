@@ -23,6 +23,10 @@ rule filter_comparison_run:
         ),
     log:
         f"logs/filter_comparison/{SCALE}/run_{{workload}}.log",
+    threads: 1
+    resources:
+        runtime=per_scale(5, 20, 60),
+        mem_mb=4000,
     shell:
         "python -m experiments.filter_comparison.run scale={params.scale} "
         "workload={wildcards.workload} {params.norms} out={output} > {log} 2>&1"
@@ -36,6 +40,10 @@ rule filter_comparison_merge:
         f"results/filter_comparison/{SCALE}/comparison.csv",
     log:
         f"logs/filter_comparison/{SCALE}/merge.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "python -m experiments.filter_comparison.merge {output} {input.tables} > {log} 2>&1"
 
@@ -51,6 +59,10 @@ rule filter_comparison_plot:
         outdir=f"figures/filter_comparison/{SCALE}",
     log:
         f"logs/filter_comparison/{SCALE}/plot.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "python -m experiments.filter_comparison.plot {input.table} {params.outdir} > {log} 2>&1"
 

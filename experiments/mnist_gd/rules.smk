@@ -25,7 +25,10 @@ rule mnist_gd_search:
     wildcard_constraints:
         e=r"\d+",
         point=r"\d+",
+    threads: 1
     resources:
+        runtime=per_scale(5, 10, 5),
+        mem_mb=per_scale(2000, 4000, 8000),
         gpu=1,
     shell:
         "{MNIST_RUN} table=search job.eps={wildcards.e} job.point={wildcards.point} "
@@ -42,6 +45,10 @@ rule mnist_gd_select:
         f"{MNIST_DIR}/tuned.csv",
     log:
         f"{MNIST_LOGS}/select.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "{MNIST_RUN} table=select out={output} > {log} 2>&1"
 
@@ -60,7 +67,10 @@ rule mnist_gd_train:
         regime="|".join(mnist_jobs.REGIMES),
         arm="|".join(mnist_jobs.ARMS),
         trial=r"\d+",
+    threads: 1
     resources:
+        runtime=per_scale(5, 10, 5),
+        mem_mb=per_scale(2000, 4000, 8000),
         gpu=1,
     shell:
         "{MNIST_RUN} table=train job.eps={wildcards.e} job.regime={wildcards.regime} "
@@ -88,7 +98,10 @@ rule mnist_gd_train_with_norms:
         f"{MNIST_LOGS}/train_e{MNIST_NORMS_JOB[0]}_tuned_gd_t0.log",
     params:
         eps=MNIST_NORMS_JOB[0],
+    threads: 1
     resources:
+        runtime=per_scale(5, 10, 5),
+        mem_mb=per_scale(2000, 4000, 8000),
         gpu=1,
     shell:
         "{MNIST_RUN} table=train job.eps={params.eps} job.regime=tuned job.arm=gd job.trial=0 "
@@ -105,6 +118,10 @@ rule mnist_gd_merge:
         f"{MNIST_DIR}/runs.csv",
     log:
         f"{MNIST_LOGS}/merge.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "{MNIST_RUN} table=merge out={output} > {log} 2>&1"
 
@@ -116,6 +133,10 @@ rule mnist_gd_summary:
         f"{MNIST_DIR}/table.csv",
     log:
         f"{MNIST_LOGS}/summary.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "{MNIST_RUN} table=summary out={output} > {log} 2>&1"
 
@@ -140,6 +161,10 @@ rule mnist_gd_plot:
     params:
         outdir=f"figures/mnist_gd/{SCALE}",
         fig1_eps=",".join(str(e) for e in MNIST_P["fig1_eps"]),
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "python -m experiments.mnist_gd.plot {input.table} {input.runs} {params.outdir} "
         "--fig1-eps {params.fig1_eps} > {log} 2>&1"

@@ -14,6 +14,10 @@ rule residue_filters_run:
         scale=SCALE,
     log:
         f"logs/residue_filters/{SCALE}/residue_filters_run_{{table}}.log",
+    threads: 1
+    resources:
+        runtime=per_scale(5, 10, 30),
+        mem_mb=2000,
     shell:
         "python -m experiments.residue_filters.run scale={params.scale} table={wildcards.table} "
         "out={output} > {log} 2>&1"
@@ -37,6 +41,10 @@ rule residue_filters_plot:
         outdir=f"figures/residue_filters/{SCALE}",
     log:
         f"logs/residue_filters/{SCALE}/residue_filters_plot.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "python -m experiments.residue_filters.plot {input.tables} {params.outdir} > {log} 2>&1"
 

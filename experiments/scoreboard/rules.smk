@@ -43,6 +43,10 @@ rule scoreboard_run:
         experiments=_scoreboard_in_dag,
     log:
         f"logs/scoreboard/{SCALE}/scoreboard_run.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "python -m experiments.scoreboard.run scale={params.scale} "
         "'params.experiments={params.experiments}' out={output} > {log} 2>&1"
@@ -59,6 +63,10 @@ rule scoreboard_plot:
         outdir=f"figures/scoreboard/{SCALE}",
     log:
         f"logs/scoreboard/{SCALE}/scoreboard_plot.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "python -m experiments.scoreboard.plot {input.board} {params.outdir} > {log} 2>&1"
 

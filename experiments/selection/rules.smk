@@ -52,6 +52,10 @@ rule selection_job:
         job=r"\d+",
     params:
         scale=SCALE,
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "python -m experiments.selection.run scale={params.scale} table={wildcards.table} "
         "job={wildcards.job} out={output} > {log} 2>&1"
@@ -67,7 +71,10 @@ rule selection_rnm_mc_job:
         f"logs/selection/{SCALE}/job_rnm_mc_{{job}}.log",
     wildcard_constraints:
         job=r"\d+",
+    threads: 1
     resources:
+        runtime=5,
+        mem_mb=4000,
         gpu=1,
     params:
         scale=SCALE,
@@ -126,6 +133,10 @@ for _table in ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm
         params:
             table=_table,
             outdir=f"figures/selection/{SCALE}",
+        threads: 1
+        resources:
+            runtime=5,
+            mem_mb=2000,
         shell:
             "python -m experiments.selection.plot {params.table} {input.table} {params.outdir} "
             "> {log} 2>&1"

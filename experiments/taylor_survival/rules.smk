@@ -12,6 +12,10 @@ rule taylor_survival_run:
         scale=SCALE,
     log:
         f"logs/taylor_survival/{SCALE}/taylor_survival_run_{{table}}.log",
+    threads: 1
+    resources:
+        runtime=per_scale(5, 10, 30),
+        mem_mb=2000,
     shell:
         "python -m experiments.taylor_survival.run scale={params.scale} table={wildcards.table} "
         "out={output} > {log} 2>&1"
@@ -36,6 +40,10 @@ rule taylor_survival_plot:
         outdir=f"figures/taylor_survival/{SCALE}",
     log:
         f"logs/taylor_survival/{SCALE}/taylor_survival_plot.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
     shell:
         "python -m experiments.taylor_survival.plot {input.survival} {input.puredp} {params.outdir}"
         " > {log} 2>&1"
