@@ -1,7 +1,8 @@
 # Two commands on a fresh Linux machine with Python 3.11:
 #   make test      set up .venv if needed, run the test suite
 #   make figures   set up .venv if needed, run the pipeline at the default scale, write report.html
-# Also: make smoke (whole DAG at scale=smoke), make lint, make bench, make clean, make lock,
+# Also: make smoke (whole DAG at scale=smoke), make determinism (two clean smoke builds give
+# the same bytes; CI runs it), make lint, make bench, make clean, make lock,
 # make cluster-up / cluster-down / test-cluster (a one-node SLURM on this machine, as root).
 #
 # Every install takes its versions from requirements.lock (exact versions of the whole
@@ -26,7 +27,7 @@ LOCK_VENV := .lock-venv
 UNLOCK    := $(BIN)/python -m experiments.common.snakemake_lock
 SNAKEMAKE := $(BIN)/snakemake --profile profiles/local
 
-.PHONY: setup test figures smoke report lint format bench clean lock cluster-up cluster-down test-cluster
+.PHONY: setup test figures smoke determinism report lint format bench clean lock cluster-up cluster-down test-cluster
 
 setup: $(STAMP)
 
@@ -58,6 +59,11 @@ test-cluster: $(STAMP) cluster-up
 smoke: $(STAMP)
 	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=smoke
+
+# Two clean smoke builds in temporary folders (PYTHONHASHSEED 1 and 2, --cores 1 and 2) must
+# give byte-identical data, results and figures; sidecars may differ only in the facts of the run.
+determinism: $(STAMP)
+	$(BIN)/python -m experiments.common.determinism
 
 # Exact versions of everything `pip install -e '.[experiments,dev]'` pulls in today, resolved
 # in a throw-away venv (filterlab itself excluded; local version labels such as +cpu dropped,

@@ -16,6 +16,8 @@ from accounting.curves.gdp import gdp_delta
 from accounting.curves.zcdp import zcdp_budget
 from accounting.mechanisms.gaussian import gaussian_eps
 from experiments.common.config import compose_config, load_params
+from experiments.common.provenance import read_sidecar
+from experiments.common.timings import key
 from experiments.filter_comparison import plot
 from experiments.filter_comparison.filters import (
     Budget,
@@ -116,6 +118,12 @@ def test_smoke_workload_runs_and_plots(tmp_path):
     assert np.all(residue >= naive)  # the residue update is never below the naive one
     plot.plot(table, tmp_path / "fig")
     assert (tmp_path / "fig" / "comparison.png").stat().st_size > 0
+    # times go to the sidecar, never into the table (a table must be the same bytes every run)
+    assert not [c for c in table.columns if "second" in c or c.endswith("_s")]
+    timings = read_sidecar(out)["timings"]
+    assert len(timings[key("c", ran.setting.iloc[0], "gdp residue")]) == 2  # smoke: 2 runs
+    docs = plot.markdown(table, timings)
+    assert docs.count(" us |") + docs.count(" ms |") == len(plot.summary(table))
 
 
 def test_recorded_gradient_norms_are_replayed_beside_the_stand_in(tmp_path):

@@ -14,6 +14,7 @@ the whole DAG under 10 minutes on 2 cores.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,8 @@ from experiments.data.fetch import MIRROR_ENV, default_mirror
 REPO = Path(__file__).resolve().parents[1]
 GENERATED = {"data", "results", "figures", "logs", "outputs", "multirun", "report.html"}
 TIMEOUT_S = 1200
+#: A column name that looks like a wall time (step_s, seconds_per_query, wall_time, ...).
+WALL_TIME = re.compile(r"(^|_)(s|secs?|seconds|wall|elapsed|duration)(_|$)").search
 
 
 def _workdir(tmp: Path) -> Path:
@@ -85,6 +88,9 @@ def test_smoke_dag_builds_every_figure(tmp_path):
         if ".hydra" not in table.parts:
             sidecar = table.with_name(table.name + ".json")
             assert sidecar.is_file(), f"{table.relative_to(work)} has no provenance sidecar"
+            # a wall time would make the table differ on every run: it belongs in the sidecar
+            timed = [c for c in table.read_text().split("\n", 1)[0].split(",") if WALL_TIME(c)]
+            assert not timed, f"{table.relative_to(work)} has wall-time columns {timed}"
     dry = _snakemake(work, "--dry-run", "all", config=config)
     _check(dry)
     assert "Nothing to be done" in dry.stdout + dry.stderr, "a second run would redo work"

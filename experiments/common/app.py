@@ -2,9 +2,10 @@
 
 ``experiment_main(name, Params, run)`` returns the Hydra app for ``config/<name>.yaml``: it
 validates ``params`` against the schema, calls ``run(cfg, params)``, refuses an empty table
-and writes ``cfg.out`` with its provenance sidecar (which records the parameters used and the
-command-line overrides). In a multirun each job writes ``<stem>.<job number><suffix>`` so that
-jobs never overwrite each other.
+and writes ``cfg.out`` with its provenance sidecar (which records the parameters used, the
+command-line overrides and the wall times the run recorded with ``experiments.common.timings``;
+times never go into the table, so the same config gives the same table bytes). In a multirun
+each job writes ``<stem>.<job number><suffix>`` so that jobs never overwrite each other.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from omegaconf import DictConfig
 
 from experiments.common.config import CONFIG_DIR, as_dict, load_params
 from experiments.common.provenance import write_table
+from experiments.common.timings import collect
 
 log = logging.getLogger(__name__)
 
@@ -72,13 +74,14 @@ def experiment_main(
     @hydra.main(config_path=str(CONFIG_DIR), config_name=name, version_base=None)
     def main(cfg: DictConfig) -> None:
         started = time.perf_counter()
+        collect()  # a fresh record for this job
         params = load_params(cfg, schema)
         out = output_path(cfg)
         df = run(cfg, params)
         if len(df) == 0:
             raise ValueError(f"{name}: the run produced an empty table; nothing written to {out}")
         seed = getattr(params, "seed", cfg.get("seed"))
-        extra = {"params": as_dict(params), "overrides": _overrides()}
+        extra = {"params": as_dict(params), "overrides": _overrides(), "timings": collect()}
         write_table(df, out, cfg, seed, started, extra=extra)
         log.info("wrote %s (%d rows) in %.1f s", out, len(df), time.perf_counter() - started)
 

@@ -1,6 +1,7 @@
 """Figure of the filter comparison, from the merged table only: one panel per workload, the
 queries each filter admits (median over runs, bar; the runs' range as an error bar; an open
-bar when the stream ended first) and the time per admitted query written at the bar's end.
+bar when the stream ended first). Times are not drawn: they differ on every run, so they live
+in the table's sidecar (``timings``) and only the docs table (``--markdown``) shows them.
 
     python -m experiments.filter_comparison.plot results/filter_comparison/smoke/comparison.csv \\
         figures/filter_comparison/smoke
@@ -16,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from experiments.common.plotting import COLORS, figure, save
+from experiments.common.provenance import read_sidecar
+from experiments.common.timings import key
 
 TITLES = {
     "a": "(a) i.i.d. Gaussians",
@@ -27,7 +30,7 @@ TITLES = {
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Median / min / max admitted, any censoring and the median time, per filter."""
+    """Median / min / max admitted and any censoring, per filter."""
     ran = table.dropna(subset=["admitted"])
     keys = ["workload", "setting", "filter"]
     return (
@@ -37,15 +40,18 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
             low=("admitted", "min"),
             high=("admitted", "max"),
             censored=("censored", "any"),
-            seconds=("seconds_per_query", "median"),
             runs=("admitted", "size"),
         )
         .reset_index()
     )
 
 
-def _time(seconds: float) -> str:
-    return f"{seconds * 1e6:.0f} us" if seconds < 1e-3 else f"{seconds * 1e3:.0f} ms"
+def _time(seconds: list[float] | None) -> str:
+    """The median of a filter's recorded seconds per admitted query, in us or ms."""
+    if not seconds:
+        return "-"
+    median = float(np.median(seconds))
+    return f"{median * 1e6:.0f} us" if median < 1e-3 else f"{median * 1e3:.0f} ms"
 
 
 def plot(table: pd.DataFrame, outdir: Path) -> None:
@@ -70,17 +76,10 @@ def plot(table: pd.DataFrame, outdir: Path) -> None:
             colors = [COLORS[palette.index(f) % 7] for f in r["filter"]]
             err = np.vstack([r["median"] - r.low, r.high - r["median"]])
             bars = ax.barh(y, r["median"].clip(lower=0.5), xerr=err, color=colors, height=0.7)
-            for bar, censored, seconds in zip(bars, r.censored, r.seconds, strict=True):
+            for bar, censored in zip(bars, r.censored, strict=True):
                 if censored:
                     bar.set_facecolor("none")
                     bar.set_edgecolor("black")
-                ax.text(
-                    bar.get_width() * 1.05,
-                    bar.get_y() + 0.35,
-                    _time(seconds),
-                    va="center",
-                    fontsize=5,
-                )
             ax.set_yticks(y, labels, fontsize=5.5)
             ax.set_xscale("log")
             one = r.setting.iloc[0] if r.setting.nunique() == 1 else ""
@@ -91,8 +90,9 @@ def plot(table: pd.DataFrame, outdir: Path) -> None:
         save(fig, Path(outdir) / "comparison")
 
 
-def markdown(table: pd.DataFrame) -> str:
-    """The docs/filters.md table: median admitted [min, max] and time per admitted query."""
+def markdown(table: pd.DataFrame, timings: dict[str, list[float]]) -> str:
+    """The docs/filters.md table: median admitted [min, max] and the median time per admitted
+    query over runs (``timings``: the merged table's sidecar record)."""
     stats = summary(table)
     lines = ["| workload | setting | filter | admitted, median [min, max] | time / query |"]
     lines.append("|---|---|---|---:|---:|")
@@ -100,7 +100,8 @@ def markdown(table: pd.DataFrame) -> str:
         spread = f" [{row.low:g}, {row.high:g}]" if row.runs > 1 else ""
         end = " (stream ended)" if row.censored else ""
         cells = [row.workload, row.setting, row.filter, f"{row.median:g}{spread}{end}"]
-        lines.append("| " + " | ".join([*cells, _time(row.seconds)]) + " |")
+        seconds = timings.get(key(row.workload, row.setting, row.filter))
+        lines.append("| " + " | ".join([*cells, _time(seconds)]) + " |")
     return "\n".join(lines)
 
 
@@ -112,7 +113,7 @@ def main() -> None:
     args = parser.parse_args()
     table = pd.read_csv(args.table)
     if args.markdown:
-        print(markdown(table))
+        print(markdown(table, read_sidecar(args.table).get("timings") or {}))
     elif args.outdir is None:
         parser.error("outdir is required unless --markdown")
     else:

@@ -10,10 +10,11 @@ One table per invocation (``table=``):
 * ``train``: one run of the table, job (eps, regime, arm, trial): private GD or Algorithm 3 with
   the tuned hyperparameters (``regime=tuned``) or with C x ``suboptimal_clip_factor`` and the
   noise s.d. sigma C and B_norm kept, so fewer steps (``regime=suboptimal``). One row per
-  iterate (active examples, training accuracy, noisy stopping queries, step wall time) with the
-  run's privacy parameters and the returned model's test accuracy. ``n_active`` and
-  ``train_acc`` are exact, non-private diagnostics (the run never reads them; the paper's
-  Fig. 1 plots the same count); the private outputs are the model and ``noisy_train_acc``.
+  iterate (active examples, training accuracy, noisy stopping queries) with the run's privacy
+  parameters and the returned model's test accuracy (step wall times: the sidecar's timings).
+  ``n_active`` and ``train_acc`` are exact, non-private diagnostics (the run never reads them;
+  the paper's Fig. 1 plots the same count); the private outputs are the model and
+  ``noisy_train_acc``.
 * ``merge``: every train job in one tidy table; ``summary``: the paper's table (mean and s.d.
   of the test accuracy per eps and column).
 
@@ -105,7 +106,6 @@ def search(cfg: DictConfig, p: Params) -> pd.DataFrame:
                 "noise_multiplier": plan.noise_multiplier,
                 "test_acc": accuracy(model, x_test, y_test, p.chunk_size),
                 "final_train_acc": run.rows[-1]["train_acc"],
-                "mean_step_s": float(np.nanmean([r["step_s"] for r in run.rows])),
                 **privacy_columns(eps, p.delta, plan.rho_gd),
             }
         )
@@ -243,7 +243,6 @@ def summary(cfg: DictConfig, p: Params) -> pd.DataFrame:
         eps_optimal=("eps_optimal", "first"),
         chosen_step=("chosen_step", "first"),
         budget_steps=("budget_steps", "first"),
-        mean_step_s=("step_s", "mean"),
     )
     table = per_run.groupby(["eps", "regime", "arm"], as_index=False).agg(
         mean_acc=("test_acc", lambda v: 100 * v.mean()),
@@ -253,7 +252,6 @@ def summary(cfg: DictConfig, p: Params) -> pd.DataFrame:
         max_eps_optimal=("eps_optimal", "max"),
         mean_chosen_step=("chosen_step", "mean"),
         budget_steps=("budget_steps", "first"),
-        mean_step_s=("mean_step_s", "mean"),
     )
     table["column"] = [COLUMNS[(r, a)] for r, a in zip(table["regime"], table["arm"], strict=True)]
     return table.assign(n_train=p.n_train, conversion=p.conversion, scale=str(cfg.scale.name))

@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from accounting.filters.individual import IndividualRenyiFilter
+from experiments.common.timings import record
 from experiments.mnist_gd.per_example import ConvMethod, clipped_gradient_sum
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,8 @@ class GdSettings:
 class GdRun:
     """What one run produced. ``rows[j]`` describes the iterate after j steps (j = 0..k_max):
     examples with budget left, training accuracy (not private; for the log), the noisy
-    accuracy where the stopping rule queried it, and the wall time of the step that made it."""
+    accuracy where the stopping rule queried it. Step wall times go to the sidecar
+    (``experiments.common.timings``, ``step_s``)."""
 
     rows: list[dict[str, float]] = field(default_factory=list)
     spent: np.ndarray = field(default_factory=lambda: np.zeros(0))  # s_i in units of C^2
@@ -185,7 +187,7 @@ def train(
     params = list(model.parameters())
     dim = sum(p.numel() for p in params)
     filt = IndividualRenyiFilter(n, budget=s.budget_steps, alpha=None)
-    run = GdRun(rows=[{"step": j, "step_s": math.nan} for j in range(s.n_steps + 1)])
+    run = GdRun(rows=[{"step": j} for j in range(s.n_steps + 1)])
     checkpoints: dict[int, list[torch.Tensor]] = {}
     norms = np.zeros((s.n_steps, n), dtype=np.float32) if record_norms else None
 
@@ -238,7 +240,8 @@ def train(
                 offset += p.numel()
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-        run.rows[t]["step_s"] = time.perf_counter() - started
+        step_s = time.perf_counter() - started
+        record("step_s", step_s)
         log.info(
             "step %d/%d  active %d/%d  train acc %.4f  %.2f s",
             t,
@@ -246,7 +249,7 @@ def train(
             run.rows[t - 1]["n_active"],
             n,
             run.rows[t - 1]["train_acc"],
-            run.rows[t]["step_s"],
+            step_s,
         )
     observe(s.n_steps, count_correct(model, x, y, s.chunk_size), remaining())
     run.spent = np.array(filt.spent) if s.filtered else np.full(n, float(s.n_steps))
