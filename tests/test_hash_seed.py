@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 from test_adult_experiment import write_fake
 
+from experiments.common.checksum import write_checksum_sidecar
+
 REPO = Path(__file__).resolve().parents[1]
 HASH_SEEDS = ("1", "2")
 EXPERIMENTS = (
@@ -104,6 +106,7 @@ def data(tmp_path_factory) -> Path:
         x_test=rng.integers(0, 256, (64, 28, 28), dtype=np.uint8),
         y_test=rng.integers(0, 10, 64, dtype=np.uint8),
     )
+    write_checksum_sidecar(folder / "mnist.npz", None, 0.0)  # loaders verify processed data
     return folder
 
 
