@@ -283,3 +283,15 @@ def nudge_down(ok: Callable[[float], bool], x: float, max_steps: int = 200) -> f
         x = max(x - step, 0.0)
         step *= 2.0
     raise ValueError("nudge_down: the condition is not reached near x; check monotonicity")
+
+
+def equal_share(total: float | Fraction, n: int) -> float:
+    """A float share d of ``total`` with n d <= total exactly (total / n, stepped down).
+
+    Splitting a budget into n equal parts as ``total / n`` rounds to nearest, and n copies of
+    the rounded part can add up to more than ``total`` (7 fl(0.1 / 7) > 0.1 as exact reals); a
+    filter that compares exact sums then halts one part early.
+    """
+    n = _checks.integer("n", n, minimum=1)
+    exact = Fraction(total)
+    return nudge_down(lambda d: n * Fraction(d) <= exact, float(exact / n))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from accounting.mechanisms.selection import (
     gaussian_above_threshold_expost_eps,
 )
 from accounting.mechanisms.sparse_vector import gaussian_above_threshold_rdp_nonnegative
+from accounting.numerics import equal_share, fraction_up
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,9 @@ def account(
     is meant to be above every spend (the paper reports spends, not halts).
     """
     curve = mech.rdp_curve()
-    per_delta = delta / n_days
+    # per-instance shares whose n_days copies sum to at most the budget exactly (the filters
+    # compare exact sums)
+    per_delta = equal_share(delta, n_days)
     eps_max = pdp_eps(curve, per_delta)
     eps_max_paper = pdp_eps(curve, delta)
     fsrc = FilteredSelfReportingComposition(eps_budget, delta)
@@ -162,9 +166,12 @@ def account(
         raise ValueError(
             f"n_days * delta must be < 1 for the paper's FSRC reading, got {n_days * delta}"
         )
-    fsrc_paper = FilteredSelfReportingComposition(eps_budget, n_days * delta)
+    # the paper's reading: n_days deltas of delta each, the budget their exact sum rounded up
+    fsrc_paper = FilteredSelfReportingComposition(eps_budget, fraction_up(n_days * Fraction(delta)))
     filt = WhitehouseFilter(eps_budget, delta, delta_pp_share * delta)
-    filter_delta = filt.delta_pp / n_days
+    # delta''/n_days per instance as before, within the room delta - delta'' exactly
+    room = min(Fraction(filt.delta_pp), Fraction(delta) - Fraction(filt.delta_pp))
+    filter_delta = equal_share(room, n_days)
     filter_eps = rdp_to_eps(curve, filter_delta, method="improved").eps
     out: dict[str, list[float]] = {k: [] for k in Spend.__dataclass_fields__}
     for k, inst in enumerate(instances):
