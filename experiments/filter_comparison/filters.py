@@ -52,6 +52,7 @@ from accounting.filters import (
 from accounting.filters.renyi import rdp_budget_for_dp
 from accounting.mechanisms.gaussian import gaussian_eps, gaussian_rdp
 from accounting.mechanisms.randomized_response import randomized_response_rdp
+from accounting.numerics import equal_share
 
 KINDS = ("gaussian", "pure")
 
@@ -147,7 +148,7 @@ class Contender:
 def contenders(budget: Budget, alpha: float) -> list[Contender]:
     """Every comparable filter of docs/filters.md under ``budget``."""
     eps, delta = budget.eps, budget.delta
-    per_delta = delta / budget.horizon
+    per_delta = equal_share(delta, budget.horizon)  # horizon copies fit delta exactly
     orders = usable_orders(budget)
     multi_budgets = [rdp_budget_for_dp(eps, delta, a, "cks") for a in orders]
     rho = zcdp_budget(eps, delta, "optimal")
