@@ -21,7 +21,6 @@ Command line: ``python -m experiments.data.fetch [--raw-dir DIR] PATH_OR_DATASET
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
 import os
 import shutil
@@ -36,6 +35,7 @@ from typing import Any
 import yaml
 
 from experiments.common.atomic import atomic_path
+from experiments.common.checksum import file_sha256
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = REPO_ROOT / "data" / "manifest.yaml"
@@ -101,18 +101,9 @@ def default_mirror() -> Path | None:
     return shared if shared.is_dir() else None
 
 
-def sha256_of(path: str | os.PathLike[str]) -> str:
-    """Hex sha256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def verify(entry: RawFile, candidate: Path, source: str) -> None:
     """Raise ``ChecksumError`` if ``candidate`` does not hash to the manifest value."""
-    actual = sha256_of(candidate)
+    actual = file_sha256(candidate)
     if entry.sha256 is None:
         print(
             f"warning: {entry.path} has no sha256 in the manifest; got {actual} from {source}."
