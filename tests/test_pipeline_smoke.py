@@ -21,25 +21,17 @@ from pathlib import Path
 
 import pytest
 
+from experiments.common.determinism import make_workdir
 from experiments.data.fetch import MIRROR_ENV, default_mirror
 
 REPO = Path(__file__).resolve().parents[1]
-GENERATED = {"data", "results", "figures", "logs", "outputs", "multirun", "report.html"}
 TIMEOUT_S = 1200
 #: A column name that looks like a wall time (step_s, seconds_per_query, wall_time, ...).
 WALL_TIME = re.compile(r"(^|_)(s|secs?|seconds|wall|elapsed|duration)(_|$)").search
 
 
 def _workdir(tmp: Path) -> Path:
-    work = tmp / "work"
-    work.mkdir()
-    for item in REPO.iterdir():
-        if item.name.startswith(".") or item.name in GENERATED or item.name.endswith("egg-info"):
-            continue
-        (work / item.name).symlink_to(item)
-    (work / "data" / "raw").mkdir(parents=True)
-    (work / "data" / "manifest.yaml").symlink_to(REPO / "data" / "manifest.yaml")
-    return work
+    return make_workdir(tmp / "work")
 
 
 def _mirror() -> Path | None:

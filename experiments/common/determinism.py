@@ -1,7 +1,7 @@
 """Whole-DAG determinism check: two clean smoke builds must give the same bytes.
 
     python -m experiments.common.determinism            # make determinism; CI runs it
-    python -m experiments.common.determinism --keep /tmp/det   # keep both builds to inspect
+    python -m experiments.common.determinism --keep DIR   # keep both builds in DIR to inspect
 
 Builds the whole Snakemake DAG at ``scale=smoke`` twice, each in a fresh folder of symlinks to
 the sources (nothing in the working tree is touched), under different ``PYTHONHASHSEED``
