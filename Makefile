@@ -54,7 +54,7 @@ cluster-down:
 	.ci/slurm-down
 
 test-cluster: $(STAMP) cluster-up
-	FILTERLAB_SLURM=1 $(BIN)/python -m pytest -m slurm -rA tests/test_cluster.py
+	FILTERLAB_SLURM=1 $(BIN)/python -m pytest -m slurm -rA tests/pipeline/test_cluster.py
 
 smoke: $(STAMP)
 	$(UNLOCK)

@@ -18,7 +18,7 @@ the exhausted examples kept in at weight 0 (``GdSettings.drop_exhausted=False``,
 route) up to float rounding: a dropped example adds exactly 0 to the sum, but the active ones
 are packed into different chunks, and a matrix product over fewer rows groups its additions
 differently. With ``chunk_size=1`` (each active example alone, in the same order) the two
-routes agree bit for bit; tests/test_mnist_experiment.py checks both.
+routes agree bit for bit; tests/experiments/mnist_gd/test_mnist_experiment.py checks both.
 
 Stopping rule (Sec. 5.1): after ``query_steps[j]`` steps the number of correctly classified
 training points plus N(0, s^2) is released; the run continues to the last query and returns

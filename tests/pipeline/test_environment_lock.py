@@ -16,7 +16,7 @@ from packaging.version import Version
 
 from experiments.common.provenance import package_versions
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LOCK = REPO / "requirements.lock"
 
 

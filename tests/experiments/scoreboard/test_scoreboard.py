@@ -25,7 +25,7 @@ from experiments.scoreboard.scoring import (
 )
 from experiments.taylor_survival.metrics import metrics as taylor_metrics
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def num(kind: str, paper: float, tolerance: float, reason: str = "") -> Check:

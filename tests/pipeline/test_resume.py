@@ -23,7 +23,7 @@ from workflow_copy import copy_workflow
 
 from experiments.common.snakemake_lock import remove_stale_locks, snakemake_processes
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TARGET = "results/tiny/smoke/slow.txt"
 TINY_RULES = """
 rule tiny_slow:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "filter_throughput.py"
+BENCHMARK = Path(__file__).resolve().parents[3] / "benchmarks" / "filter_throughput.py"
 _spec = importlib.util.spec_from_file_location("filter_throughput", BENCHMARK)
 assert _spec is not None and _spec.loader is not None
 throughput = importlib.util.module_from_spec(_spec)

@@ -22,7 +22,7 @@ from workflow_copy import copy_workflow
 
 from experiments.common.codedeps import code_inputs, config_files, module_files
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 PACKAGES = ("accounting", "experiments")
 
 

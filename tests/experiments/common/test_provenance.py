@@ -108,7 +108,7 @@ def test_git_unknown_outside_repository(tmp_path, monkeypatch):
 def test_scale_group_files_exist_and_name_themselves():
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1] / "config" / "scale"
+    root = Path(__file__).resolve().parents[3] / "config" / "scale"
     for name in ("smoke", "default", "paper"):
         spec = OmegaConf.load(root / f"{name}.yaml")
         assert spec.scale.name == name and spec.scale.description

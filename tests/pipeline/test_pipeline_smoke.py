@@ -24,7 +24,7 @@ import pytest
 from experiments.common.determinism import make_workdir
 from experiments.data.fetch import MIRROR_ENV, default_mirror
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 1200
 #: A column name that looks like a wall time (step_s, seconds_per_query, wall_time, ...).
 WALL_TIME = re.compile(r"(^|_)(s|secs?|seconds|wall|elapsed|duration)(_|$)").search

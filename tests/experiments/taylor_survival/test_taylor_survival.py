@@ -233,7 +233,7 @@ def test_cli_tables_and_figures(tmp_path):
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]
     outs = {}
     for table in ("survival", "puredp"):
         outs[table] = tmp_path / f"{table}.csv"

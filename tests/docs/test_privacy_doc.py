@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "privacy.md"
 NO_MECHANISM = ("common", "data", "scoreboard")  # shared code, data layer, paper checks
 LABELS = ("**Neighbours.**", "**Public.**", "**Sensitivities.**")

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from workflow_copy import copy_workflow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCALES = ("smoke", "default", "paper")
 SKIP_REASON = (
     "real-SLURM test: run by `make test-cluster` (starts a one-node SLURM, needs root; CI runs it)"

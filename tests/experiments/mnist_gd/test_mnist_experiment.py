@@ -33,7 +33,7 @@ from experiments.mnist_gd.run import settings
 from experiments.mnist_gd.schema import Params
 from experiments.mnist_gd.train import GdSettings, query_schedule, safe_remaining, train
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(autouse=True)

@@ -233,7 +233,7 @@ def test_preprocessing_refuses_a_corrupted_raw_file(tmp_path):
             f"out_dir={tmp_path / 'processed'}",
         ],
         cwd=tmp_path,
-        env={"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "PATH": ""},
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[3]), "PATH": ""},
         capture_output=True,
         text=True,
         timeout=120,

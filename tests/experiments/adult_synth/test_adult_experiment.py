@@ -25,7 +25,7 @@ from experiments.common.checksum import write_checksum_sidecar
 from experiments.common.config import load_params
 from experiments.common.timings import collect
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 PAPER_EPS = np.logspace(-2, 0, 7)
 DOMAIN = {"age": 4, "job": 3, "sex": 2, "hours": 3, "income": 2}
 

@@ -32,7 +32,7 @@ from experiments.filter_comparison.run import admit
 from experiments.filter_comparison.schema import Params
 from experiments.filter_comparison.workloads import expost_table, stream
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 BUDGET = Budget(2.0, 1e-6, 1000, (2.0, 4.0, 8.0, 16.0, 32.0))
 
 

@@ -33,7 +33,7 @@ from experiments.selection.online import (
 from experiments.selection.sampler import resolve_device, rnm_eps_monte_carlo
 from experiments.selection.schema import Params
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 class CountingRng(np.random.Generator):

@@ -14,7 +14,7 @@ import pytest
 from experiments.common.config import CONFIG_DIR, compose_config, load_params
 from experiments.taylor_survival.schema import Params as TaylorParams
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCALES = ("smoke", "default", "paper")
 EXPERIMENTS = sorted(p.parent.name for p in ROOT.glob("experiments/*/schema.py"))
 

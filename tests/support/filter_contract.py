@@ -3,7 +3,7 @@
 Modelled on dp_accounting's privacy_accountant_test.py: a test module defines one subclass of
 :class:`FilterContract` per filter (named ``Test<Filter>Contract``) and fills in how to build
 the filter and which costs to ask for; pytest then runs every contract test for it.
-tests/test_filter_contract.py checks that every ``Filter`` exported by accounting.filters has
+tests/accounting/filters/test_filter_contract.py checks that every ``Filter`` exported by accounting.filters has
 such a subclass.
 """
 
@@ -19,7 +19,7 @@ import pytest
 
 from accounting.filters.base import Filter
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FILTERS_DOC = ROOT / "docs" / "filters.md"
 
 
@@ -144,8 +144,12 @@ class FilterContract:
         ]
         assert rows, f"docs/filters.md has no table row for {name}"
         named = {t for row in rows for t in re.findall(r"`(test_\w+)", row)}
-        defined = set().union(*(_defined_tests(p) for p in (ROOT / "tests").glob("test_*.py")))
+        defined = set().union(*(_defined_tests(p) for p in (ROOT / "tests").rglob("test_*.py")))
         missing = named - defined
         assert not missing, f"docs/filters.md names tests that do not exist: {sorted(missing)}"
-        audits = named & _defined_tests(ROOT / "tests" / "test_audit_filters.py")
-        assert audits, f"no test of tests/test_audit_filters.py audits {name} (docs row)"
+        audits = named & _defined_tests(
+            ROOT / "tests" / "accounting" / "audit" / "test_audit_filters.py"
+        )
+        assert audits, (
+            f"no test of tests/accounting/audit/test_audit_filters.py audits {name} (docs row)"
+        )

@@ -17,7 +17,7 @@ from experiments.common.config import compose_config, load_params
 from experiments.common.provenance import write_table
 from experiments.residue_filters import plot, run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def smoke_params() -> run.Params:
