@@ -60,7 +60,8 @@ class _History:
     its field values (rebuilt on reading, without re-running its checks), anything else as the
     object itself (still correct, only walked); and every ``HISTORY_CHUNK`` records are frozen
     into one tuple. For the numeric costs of every filter here the collector then sees one
-    object per chunk instead of two per request (tests/accounting/filters/test_filters_history.py counts them).
+    object per chunk instead of two per request (tests/accounting/filters/test_filters_history.py
+    counts them).
     """
 
     def __init__(self) -> None:

@@ -9,7 +9,8 @@ concentrating, and truncating: unifying privacy loss composition for data analyt
 restated in T. Steinke, "A better privacy analysis of the exponential mechanism",
 differentialprivacy.org, 2021; the bound MST uses, McKenna, Miklau and Sheldon 2021), i.e.
 (alpha, alpha eps^2 / 8)-RDP at every order alpha > 1 (Bun and Steinke 2016, Def. 1.1:
-rho-zCDP is (alpha, rho alpha)-RDP). tests/accounting/mechanisms/test_bounded_range.py checks the bound against
+rho-zCDP is (alpha, rho alpha)-RDP). tests/accounting/mechanisms/test_bounded_range.py checks the
+bound against
 exact Rényi divergences of the mechanism's output distributions.
 """
 

@@ -5,7 +5,8 @@
 Reads Snakemake's dry-run listing from stdin and sums, over the jobs it would submit,
 runtime x threads for jobs without a GPU and runtime x gpu for jobs with one. Jobs that
 declare no resources (Snakemake lists only its tmpdir: local rules such as fetch_raw, the
-target rule `all`) are left out; tests/pipeline/test_cluster.py checks that every other rule declares
+target rule `all`) are left out; tests/pipeline/test_cluster.py checks that every other rule
+declares
 a runtime. Runtimes are the rules' time limits (Snakefile ``per_scale``), about twice the
 measured costs, so the totals bound what the plan can use.
 """

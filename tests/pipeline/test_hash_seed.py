@@ -4,7 +4,8 @@ subprocess under two PYTHONHASHSEED values and must write byte-identical tables.
 Iterating a set (or a dict built from one) salts the order by the hash seed; where that order
 reaches a random stream or a model the numbers change from run to run. Adult's synthetic data
 did (Private-PGM iterated sets of column names); ``make determinism`` checks the whole DAG.
-Jobs are tiny configs on synthetic data (tests/experiments/adult_synth/test_adult_experiment.py, MNIST-shaped noise),
+Jobs are tiny configs on synthetic data (tests/experiments/adult_synth/test_adult_experiment.py,
+MNIST-shaped noise),
 run two at a time.
 """
 

@@ -3,7 +3,8 @@
 Modelled on dp_accounting's privacy_accountant_test.py: a test module defines one subclass of
 :class:`FilterContract` per filter (named ``Test<Filter>Contract``) and fills in how to build
 the filter and which costs to ask for; pytest then runs every contract test for it.
-tests/accounting/filters/test_filter_contract.py checks that every ``Filter`` exported by accounting.filters has
+tests/accounting/filters/test_filter_contract.py checks that every ``Filter`` exported by
+accounting.filters has
 such a subclass.
 """
 
