@@ -35,15 +35,10 @@ import numpy as np
 
 from accounting.curves.rdp import rdp_to_eps
 from accounting.mechanisms.selection import above_threshold_ratio, report_noisy_max_ratio
-from accounting.mechanisms.selection_numerics import (
-    AccuracyError,
-    PhiProductRatio,
-    log_ratio,
-    log_ratio_monte_carlo,
-    log_ratio_mpmath,
-    log_ratios,
-)
+from accounting.mechanisms.selection_numerics import PhiProductRatio, log_ratio, log_ratios
+from accounting.mechanisms.selection_reference import log_ratio_monte_carlo, log_ratio_mpmath
 from accounting.mechanisms.sparse_vector import gaussian_above_threshold_rdp_nonnegative
+from accounting.numerics import AccuracyError
 
 SQRT3 = math.sqrt(3.0)
 

@@ -14,9 +14,10 @@ After each accepted query the filter is told the realised per-round losses, one 
 :class:`RealisationFilter` is Algorithm 1 with the look-ahead check (4) and is (eps, delta)-DP
 (Theorem 1). :class:`InvalidNaiveRealisationFilter` is the naive rule of Sec. II-B, which is
 NOT DP: it is a negative control for the audits, broken by the binary erasure channel
-(:func:`binary_erasure_laws`, :func:`repeated_query_analyst`). For i.i.d. Gaussian mechanisms
-Proposition 1 gives the check in closed form (:func:`gaussian_kappa`,
-:func:`gaussian_stopping_times`, :func:`gaussian_parameters`).
+(:func:`~accounting.mechanisms.erasure.binary_erasure_laws`,
+:func:`~accounting.analysis.realisation_analysts.repeated_query_analyst`). For i.i.d.
+Gaussian mechanisms Proposition 1 gives the check in closed form
+(:mod:`accounting.analysis.realisation_gaussian`).
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from accounting import _checks
 from accounting.curves.pld import Pld
-from accounting.filters.base import Analyst, Filter, Query
+from accounting.filters.base import Filter
 from accounting.mechanisms.finite import FiniteMechanism
 
 # --------------------------------------------------------------------------- loss laws
@@ -313,150 +314,3 @@ class InvalidNaiveRealisationFilter(_RealisedLossFilter):
         cumulative = self._pairs(cost)
         ok = all(law.sf(self.eps - cumulative[k]) <= self.delta for k, law in enumerate(cost.laws))
         return RealisedState(cumulative, self._state.step + 1) if ok else None
-
-
-# --------------------------------------------------------------------------- Proposition 1
-
-
-def gaussian_kappa(
-    eps: float, sigma: float, delta_tilde: float, theta: float, sensitivity: float = 1.0
-) -> float:
-    """Threshold kappa of Taylor et al., Prop. 1, for i.i.d. Gaussian mechanisms.
-
-    kappa = eps - mu^2 - (Phi^{-1}(1 - delta~) + Phi^{-1}(1 - theta)) mu, mu = sensitivity/sigma;
-    with sensitivity 1 this is eps - 1/sigma^2 - (...)/sigma as printed. Check (4) for
-    releasing y_{i+1} holds iff l^(i-1)(x, x') <= kappa for every ordered pair (App. A, with
-    L ~ N(mu^2/2, mu^2) in place of N(1/(2 sigma^2), 1/sigma^2)). Needs delta~, theta > 0.
-    """
-    eps = _checks.nonnegative("eps", eps)
-    mu = _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)
-    delta_tilde = _checks.open_unit("delta_tilde", delta_tilde)
-    theta = _checks.open_unit("theta", theta)
-    z = -float(special.ndtri(delta_tilde)) - float(special.ndtri(theta))
-    return eps - mu**2 - mu * z
-
-
-def gaussian_first_step_ok(
-    eps: float, sigma: float, delta_tilde: float, sensitivity: float = 1.0
-) -> bool:
-    """Check at i = 0 (y_0 fixed): P(L_1 > eps) <= delta~, i.e. query 1 may run."""
-    mu = _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)
-    return GaussianLoss(mu).sf(_checks.nonnegative("eps", eps)) <= _checks.delta(
-        "delta_tilde", delta_tilde
-    )
-
-
-def gaussian_stopping_times(
-    cumulative: np.ndarray, kappa: float, n_max: int, first_step_ok: bool = True
-) -> np.ndarray:
-    """Stopping times T of Algorithm 1 for i.i.d. Gaussian mechanisms on two datasets.
-
-    ``cumulative[..., j-1]`` is l^(j)(x, x') along each path (j = 1, 2, ...; at least
-    N - 2 columns). By Prop. 1, T >= t iff t <= N, the first-step check holds and
-    |l^(j)| <= kappa for j = 0..t-2 (both orderings: l(x', x) = -l(x, x'); l^(0) = 0).
-    So T = min(N, 1 + first j >= 0 with |l^(j)| > kappa), and T = 0 if query 1 is refused.
-    """
-    n_max = _checks.integer("n_max", n_max)
-    kappa = _checks.not_nan("kappa", kappa)
-    paths = np.asarray(cumulative, dtype=np.float64)
-    if paths.ndim == 0 or paths.shape[-1] < n_max - 2 or np.any(np.isnan(paths)):
-        raise ValueError(f"cumulative must have at least n_max - 2 = {n_max - 2} columns, no NaN")
-    if not first_step_ok:
-        return np.zeros(paths.shape[:-1], dtype=np.int64)
-    walk = np.concatenate([np.zeros(paths.shape[:-1] + (1,)), paths[..., : n_max - 2]], axis=-1)
-    over = np.abs(walk) > kappa
-    first = np.argmax(over, axis=-1)
-    return np.where(over.any(axis=-1), 1 + first, n_max).astype(np.int64)
-
-
-def gaussian_parameters(n_max: int, delta: float) -> tuple[float, float]:
-    """(delta~, theta) maximising Prop. 1's kappa for a given N and delta (Taylor et al., V-B).
-
-    kappa depends on (delta~, theta) only through Phi^{-1}(1 - delta~) + Phi^{-1}(1 - theta),
-    which falls in theta, so theta = (delta - delta~) / (N (1 - delta~)) (the constraint with
-    equality) and delta~ minimises the sum. The optimum does not depend on eps, sigma or
-    the sensitivity. Solved in log(delta~ / delta) with Brent's bounded method; theta is then
-    lowered by ulps until the float constraint holds, so the pair is accepted by
-    :class:`RealisationFilter`.
-    """
-    n_max = _checks.integer("n_max", n_max)
-    delta = _checks.open_unit("delta", delta)
-
-    def theta_of(dt: float) -> float:
-        return (delta - dt) / (n_max * (1.0 - dt))
-
-    def objective(log_share: float) -> float:
-        dt = delta * math.exp(log_share)
-        return -float(special.ndtri(dt)) - float(special.ndtri(theta_of(dt)))
-
-    lower, upper = -60.0, math.log1p(-1e-12)
-    res = optimize.minimize_scalar(
-        objective, bounds=(lower, upper), method="bounded", options={"xatol": 1e-10}
-    )
-    if not res.success or not lower + 1e-6 < res.x < upper - 1e-9:
-        raise ValueError(f"no interior optimum for n_max={n_max}, delta={delta}")
-    dt = delta * math.exp(res.x)
-    theta = theta_of(dt)
-    while realisation_delta(n_max, dt, theta) > delta:  # rounding may overshoot by an ulp
-        theta = math.nextafter(theta, 0.0)
-    return dt, theta
-
-
-# --------------------------------------------------------------------------- test mechanisms
-
-#: Output index of an erasure in :func:`binary_erasure_laws`.
-ERASED = 2
-
-
-def binary_erasure_laws(reveal: float) -> tuple[np.ndarray, np.ndarray]:
-    """Binary erasure channel of Taylor et al., Sec. II-B, on datasets 0 (X = 0) and 1 (X = 1).
-
-    Outputs (0, 1, ERASED): Y = X with probability ``reveal``, else erased. The realised
-    loss is +-inf on a reveal and 0 on an erasure; one use is (0, reveal)-DP.
-    """
-    r = _checks.open_unit("reveal", reveal)
-    return np.array([r, 0.0, 1.0 - r]), np.array([0.0, r, 1.0 - r])
-
-
-def realised_losses(p: np.ndarray, q: np.ndarray, output: int) -> tuple[float, float]:
-    """Realised losses (log p(o)/q(o), log q(o)/p(o)) of pairs (0, 1), (1, 0); +-inf off support."""
-    return FiniteMechanism(p, q).realised_losses(output)
-
-
-def repeated_query_analyst(p: np.ndarray, q: np.ndarray) -> Analyst:
-    """An analyst that asks the same finite-output query every round (datasets 0 and 1).
-
-    ``run_interaction(filt, analyst, data, rng)`` with ``data`` in {0, 1}: the output is
-    drawn from p (data 0) or q (data 1); the filter observes the realised losses of both
-    orderings. With :func:`binary_erasure_laws` this is the counterexample of Sec. II-B;
-    its allowable set is ``[RoundLoss.from_distributions(p, q)]``.
-    """
-    mechanism = FiniteMechanism(p, q)
-    cost = RoundLoss.from_distributions(mechanism.p, mechanism.q)
-    query = Query(cost, mechanism.release, lambda output, _data: mechanism.realised_losses(output))
-    return lambda _outputs: query
-
-
-def gaussian_counting_analyst(sigma: float, sensitivity: float = 1.0) -> Analyst:
-    """An analyst that asks a Gaussian counting query every round (Taylor et al., Sec. V-B).
-
-    Dataset 0 has count 0, dataset 1 count ``sensitivity``; Y = count + N(0, sigma^2). The
-    realised loss of pair (0, 1) is (sensitivity^2 - 2 y sensitivity) / (2 sigma^2).
-    """
-    cost = RoundLoss.gaussian(sigma, sensitivity)
-
-    def release(data: int, rng: np.random.Generator) -> float:
-        return _dataset(data) * sensitivity + sigma * float(rng.standard_normal())
-
-    def report(y: float, _data: int) -> tuple[float, float]:
-        loss = (sensitivity**2 - 2.0 * y * sensitivity) / (2.0 * sigma**2)
-        return loss, -loss
-
-    query = Query(cost, release, report)
-    return lambda _outputs: query
-
-
-def _dataset(data: int) -> int:
-    if data not in (0, 1):
-        raise ValueError(f"data must be dataset 0 or 1, got {data!r}")
-    return int(data)

@@ -3,7 +3,8 @@
 Finite-output mechanisms on two neighbouring datasets are :class:`FiniteMechanism`; the
 selection and sparse-vector bounds, and the App. D threshold checks of Räisä et al., are
 here too. The numerical engine of the selection bounds is
-:mod:`accounting.mechanisms.selection_numerics`.
+:mod:`accounting.mechanisms.selection_numerics`, its mpmath and Monte Carlo references
+:mod:`accounting.mechanisms.selection_reference`.
 """
 
 from accounting.mechanisms.brownian import (
@@ -13,6 +14,7 @@ from accounting.mechanisms.brownian import (
     noise_variance,
     precision_weighted_gaussian,
 )
+from accounting.mechanisms.erasure import ERASED, binary_erasure_laws
 from accounting.mechanisms.finite import (
     FiniteMechanism,
 )
@@ -73,11 +75,13 @@ from accounting.mechanisms.threshold_checks import (
 )
 
 __all__ = [
+    "ERASED",
     "FiniteMechanism",
     "NoiseReductionRun",
     "SvtCheckNoise",
     "SvtThresholdCheck",
     "above_threshold_laws",
+    "binary_erasure_laws",
     "brownian_mechanism",
     "canonical_laws",
     "exponential_mechanism",

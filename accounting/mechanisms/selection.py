@@ -7,8 +7,9 @@ Gaussian Noise", AISTATS 2024 (below "LPB"). With queries bounded in [lower, upp
 Gaussian versions admit *pure* guarantees: ex-ante for Report Noisy Max (LPB Thm. 8 / 12)
 and ex-post for Above Threshold (LPB Thm. 10 / 17). Each bound is the logarithm of a ratio
 of Gaussian expectations of powers of the normal CDF Phi, evaluated by
-:mod:`accounting.mechanisms.selection_numerics` (fast float64 engine by default, mpmath on
-request; both agree to 1e-9 relative on the documented grid).
+:mod:`accounting.mechanisms.selection_numerics` (fast float64 engine by default) or
+:mod:`accounting.mechanisms.selection_reference` (mpmath, on request); both agree to 1e-9
+relative on the documented grid.
 """
 
 from __future__ import annotations
@@ -20,11 +21,8 @@ from typing import Literal
 import numpy as np
 
 from accounting import _checks
-from accounting.mechanisms.selection_numerics import (
-    PhiProductRatio,
-    log_ratio,
-    log_ratio_mpmath,
-)
+from accounting.mechanisms.selection_numerics import PhiProductRatio, log_ratio
+from accounting.mechanisms.selection_reference import log_ratio_mpmath
 
 __all__ = [
     "above_threshold_ratio",

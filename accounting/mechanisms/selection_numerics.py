@@ -21,11 +21,12 @@ common) and their mass moves as n_k grows, so this module
   privacy losses (1e-7 and below) keep full relative accuracy; the integration range is
   widened when R is within exp(-40) of 1, so the truncated tails stay negligible;
 * is vectorised over many ratios at once (:func:`log_ratios`), for grids and heatmaps;
-* raises :class:`AccuracyError` when it cannot certify the requested accuracy.
+* raises :class:`~accounting.numerics.AccuracyError` when it cannot certify the requested
+  accuracy.
 
-``log_ratio_mpmath`` is an arbitrary-precision reference (mpmath tanh-sinh quadrature on
-breakpoints found independently in high precision) and ``log_ratio_monte_carlo`` a seeded,
-vectorised Monte Carlo estimator with a delta-method standard error; the paper used both.
+The adaptive quadrature itself is :func:`accounting.numerics.adaptive_log_integral`; the
+references it is checked against (mpmath and Monte Carlo, which the paper used) are in
+:mod:`accounting.mechanisms.selection_reference`.
 """
 
 from __future__ import annotations
@@ -33,41 +34,27 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-import mpmath
 import numpy as np
 from scipy.special import erfcx, log_ndtr
-from scipy.stats import t as student_t
 
 from accounting import _checks
-from accounting.numerics import logsumexp
+from accounting.numerics import AccuracyError, adaptive_log_integral
 
 __all__ = [
-    "AccuracyError",
     "PhiProductRatio",
-    "adaptive_log_integral",
     "log_phi_product_expectation",
     "log_ratio",
     "log_ratios",
-    "log_ratio_monte_carlo",
-    "log_ratio_mpmath",
 ]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(20)
-_GL_LOG_W = np.log(_GL_W)
 _INC_X, _INC_W = np.polynomial.legendre.leggauss(6)
 _DROP = 80.0  # integrand ignored where it is below exp(-_DROP) of its maximum
 _EPS = float(np.finfo(np.float64).eps)
 _TAYLOR_TERMS, _TAYLOR_REACH = 10, 0.05  # series for log Phi(s + h) - log Phi(s)
-_MAX_PANELS = 20_000
-
-
-class AccuracyError(ArithmeticError):
-    """The fast engine could not certify the requested accuracy; no number is returned."""
 
 
 @dataclass(frozen=True)
@@ -236,21 +223,6 @@ _PAIR_WEIGHTS = [
 ]
 
 
-def _group_logsumexp(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
-    """log sum exp of each row of ``values`` (c, P) within ``groups`` -> (c, n_groups)."""
-    if n_groups == 1:
-        return logsumexp(values, axis=1)[:, None]
-    out = np.empty((values.shape[0], n_groups))
-    for row, v in enumerate(values):
-        top = np.full(n_groups, -np.inf)
-        np.maximum.at(top, groups, v)
-        safe = np.where(np.isfinite(top), top, 0.0)
-        total = np.bincount(groups, weights=np.exp(v - safe[groups]), minlength=n_groups)
-        with np.errstate(divide="ignore"):
-            out[row] = np.log(total) + safe
-    return out
-
-
 # ---------------------------------------------------------------------------------------
 # locating the mass of a log-concave integrand (batched over problems)
 
@@ -360,97 +332,6 @@ def _concave_support(
     left = mode - steps[np.arange(m), first[:, 0]]
     right = mode + steps[np.arange(m), first[:, 1]]
     return left, right, scale, mode
-
-
-# ---------------------------------------------------------------------------------------
-# adaptive composite Gauss-Legendre in log space
-
-LogIntegrand = Callable[[np.ndarray, np.ndarray], np.ndarray]
-
-
-def _panel_logs(
-    logf: LogIntegrand, lo: np.ndarray, hi: np.ndarray, groups: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """log of the 20-point Gauss-Legendre integral on each panel, shape (c, P), and the
-    largest |log-integrand| on each panel (it sets the rounding floor)."""
-    half = 0.5 * (hi - lo)
-    x = (lo + half)[:, None] + half[:, None] * _GL_X
-    vals = logf(x, groups)
-    magnitude = np.where(np.isfinite(vals), np.abs(vals), 0.0).max(axis=2)
-    with np.errstate(divide="ignore"):
-        logs = logsumexp(vals + _GL_LOG_W, axis=-1) + np.log(half)
-    return logs, magnitude
-
-
-def adaptive_log_integral(
-    logf: LogIntegrand,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    groups: np.ndarray,
-    n_groups: int,
-    rtol: float = 1e-12,
-) -> np.ndarray:
-    """Log-integrals of exp(logf) over the union of each group's panels, to relative ``rtol``.
-
-    ``logf(x, g)`` maps abscissae x of shape (P, q) on panels of groups g (P,) to c rows of
-    log-integrand values, shape (c, P, q). Each panel's 20-point Gauss-Legendre value is
-    compared with the sum over its two halves and panels are bisected until the disagreement
-    is below ``rtol`` of the group's integral, or below the rounding floor of the
-    log-integrand itself (a log value L carries an absolute error of about 1e-16 |L|, so an
-    integrand near exp(-5000) cannot be resolved beyond ~1e-12 relative; ratios taken on
-    common nodes cancel most of it). Returns (c, n_groups). Raises :class:`AccuracyError`
-    past 20000 panels per group or when an integral is not finite. Refinement is local:
-    the initial panels must be fine enough to see every feature of the integrand (here
-    they are a few curvature scales of a log-concave function, or the known transition
-    scale of the stopping-time integrand).
-    """
-    span = np.bincount(groups, weights=hi - lo, minlength=n_groups)
-    coarse = magnitude = None
-    done_values: list[np.ndarray] = []
-    done_groups: list[np.ndarray] = []
-    budget, used = _MAX_PANELS * n_groups, lo.size
-    while True:  # ends when every panel has converged: total is then the integral
-        # one call of logf per round: both halves (and, first, the whole panels)
-        p, mid = lo.size, 0.5 * (lo + hi)
-        first = coarse is None
-        ends = [lo, mid] + ([lo] if first else [])
-        starts = [mid, hi] + ([hi] if first else [])
-        logs, mags = _panel_logs(
-            logf, np.concatenate(ends), np.concatenate(starts), np.tile(groups, len(ends))
-        )
-        left, right = logs[:, :p], logs[:, p : 2 * p]
-        mag_l, mag_r = mags[:, :p], mags[:, p : 2 * p]
-        if first:
-            coarse, magnitude = logs[:, 2 * p :], mags[:, 2 * p :]
-        floor = 16.0 * _EPS * (1.0 + np.maximum(magnitude, np.maximum(mag_l, mag_r)))
-        fine = np.logaddexp(left, right)
-        total = _group_logsumexp(
-            np.concatenate([fine, *done_values], axis=1),
-            np.concatenate([groups, *done_groups]),
-            n_groups,
-        )
-        with np.errstate(invalid="ignore"):
-            mass = np.exp(fine - total[:, groups])
-            rel = mass * np.abs(np.expm1(coarse - fine))
-        rel = np.where(np.isneginf(fine) & np.isneginf(coarse), 0.0, rel)
-        share = (hi - lo) / span[groups]
-        allowed = np.maximum(0.1 * rtol * np.maximum(share, 1e-3), floor * mass)
-        ok = (rel <= allowed).all(axis=0)
-        if ok.all():
-            break
-        done_values.append(fine[:, ok])
-        done_groups.append(groups[ok])
-        bad = ~ok
-        lo, hi = np.concatenate([lo[bad], mid[bad]]), np.concatenate([mid[bad], hi[bad]])
-        groups = np.concatenate([groups[bad], groups[bad]])
-        coarse = np.concatenate([left[:, bad], right[:, bad]], axis=1)
-        magnitude = np.concatenate([mag_l[:, bad], mag_r[:, bad]], axis=1)
-        used += lo.size
-        if used > budget:
-            raise AccuracyError(f"adaptive quadrature exceeded {_MAX_PANELS} panels per integral")
-    if not np.isfinite(total).all():
-        raise AccuracyError("an integral underflowed or overflowed in log space")
-    return total
 
 
 def _initial_panels(
@@ -580,171 +461,3 @@ def _log_ratio_minus_one(
 def log_ratio(ratio: PhiProductRatio, rtol: float = 1e-12) -> float:
     """log R for one :class:`PhiProductRatio`; see :func:`log_ratios`."""
     return float(log_ratios([ratio], rtol)[0])
-
-
-def log_ratio_mpmath(ratio: PhiProductRatio, dps: int = 40) -> float:
-    """log R in arbitrary precision: the reference engine.
-
-    Independent of the float64 path: modes found by bisection on the exact derivative in
-    high precision, breakpoints by walking outward with doubling steps until the integrand has
-    dropped by exp(-120), then tanh-sinh quadrature on each piece (including the infinite
-    tails) at ``dps`` digits; numerator and denominator are integrated separately and
-    subtracted at that precision. Raises :class:`AccuracyError` if mpmath's error estimate
-    exceeds 1e-(dps - 10) relative. Slow (about a second per value).
-    """
-    if ratio.is_identity:
-        return 0.0
-    a, b, n, h = ratio.active()
-    with mpmath.workdps(dps):
-        a_mp = [mpmath.mpf(float(v)) for v in a]
-        n_mp = [mpmath.mpf(float(v)) for v in n]
-
-        def make(offsets: list[mpmath.mpf]) -> tuple[Callable, Callable]:
-            def log_f(x: mpmath.mpf) -> mpmath.mpf:
-                total = -x * x / 2 - mpmath.log(mpmath.sqrt(2 * mpmath.pi))
-                for ak, bk, nk in zip(a_mp, offsets, n_mp, strict=True):
-                    total += nk * mpmath.log(mpmath.ncdf(ak * x + bk))
-                return total
-
-            def dlog_f(x: mpmath.mpf) -> mpmath.mpf:
-                total = -x
-                for ak, bk, nk in zip(a_mp, offsets, n_mp, strict=True):
-                    s = ak * x + bk
-                    total += nk * ak * mpmath.npdf(s) / mpmath.ncdf(s)
-                return total
-
-            return log_f, dlog_f
-
-        den = make([mpmath.mpf(float(v)) for v in b])
-        num = make([mpmath.mpf(float(v)) + mpmath.mpf(float(w)) for v, w in zip(b, h, strict=True)])
-        points: set[mpmath.mpf] = set()
-        tops = []
-        for log_f, dlog_f in (den, num):
-            pts, top = _mp_breakpoints(log_f, dlog_f)
-            points |= pts
-            tops.append(top)
-        pts = [mpmath.ninf, *sorted(points), mpmath.inf]
-        logs = []
-        for (log_f, _), top in zip((den, num), tops, strict=True):
-            # mpmath's convergence test is absolute: integrate exp(log f - top), of order 1
-            value, err = mpmath.quad(
-                lambda x, f=log_f, c=top: mpmath.exp(f(x) - c), pts, error=True
-            )
-            if not value > 0 or err > value * mpmath.mpf(10) ** (10 - dps):
-                raise AccuracyError(f"mpmath quadrature error {err} for value {value}")
-            logs.append(mpmath.log(value) + top)
-        return float(logs[1] - logs[0])
-
-
-def _mp_breakpoints(log_f: Callable, dlog_f: Callable) -> tuple[set, mpmath.mpf]:
-    """Points around the mode of a log-concave integrand, and the log of its maximum."""
-    lo, hi = mpmath.mpf(-1), mpmath.mpf(1)
-    while dlog_f(lo) <= 0:
-        lo *= 2
-    while dlog_f(hi) >= 0:
-        hi *= 2
-    while hi - lo > mpmath.mpf(10) ** -12 * (1 + abs(lo)):  # bisection: robust at any n
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if dlog_f(mid) > 0 else (lo, mid)
-    mode = (lo + hi) / 2
-    top = log_f(mode)
-    pts = {mode}
-    for direction in (-1, 1):
-        step = mpmath.mpf("0.05")
-        x = mode
-        while True:
-            x = x + direction * step
-            pts.add(x)
-            if log_f(x) < top - 120:
-                break
-            step *= 2
-    return pts, top
-
-
-def log_ratio_monte_carlo(
-    ratio: PhiProductRatio,
-    n_samples: int,
-    rng: np.random.Generator,
-    *,
-    proposal: Literal["prior", "importance"] = "prior",
-    chunk_size: int = 1_000_000,
-) -> tuple[float, float]:
-    """Monte Carlo estimate of log R and its standard error (delta method).
-
-    ``proposal="prior"`` draws x ~ N(0, 1), as the paper did; ``"importance"`` draws from an
-    equal mixture of Student-t(4) laws centred at the modes of the numerator and
-    denominator integrands with 1.5 times their curvature scales, weighting by
-    phi(x) / q(x) (unbiased whatever the proposal; only the variance depends on it). Both
-    average Den(x) = prod Phi(a x + b)^n and Diff(x) = Num(x) - Den(x) over the same draws
-    (common random numbers) in log space with a running shift, and return
-    log1p(mean Diff / mean Den). With the prior, the hard regime (small sigma, large d) puts
-    the integrands' mass far in the tail of N(0, 1): the paper needed ~1e10 samples there,
-    and the estimate and its standard error are then both unreliable.
-    """
-    n_samples = _checks.integer("n_samples", n_samples, minimum=2)
-    if proposal not in ("prior", "importance"):
-        raise ValueError(f"proposal must be 'prior' or 'importance', got {proposal!r}")
-    if ratio.is_identity:
-        return 0.0, 0.0
-    a, b, n, h = ratio.active()
-    draw = _prior_draws if proposal == "prior" else _importance_draws(a, b, n, h)
-    # Per chunk c (size m): log means of F = Diff and D = Den, and with f = F / mean_c F,
-    # d = D / mean_c D: Q = sum (f - d)^2, P = sum (f - d) d, S = sum d^2. Everything is
-    # scale-free, so ratios far from 1 (log R in the thousands) neither overflow nor cancel.
-    chunks: list[tuple[int, float, float, float, float, float]] = []
-    remaining = n_samples
-    while remaining:
-        size = min(chunk_size, remaining)
-        remaining -= size
-        x, log_w = draw(rng, size)
-        s = x[:, None] * a + b
-        log_d = log_w + log_ndtr(s) @ n
-        gap = np.sum(n * _log_ndtr_increment(s, h), axis=1)
-        with np.errstate(divide="ignore"):
-            log_f = log_w + log_ndtr(s + h) @ n + np.log(-np.expm1(-gap))
-        mean_f, mean_d = (
-            logsumexp(log_f, 0) - math.log(size),
-            logsumexp(log_d, 0) - math.log(size),
-        )
-        if not (np.isfinite(mean_f) and np.isfinite(mean_d)):
-            raise AccuracyError("every Monte Carlo sample underflowed; increase n_samples")
-        f, d = np.exp(log_f - mean_f), np.exp(log_d - mean_d)
-        e = f - d
-        chunks.append(
-            (size, float(mean_f), float(mean_d), float(e @ e), float(e @ d), float(d @ d))
-        )
-    sizes = np.array([c[0] for c in chunks], dtype=np.float64)
-    log_sizes = np.log(sizes)
-    mean_f = float(logsumexp(np.array([c[1] for c in chunks]) + log_sizes, 0)) - math.log(n_samples)
-    mean_d = float(logsumexp(np.array([c[2] for c in chunks]) + log_sizes, 0)) - math.log(n_samples)
-    ss = 0.0  # sum over samples of (F / mean F - D / mean D)^2
-    for _, c_f, c_d, q, p, sq in chunks:
-        alpha, beta = math.exp(c_f - mean_f), math.exp(c_d - mean_d)
-        ss += alpha * alpha * q + 2.0 * alpha * (alpha - beta) * p + (alpha - beta) ** 2 * sq
-    log_r = mean_f - mean_d
-    se_log_r = math.sqrt(max(ss, 0.0) / (n_samples - 1) / n_samples)
-    share = math.exp(log_r - np.logaddexp(0.0, log_r))  # r / (1 + r)
-    return float(np.logaddexp(0.0, log_r)), se_log_r * share
-
-
-def _prior_draws(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
-    return rng.standard_normal(size), np.zeros(size)
-
-
-def _importance_draws(
-    a: np.ndarray, b: np.ndarray, n: np.ndarray, h: np.ndarray
-) -> Callable[[np.random.Generator, int], tuple[np.ndarray, np.ndarray]]:
-    """Sampler of the Student-t(4) mixture proposal and log importance weights phi / q."""
-    _, _, scale, mode = _concave_support(np.stack([a, a]), np.stack([b, b + h]), np.stack([n, n]))
-    width = 1.5 * scale
-    dof = 4.0
-
-    def draw(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
-        component = rng.integers(0, 2, size)
-        x = mode[component] + width[component] * rng.standard_t(dof, size)
-        log_q = np.logaddexp(
-            *(student_t.logpdf(x, dof, loc=mode[c], scale=width[c]) for c in (0, 1))
-        ) - math.log(2.0)
-        return x, _log_gauss_density(x) - log_q
-
-    return draw

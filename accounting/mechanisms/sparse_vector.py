@@ -27,10 +27,8 @@ from scipy.optimize import minimize_scalar
 from scipy.special import log_ndtr
 
 from accounting import _checks
-from accounting.mechanisms.selection_numerics import (
-    adaptive_log_integral,
-    log_phi_product_expectation,
-)
+from accounting.mechanisms.selection_numerics import log_phi_product_expectation
+from accounting.numerics import adaptive_log_integral
 
 __all__ = [
     "above_threshold_laws",

@@ -32,6 +32,8 @@ import pandas as pd
 from omegaconf import DictConfig
 from tqdm import tqdm
 
+from accounting.analysis.horizon import queries_admitted
+from accounting.analysis.natural_attack import crosscheck_natural_filter_cost, natural_filter_cost
 from accounting.costs import PureDP
 from accounting.curves.domination import Profile, supremum
 from accounting.curves.gdp import (
@@ -42,8 +44,6 @@ from accounting.curves.gdp import (
 )
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
-from accounting.filters.horizon import queries_admitted
-from accounting.filters.natural import crosscheck_natural_filter_cost, natural_filter_cost
 from accounting.mechanisms.randomized_response import (
     randomized_response_pld,
     subsampled_randomized_response,

@@ -24,24 +24,24 @@ import pandas as pd
 from omegaconf import DictConfig
 from tqdm import tqdm
 
-from accounting.filters.horizon import (
+from accounting.analysis.horizon import (
     additive_stopping_time,
     advanced_stopping_time,
     rdp_stopping_time,
 )
-from accounting.filters.realisation import (
+from accounting.analysis.realisation_gaussian import (
     gaussian_first_step_ok,
     gaussian_kappa,
     gaussian_parameters,
-    realisation_delta,
 )
-from accounting.filters.survival import (
+from accounting.analysis.survival import (
     adaptive_rr_transcripts,
     pure_dp_epsilons,
     realisation_survival_mc,
     realisation_survival_quadrature,
     survival_within_budget,
 )
+from accounting.filters.realisation import realisation_delta
 from experiments.common.app import experiment_main, pick
 from experiments.taylor_survival.schema import Params, Published
 

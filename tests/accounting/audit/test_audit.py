@@ -44,7 +44,7 @@ from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve
 from accounting.curves.gdp import gdp_delta
 from accounting.curves.pld import Pld
 from accounting.filters.base import Filter
-from accounting.filters.realisation import binary_erasure_laws
+from accounting.mechanisms.erasure import binary_erasure_laws
 
 
 class AlwaysContinue(Filter):

@@ -23,6 +23,13 @@ import pytest
 from dp_accounting import pld as dp_pld
 from dp_accounting import rdp as dp_rdp
 
+from accounting.analysis.natural_attack import adaptive_attack
+from accounting.analysis.realisation_analysts import realised_losses
+from accounting.analysis.realisation_gaussian import (
+    gaussian_kappa,
+    gaussian_parameters,
+    gaussian_stopping_times,
+)
 from accounting.audit import (
     ContinuousQuery,
     DiscreteQuery,
@@ -52,18 +59,14 @@ from accounting.filters.expost import (
 )
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter
 from accounting.filters.individual import IndividualRenyiFilter, gaussian_individual_costs
-from accounting.filters.natural import NaturalFilter, adaptive_attack
+from accounting.filters.natural import NaturalFilter
 from accounting.filters.realisation import (
     InvalidNaiveRealisationFilter,
     RealisationFilter,
     RoundLoss,
-    binary_erasure_laws,
-    gaussian_kappa,
-    gaussian_parameters,
-    gaussian_stopping_times,
-    realised_losses,
 )
 from accounting.filters.renyi import PureDpFilterViaZcdp, RdpDpFilter, RenyiFilter, ZcdpFilter
+from accounting.mechanisms.erasure import binary_erasure_laws
 from accounting.mechanisms.randomized_response import randomized_response_rdp
 
 # ----------------------------------------------------------------------------- helpers

@@ -7,19 +7,15 @@ import pytest
 from filter_contract import FilterContract
 from scipy.special import expit
 
+from accounting.analysis.natural_attack import adaptive_attack, natural_filter_cost
+from accounting.analysis.natural_guarantee import natural_filter_guarantee
 from accounting.costs import EpsDelta, Gdp, PureDP
 from accounting.curves.domination import is_dominated
 from accounting.curves.gdp import GdpProfile
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff, eps_delta_pld
 from accounting.filters.base import run_interaction
-from accounting.filters.natural import (
-    NaturalFilter,
-    adaptive_attack,
-    natural_filter_cost,
-    natural_filter_guarantee,
-    query_pld,
-)
+from accounting.filters.natural import NaturalFilter, query_pld
 from accounting.mechanisms.finite import FiniteMechanism
 
 ALPHA = np.linspace(0.0, 1.0, 4001)

@@ -11,26 +11,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from accounting.analysis.realisation_analysts import (
+    gaussian_counting_analyst,
+    realised_losses,
+    repeated_query_analyst,
+)
+from accounting.analysis.realisation_gaussian import (
+    gaussian_first_step_ok,
+    gaussian_kappa,
+    gaussian_parameters,
+    gaussian_stopping_times,
+)
 from accounting.costs import EpsDelta
 from accounting.curves.pld import Pld
 from accounting.filters.base import Query, run_interaction
 from accounting.filters.realisation import (
-    ERASED,
     DiscreteLoss,
     GaussianLoss,
     InvalidNaiveRealisationFilter,
     RealisationFilter,
     RoundLoss,
-    binary_erasure_laws,
-    gaussian_counting_analyst,
-    gaussian_first_step_ok,
-    gaussian_kappa,
-    gaussian_parameters,
-    gaussian_stopping_times,
     realisation_delta,
-    realised_losses,
-    repeated_query_analyst,
 )
+from accounting.mechanisms.erasure import ERASED, binary_erasure_laws
 
 N, DT, TH = 48, 4.797e-6, 2.073e-9  # Taylor et al., Sec. V-B
 SIGMA = 2.0

@@ -12,14 +12,13 @@ from hypothesis import strategies as st
 
 from accounting.mechanisms import selection_numerics as sn
 from accounting.mechanisms.selection_numerics import (
-    AccuracyError,
     PhiProductRatio,
     log_phi_product_expectation,
     log_ratio,
-    log_ratio_monte_carlo,
-    log_ratio_mpmath,
     log_ratios,
 )
+from accounting.mechanisms.selection_reference import log_ratio_monte_carlo, log_ratio_mpmath
+from accounting.numerics import AccuracyError, adaptive_log_integral
 
 
 def _mp_log_ndtr_increment(s: float, h: float) -> float:
@@ -163,7 +162,7 @@ def test_adaptive_integral_refuses_what_it_cannot_resolve():
     # exp(50 sin(1e9 x)): panels never agree with their halves before the budget runs out
     edges = np.linspace(0.0, 1.0, 6)
     with pytest.raises(AccuracyError, match="panels"):
-        sn.adaptive_log_integral(
+        adaptive_log_integral(
             lambda x, g: (50.0 * np.sin(1e9 * x))[None],
             edges[:-1],
             edges[1:],

@@ -11,15 +11,10 @@ import pandas as pd
 import pytest
 from scipy import optimize, stats
 
-from accounting.filters import horizon, survival
+from accounting.analysis import horizon, survival
+from accounting.analysis.realisation_gaussian import gaussian_first_step_ok, gaussian_kappa
 from accounting.filters.base import Query, run_interaction
-from accounting.filters.realisation import (
-    RealisationFilter,
-    RoundLoss,
-    gaussian_first_step_ok,
-    gaussian_kappa,
-    realisation_delta,
-)
+from accounting.filters.realisation import RealisationFilter, RoundLoss, realisation_delta
 from experiments.common.config import compose_config, load_params
 from experiments.taylor_survival import plot, run
 

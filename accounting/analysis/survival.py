@@ -2,8 +2,8 @@
 
 Taylor, Vippathalla and Coon 2026 (arXiv:2604.08630). For i.i.d. Gaussian queries the
 realisation-level filter (Alg. 1) halts when the realised-loss walk leaves [-kappa, kappa]
-(Prop. 1, :func:`~accounting.filters.realisation.gaussian_stopping_times`); its survival is
-estimated by Monte Carlo (:func:`realisation_survival_mc`) and computed by Nystrom
+(Prop. 1, :func:`~accounting.analysis.realisation_gaussian.gaussian_stopping_times`); its
+survival is estimated by Monte Carlo (:func:`realisation_survival_mc`) and computed by Nystrom
 quadrature (:func:`realisation_survival_quadrature`). For the adaptive randomized-response
 analyst of Sec. V-A, :func:`pure_dp_epsilons` gives the classical, mechanism-level and
 realisation-level accountings of eqs. (13)-(15) along simulated transcripts
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import special, stats
 
-from accounting.filters.realisation import gaussian_stopping_times
+from accounting.analysis.realisation_gaussian import gaussian_stopping_times
 
 
 def survival_from_times(times: np.ndarray, n_max: int) -> np.ndarray:

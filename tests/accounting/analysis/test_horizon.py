@@ -7,10 +7,10 @@ from fractions import Fraction
 
 import pytest
 
+from accounting.analysis.horizon import largest_horizon, queries_admitted
 from accounting.costs import EpsDelta, PureDP
 from accounting.filters.dp import AdditiveFilter
 from accounting.filters.gdp import GdpFilter
-from accounting.filters.horizon import largest_horizon, queries_admitted
 
 
 def test_queries_admitted_counts_until_the_halt() -> None:

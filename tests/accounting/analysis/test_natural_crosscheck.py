@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from accounting.analysis.natural_attack import crosscheck_natural_filter_cost, natural_filter_cost
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
-from accounting.filters.natural import crosscheck_natural_filter_cost, natural_filter_cost
 
 BUDGET = PiecewiseLinearTradeoff.eps_delta(1.0, 0.1)
 QUERIES = [
