@@ -12,7 +12,6 @@ divergence of a mixture (with its coins published) is at most the largest of its
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,8 +76,8 @@ DiscreteAnalyst = Callable[[tuple[int, ...]], DiscreteQuery | None]
 
 
 def step_filter(filt: Filter, query: DiscreteQuery, o: int) -> Filter:
-    """A copy of an accepted filter after query ``query`` released output ``o``."""
-    child = copy.deepcopy(filt)
+    """A branch of an accepted filter after query ``query`` released output ``o``."""
+    child = filt.branch()
     if child.needs_observation:
         if query.report is None:
             raise ValueError(f"{type(filt).__name__} needs each query to define report()")

@@ -6,7 +6,6 @@ every candidate analyst is audited exactly.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -86,7 +85,7 @@ class GreedyAnalyst:
             query = self(parent)
             if query is None:
                 raise ValueError(f"the analyst stopped before history {history}")
-            admitted = copy.deepcopy(filt)
+            admitted = filt.branch()
             admitted.request(query.cost)
             o = history[-1]
             step = query.loss(o) if self.forward else -query.loss(o)

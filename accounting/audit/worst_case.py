@@ -7,7 +7,6 @@ observes the output and continues optimally at the threshold shifted by the real
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -118,8 +117,8 @@ StateKey = Callable[[Filter], Hashable]
 
 
 def _admitted(filt: Filter, query: DiscreteQuery) -> Filter | None:
-    """A copy of the filter after it admitted ``query``, or None if it halts on it."""
-    admitted = copy.deepcopy(filt)
+    """A branch of the filter after it admitted ``query``, or None if it halts on it."""
+    admitted = filt.branch()
     return admitted if admitted.request(query.cost) else None
 
 
@@ -129,7 +128,8 @@ def _transition(
     """A successor filter, built once per (state, move) when memoising.
 
     Filters in the game tree are never mutated after construction (every move works on a
-    copy), so equal states may share their successors.
+    branch, :meth:`~accounting.filters.base.Filter.branch`), so equal states may share their
+    successors.
     """
     if memo is None or skey is None:
         return make()

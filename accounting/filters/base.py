@@ -22,11 +22,12 @@ at 10^5-10^6 requests.
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
 from operator import itemgetter
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 import numpy as np
 
@@ -117,6 +118,15 @@ class _History:
         cost.__dict__.update(zip(names, values, strict=True))
         return Record(cost, accepted, observed)
 
+    def copy(self) -> _History:
+        """An independent history with the same records; frozen chunks are shared."""
+        other = _History()
+        other._chunks = list(self._chunks)
+        other._open = list(self._open)
+        other._kinds = list(self._kinds)
+        other._kind_index = dict(self._kind_index)
+        return other
+
     def observe_last(self, observed: Any) -> None:
         index, values, accepted, _ = self._open[-1]
         self._open[-1] = (index, values, accepted, observed)
@@ -203,6 +213,18 @@ class Filter(ABC, Generic[CostT, StateT]):
         self._state = self._observed_state(observed)
         self._history.observe_last(observed)
         self._awaiting = False
+
+    def branch(self) -> Self:
+        """A filter at this one's point that can be driven on independently (audits do).
+
+        Everything a decision depends on is the immutable state and the configuration set
+        in ``__init__`` (``_admit`` is pure and ``request``/``observe`` only install a new
+        state), so the branch shares both and copies only the append-only history, whose
+        frozen chunks it shares too: no deep copy of states, budgets or costs.
+        """
+        child = copy.copy(self)
+        child._history = self._history.copy()
+        return child
 
     @abstractmethod
     def _admit(self, cost: CostT) -> StateT | None:
