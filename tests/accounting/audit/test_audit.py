@@ -45,6 +45,7 @@ from accounting.curves.gdp import gdp_delta
 from accounting.curves.pld import Pld
 from accounting.filters.base import Filter
 from accounting.mechanisms.erasure import binary_erasure_laws
+from accounting.mechanisms.randomized_response import randomized_response_rdp
 
 
 class AlwaysContinue(Filter):
@@ -352,6 +353,13 @@ def test_renyi_divergence_of_randomized_response() -> None:
     )
     p, q = binary_erasure_laws(0.1)
     assert np.all(renyi_divergence(p, q, [2.0]) == np.inf)
+
+
+def test_randomized_response_rdp_matches_enumeration() -> None:
+    p, q = randomized_response_laws(0.6)
+    orders = [1.5, 4.0, 16.0]
+    want = [randomized_response_rdp(a, 0.6) for a in orders]
+    assert renyi_divergence(p, q, orders) == pytest.approx(want, rel=1e-12)
 
 
 def test_renyi_worst_case_valid_filter_passes_never_halting_fails() -> None:

@@ -6,10 +6,29 @@ import math
 
 import mpmath as mp
 import pytest
+from filter_audits import (
+    Audit,
+    MonteCarlo,
+    Search,
+    WorstCase,
+    mechanism,
+    multiset,
+    observed_near,
+    small_rr_menu,
+)
 from filter_contract import FilterContract
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accounting.analysis.horizon import queries_admitted
+from accounting.audit import (
+    AuditResult,
+    ContinuousQuery,
+    Promise,
+    above_threshold_query,
+    canonical_laws,
+    randomized_response_laws,
+)
 from accounting.costs import EpsDelta, PureDP, Zcdp
 from accounting.filters.dp import (
     AdditiveFilter,
@@ -18,6 +37,7 @@ from accounting.filters.dp import (
     rogers_k,
     whitehouse_eps,
 )
+from accounting.mechanisms.erasure import binary_erasure_laws
 
 
 def admitted(filt, costs) -> int:
@@ -190,6 +210,45 @@ def test_advanced_filter_halts_instead_of_overflowing_on_a_huge_query():
 # ---------------------------------------------------------------- the shared filter contract
 
 
+def additive_menu() -> list:
+    return [
+        mechanism(randomized_response_laws(0.3), EpsDelta(0.3)),
+        mechanism(randomized_response_laws(0.7), EpsDelta(0.7)),
+        mechanism(canonical_laws(0.2, 0.01), EpsDelta(0.2, 0.01)),
+        mechanism(binary_erasure_laws(0.02), EpsDelta(0.0, 0.02)),
+    ]
+
+
+#: The doubles 0.01 + 0.02 sum to 1 ulp above the double 0.03: this budget admits both.
+DELTA_BUDGET = math.nextafter(0.03, 1.0)
+
+
+def above_threshold_analyst():
+    """AboveThreshold (eps_AT = 0.25, Laplace noise) priced as pure DP, chosen adaptively."""
+    queries = [
+        above_threshold_query(a0, a1, 0.5, 0.25, PureDP(0.25).as_eps_delta())
+        for a0, a1 in (([0.0, 1.0, 0.0], [1.0, 0.0, 1.0]), ([1.0, 1.0, 0.0], [0.0, 0.0, 1.0]))
+    ]
+
+    def analyst(outputs: tuple) -> ContinuousQuery | None:
+        if len(outputs) >= 8:
+            return None
+        return queries[1] if outputs and outputs[-1] == 0 else queries[0]
+
+    return analyst
+
+
+def no_leak_in_four_rounds(result: AuditResult) -> None:
+    """With sum eps <= 1 the realised transcript loss never exceeds 1: delta(1) is exactly 0."""
+    for direction in ("P||Q", "Q||P"):
+        assert result.detail[direction]["estimate"][0] == 0.0
+        assert result.detail[direction]["mean_rounds"] == 4
+
+
+def exactly_pure(result: AuditResult) -> None:
+    assert result.observed <= 1e-12
+
+
 class TestAdditiveFilterContract(FilterContract):
     filter_class = AdditiveFilter
 
@@ -202,6 +261,45 @@ class TestAdditiveFilterContract(FilterContract):
     def halting_cost(self) -> EpsDelta:
         return EpsDelta(1.5)
 
+    def audits(self) -> dict[str, Audit]:
+        promise = Promise.of(EpsDelta(1.0, DELTA_BUDGET))
+        pure = Promise.of(PureDP(1.0))
+        return {
+            # tight: some adaptive analyst reaches 0.0298 of the promised 0.03
+            "worst_case": WorstCase(
+                lambda: AdditiveFilter(1.0, DELTA_BUDGET),
+                additive_menu(),
+                promise,
+                depth=5,
+                state_key=multiset,
+                check=observed_near(0.0298, 1e-12),
+            ),
+            "search": Search(
+                lambda: AdditiveFilter(1.0, 0.03),
+                additive_menu(),
+                promise,
+                seed=0,
+                rounds=5,
+                n_random=10,
+            ),
+            "pure_dp_worst_case": WorstCase(
+                lambda: AdditiveFilter(1.0, 0.0),
+                small_rr_menu(0.25, 0.5),
+                pure,
+                depth=6,
+                state_key=multiset,
+                check=exactly_pure,
+            ),
+            "above_threshold_monte_carlo": MonteCarlo(
+                lambda: AdditiveFilter(1.0, 0.0),
+                above_threshold_analyst(),
+                pure,
+                n=1500,
+                seed=25,
+                check=no_leak_in_four_rounds,
+            ),
+        }
+
 
 class TestAdvancedFilterContract(TestAdditiveFilterContract):
     filter_class = AdvancedFilter
@@ -212,9 +310,42 @@ class TestAdvancedFilterContract(TestAdditiveFilterContract):
     def admitted_cost(self) -> EpsDelta:
         return EpsDelta(0.05, 1e-5)
 
+    def audit_filter(self) -> AdvancedFilter:
+        return AdvancedFilter(1.0, 0.1)
+
+    def audits(self) -> dict[str, Audit]:
+        """Rounds of RR(0.05) beyond sum eps = 1, where these filters beat additive composition."""
+        admitted = queries_admitted(self.audit_filter(), EpsDelta(0.05), 10**4)
+
+        def in_their_regime(result: AuditResult) -> None:
+            assert admitted * 0.05 > 1.0
+
+        promise = Promise.of(EpsDelta(1.0, 0.1))
+        mixed = [
+            *small_rr_menu(0.05, 0.1),
+            mechanism(canonical_laws(0.05, 0.01), EpsDelta(0.05, 0.01)),
+        ]
+        return {
+            "deep_worst_case": WorstCase(
+                self.audit_filter,
+                small_rr_menu(0.05),
+                promise,
+                depth=admitted + 2,
+                state_key=multiset,
+                confirm=False,
+                check=in_their_regime,
+            ),
+            "mixed_worst_case": WorstCase(
+                self.audit_filter, mixed, promise, depth=10, state_key=multiset, confirm=False
+            ),
+        }
+
 
 class TestWhitehouseFilterContract(TestAdvancedFilterContract):
     filter_class = WhitehouseFilter
 
     def make(self) -> WhitehouseFilter:
         return WhitehouseFilter(1.0, 1e-3)
+
+    def audit_filter(self) -> WhitehouseFilter:
+        return WhitehouseFilter(1.0, 0.1)

@@ -6,10 +6,21 @@ import math
 
 import numpy as np
 import pytest
+from filter_audits import (
+    Audit,
+    Exact,
+    WorstCase,
+    alarm_laws,
+    expost_query,
+    fsrc_mechanism,
+    observed_above,
+    repeat,
+)
 from filter_contract import FilterContract
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accounting.audit import AuditResult, Promise, randomized_response_laws
 from accounting.costs import EpsDelta, PureDP, RenyiCurve, Zcdp
 from accounting.filters.base import Query, run_interaction
 from accounting.filters.expost import (
@@ -18,6 +29,7 @@ from accounting.filters.expost import (
     ProbabilisticDP,
 )
 from accounting.mechanisms.brownian import fixed_schedule, precision_weighted_gaussian
+from accounting.mechanisms.randomized_response import randomized_response_rdp
 from accounting.mechanisms.threshold_checks import gaussian_check_sigma
 
 # ---------------------------------------------------------------- FSRC
@@ -263,6 +275,34 @@ class TestFilteredSelfReportingCompositionContract(FilterContract):
     def observation(self) -> float:
         return 0.2
 
+    def audits(self) -> dict[str, Audit]:
+        menu = [
+            fsrc_mechanism(randomized_response_laws(0.3)),
+            fsrc_mechanism((np.array([0.5, 0.3, 0.2]), np.array([0.3, 0.5, 0.2]))),
+            fsrc_mechanism(alarm_laws(0.01, 3.0), delta=0.01),
+        ]
+
+        def alarm_priced_at_its_pdp(result: AuditResult) -> None:
+            assert menu[2].cost.eps == pytest.approx(math.log((1 - 0.01 * math.exp(-3)) / 0.99))
+
+        # the alarm mechanism that breaks the published Thm. 11, with a delta budget
+        alarm = fsrc_mechanism(alarm_laws(0.01, 10.0), delta=0.01)
+        return {
+            "worst_case": WorstCase(
+                lambda: FilteredSelfReportingComposition(1.0, 0.02),
+                menu,
+                Promise.of(EpsDelta(1.0, 0.02)),
+                depth=5,
+                check=alarm_priced_at_its_pdp,
+            ),
+            "alarm_exact": Exact(
+                lambda: FilteredSelfReportingComposition(1.0, 0.05),
+                repeat(alarm, 200),
+                Promise.of(EpsDelta(1.0, 0.05)),
+                max_rounds=200,
+            ),
+        }
+
 
 class TestExPostRdpCompositionContract(FilterContract):
     filter_class = ExPostRdpComposition
@@ -278,3 +318,41 @@ class TestExPostRdpCompositionContract(FilterContract):
 
     def observation(self) -> bool:
         return False
+
+    def audits(self) -> dict[str, Audit]:
+        """Räisä et al., Alg. 1: neighbours differ in the training set (the mechanisms leak,
+        the data-free check does not) or in the validation set (only the check leaks)."""
+        alpha, eps_t, k, budget = 4.0, 0.5, 4, 1.5
+        half = (np.array([0.7, 0.3]), np.array([0.7, 0.3]))
+        training = [
+            expost_query(
+                randomized_response_laws(e),
+                half,
+                RenyiCurve.single(alpha, randomized_response_rdp(alpha, e)),
+            )
+            for e in (0.5, 1.0)
+        ]
+        eps_c = 0.1
+        while randomized_response_rdp(alpha, eps_c + 0.01) * k <= eps_t:
+            eps_c += 0.01
+        coin = (np.array([0.5, 0.5]), np.array([0.5, 0.5]))
+        validation = [
+            expost_query(coin, randomized_response_laws(eps_c), RenyiCurve.single(alpha, 0.2))
+        ]
+
+        def make() -> ExPostRdpComposition:
+            return ExPostRdpComposition(alpha, eps_t, max_rounds=k, budget=budget)
+
+        promise = RenyiCurve.single(alpha, budget)
+        return {
+            "training_worst_case": WorstCase(make, training, promise, depth=k + 1),
+            "validation_worst_case": WorstCase(make, validation, promise, depth=k + 1),
+            # the checks alone spend close to eps_T
+            "validation_checks_worst_case": WorstCase(
+                make,
+                validation,
+                RenyiCurve.single(alpha, eps_t),
+                depth=k + 1,
+                check=observed_above(0.8 * eps_t),
+            ),
+        }

@@ -7,12 +7,23 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from filter_audits import (
+    GDP_GRID,
+    RR_EPS,
+    Audit,
+    MonteCarlo,
+    ThresholdSearch,
+    WorstCase,
+    gaussian_gdp_analyst,
+    mechanism,
+)
 from filter_contract import FilterContract
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import brentq, minimize_scalar
 from scipy.special import log_ndtr, logsumexp, ndtri_exp
 
+from accounting.audit import AuditResult, Promise, randomized_response_laws
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
 from accounting.curves.gdp import gdp_composed_log_delta, gdp_delta, pure_dp_mu
 from accounting.curves.gdp_domination import composition_dominated
@@ -198,6 +209,21 @@ def test_residue_filter_interaction_is_dominated_by_budget() -> None:
 # ---------------------------------------------------------------- the shared filter contract
 
 
+def priced_as_smallest_dominating_mu(result: AuditResult) -> None:
+    """A pure eps-DP query is charged the smallest mu with G_mu dominating RR_eps."""
+    assert pure_dp_mu(0.3) == pytest.approx(0.3754, abs=1e-4)
+
+
+def near_tight_at_zero(result: AuditResult) -> None:
+    """The point estimate at eps = 0 is close to the promised delta_1(0) = 0.383."""
+    estimate = result.detail["P||Q"]["estimate"][0]
+    assert estimate == pytest.approx(Promise.of(Gdp(1.0), GDP_GRID).delta[0], abs=0.04)
+
+
+def no_analyst_exceeds(result: AuditResult) -> None:
+    assert result.excess < 0
+
+
 class TestGdpFilterContract(FilterContract):
     filter_class = GdpFilter
 
@@ -210,9 +236,54 @@ class TestGdpFilterContract(FilterContract):
     def halting_cost(self) -> Gdp:
         return Gdp(1.5)
 
+    def audit_filter(self) -> GdpFilter:
+        return GdpFilter(1.0)
+
+    def audits(self) -> dict[str, Audit]:
+        """Adaptive Gaussians with sum mu_i^2 <= 1 are 1-GDP (Smith and Thakurta 2022)."""
+        promise = Promise.of(Gdp(1.0), GDP_GRID)
+        menu = [mechanism(randomized_response_laws(e), PureDP(e)) for e in RR_EPS]
+        return {
+            "pure_dp_worst_case": WorstCase(
+                self.audit_filter,
+                menu,
+                promise,
+                depth=5,
+                confirm=False,
+                check=priced_as_smallest_dominating_mu,
+            ),
+            "monte_carlo": MonteCarlo(
+                self.audit_filter,
+                gaussian_gdp_analyst(),
+                promise,
+                n=3000,
+                seed=21,
+                check=near_tight_at_zero,
+            ),
+            "threshold_search": ThresholdSearch(
+                self.audit_filter,
+                lambda s: Gdp(1 / s),
+                promise,
+                sigmas=(1.5, 2.0, 3.0, 4.0),
+                tries=4,
+                rounds=12,
+                n=1500,
+                seed=24,
+                check=no_analyst_exceeds,
+            ),
+        }
+
 
 class TestGdpResidueFilterContract(TestGdpFilterContract):
     filter_class = GdpResidueFilter
 
     def make(self) -> GdpResidueFilter:
         return GdpResidueFilter(1.0)
+
+    def audit_filter(self) -> GdpResidueFilter:
+        return GdpResidueFilter(1.0)
+
+    def audits(self) -> dict[str, Audit]:
+        audits = super().audits()
+        del audits["threshold_search"]  # the random threshold search audits GdpFilter only
+        return audits

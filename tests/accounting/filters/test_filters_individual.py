@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from filter_audits import GDP_GRID, IndividualAnalyst, MonteCarlo, Unfiltered
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from accounting.costs import RenyiCurve
+from accounting.audit import AuditResult, Promise
+from accounting.costs import Gdp, RenyiCurve
 from accounting.filters.individual import (
     IndividualRenyiFilter,
     clip_rows,
@@ -150,3 +153,19 @@ def test_corollary_4_7_gaussian_sum() -> None:
     assert np.all(filt.spent <= kappa)
     # All points ran at least k0 = floor(B_norm / C^2) = 4 steps (all norms <= C = 1).
     assert all(step.n_active == n for step in filt.history[:4])
+
+
+def test_individual_renyi_filter_passes_monte_carlo() -> None:
+    """Feldman and Zrnic 2021, Thm. 4.5 (zCDP form, Cor. 4.7): the point's total individual
+    zCDP is <= B, and adaptive Gaussians then compose to sqrt(2B)-GDP. (The filter is not a
+    ``Filter``: it runs inside the analyst; with twice the budget the same audit fails, see
+    tests/accounting/audit/test_audit_filters.py.)"""
+    budget = 0.5
+    promise = Promise.of(Gdp(math.sqrt(2 * budget)), GDP_GRID)
+
+    def near_tight_at_zero(result: AuditResult) -> None:
+        assert result.detail["P||Q"]["estimate"][0] == pytest.approx(promise.delta[0], abs=0.04)
+
+    MonteCarlo(
+        Unfiltered, IndividualAnalyst(budget, 1.0, 10), promise, 2000, 41, near_tight_at_zero
+    ).run()

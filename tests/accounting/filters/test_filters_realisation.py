@@ -6,6 +6,20 @@ import math
 
 import numpy as np
 import pytest
+from filter_audits import (
+    Audit,
+    Exact,
+    MonteCarlo,
+    WorstCase,
+    all_of,
+    confirmed,
+    gaussian_realisation_query,
+    observed_above,
+    observed_near,
+    realisation_mechanism,
+    realisation_state,
+    repeat,
+)
 from filter_contract import FilterContract
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +36,7 @@ from accounting.analysis.realisation_gaussian import (
     gaussian_parameters,
     gaussian_stopping_times,
 )
+from accounting.audit import AuditResult, Promise, randomized_response_laws
 from accounting.costs import EpsDelta
 from accounting.curves.pld import Pld
 from accounting.filters.base import Query, run_interaction
@@ -111,31 +126,6 @@ def test_parameter_constraint_errors(delta, n_max, delta_tilde, theta):
         RealisationFilter(10.0, delta, n_max, delta_tilde, theta, [RoundLoss.gaussian(SIGMA)])
 
 
-def test_kappa_hand_checked():
-    # Phi^-1(1 - 4.797e-6) = 4.426127, Phi^-1(1 - 2.073e-9) = 5.878261:
-    # kappa = 10 - 1/4 - (4.426127 + 5.878261) / 2 = 4.597806
-    assert gaussian_kappa(10.0, SIGMA, DT, TH) == pytest.approx(4.597806, abs=2e-6)
-    ref = 10 - 1 / SIGMA**2 - (stats.norm.isf(DT) + stats.norm.isf(TH)) / SIGMA
-    assert gaussian_kappa(10.0, SIGMA, DT, TH) == pytest.approx(ref, rel=1e-12)
-    # sensitivity 2 at sigma 4 is the same mechanism as sensitivity 1 at sigma 2
-    assert gaussian_kappa(10.0, 4.0, DT, TH, sensitivity=2.0) == pytest.approx(ref, rel=1e-12)
-
-
-def test_optimal_parameters_beat_a_grid_and_the_published_pair():
-    delta = realisation_delta(N, DT, TH)
-    dt, th = gaussian_parameters(N, delta)
-    assert realisation_delta(N, dt, th) == pytest.approx(delta, rel=1e-12)
-
-    def cost(d):
-        return stats.norm.isf(d) + stats.norm.isf((delta - d) / (N * (1 - d)))
-
-    grid = delta * np.logspace(-6, -1e-9, 20_001)
-    assert cost(dt) <= cost(grid).min() + 1e-9
-    assert dt == pytest.approx(2.6286e-6, rel=1e-3)  # about 0.54 delta, not 0.98 delta
-    assert cost(dt) < cost(DT) - 0.4  # published pair: 10.304 vs optimum 9.891
-    assert gaussian_kappa(10.0, SIGMA, dt, th) > gaussian_kappa(10.0, SIGMA, DT, TH)
-
-
 # --------------------------------------------------------------------------- Algorithm 1
 
 
@@ -182,15 +172,6 @@ def test_first_step_check_and_tiny_budget():
     assert gaussian_stopping_times(np.zeros((1, N)), -1.0, N, first_step_ok=False)[0] == 0
     # kappa < 0 but query 1 allowed: exactly one release
     assert gaussian_stopping_times(np.zeros((1, N)), -0.1, N)[0] == 1
-
-
-def test_stopping_times_hand_checked():
-    paths = np.array([[0.5, 1.5, 0.9, 3.0, 0.0], [0.1, -2.1, 0.0, 0.0, 0.0], [0.0] * 5])
-    # kappa = 2: path 0 first exceeds at l^(4) -> T = 5; path 1 at l^(2) -> T = 3; path 2 never
-    np.testing.assert_array_equal(gaussian_stopping_times(paths, 2.0, 6), [5, 3, 6])
-    np.testing.assert_array_equal(gaussian_stopping_times(paths, 2.0, 4), [4, 3, 4])
-    with pytest.raises(ValueError):
-        gaussian_stopping_times(paths[:, :2], 2.0, 6)
 
 
 def test_halt_decision_is_made_before_the_output():
@@ -299,15 +280,6 @@ def test_realisation_filter_bounds_the_erasure_leak():
     assert not filt.request(RoundLoss.from_distributions(p, q))
 
 
-@pytest.mark.parametrize(("n_max", "delta"), [(3, 1e-5), (5, 1e-5), (10, 3.3e-9), (48, 1e-5)])
-def test_optimal_parameters_satisfy_the_constraint_in_floats(n_max, delta):
-    # theta = (delta - dt) / (N (1 - dt)) can overshoot delta by an ulp once recombined
-    dt, th = gaussian_parameters(n_max, delta)
-    assert realisation_delta(n_max, dt, th) <= delta
-    assert realisation_delta(n_max, dt, th) == pytest.approx(delta, rel=1e-12)
-    RealisationFilter(1.0, delta, n_max, dt, th, [RoundLoss.gaussian(SIGMA)])
-
-
 def test_an_invalid_report_keeps_the_filter_waiting():
     filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
     cost = RoundLoss.gaussian(SIGMA)
@@ -343,12 +315,70 @@ class TestRealisationFilterContract(FilterContract):
     def observation(self) -> tuple[float, float]:
         return (0.5, -0.5)
 
+    def audits(self) -> dict[str, Audit]:
+        promise = Promise.of(EpsDelta(1.0, 0.1))
+        # erasure(0.05) needs delta~ >= 0.05 and theta >= 0.05, so delta~ + theta (1 - delta~) N
+        # <= 0.1 allows N = 1 release: the leak the naive filter lets grow stays at 0.05
+        erasure = realisation_mechanism(binary_erasure_laws(0.05), "erasure(0.05)")
+        menu = [
+            realisation_mechanism(binary_erasure_laws(0.02), "erasure(0.02)"),
+            realisation_mechanism(randomized_response_laws(0.2), "rr(0.2)"),
+            realisation_mechanism(randomized_response_laws(0.4), "rr(0.4)"),
+        ]
+        allowed = [m.cost for m in menu]
+        # erasure(0.02) needs delta~ >= 0.02 and theta >= 0.02: N = 4 fits delta = 0.1.
+        n_max, delta_tilde = 4, 0.02
+        theta = (0.1 - delta_tilde) / (n_max * (1 - delta_tilde))
+        # Algorithm 1 on i.i.d. Gaussians (Sec. V-B): P(L > eps) <= delta (Thm. 1, eq. (5)).
+        g_eps, g_delta, g_n, sigma = 4.0, 0.05, 20, 2.0
+        g_delta_tilde, g_theta = gaussian_parameters(g_n, g_delta)
+        query = gaussian_realisation_query(sigma)
+
+        def tail_within_delta(result: AuditResult) -> None:
+            for direction in ("P||Q", "Q||P"):
+                assert result.detail[direction]["tail_lower"][0] <= g_delta
+                assert result.detail[direction]["mean_rounds"] > 5
+
+        return {
+            "erasure_exact": Exact(
+                lambda: RealisationFilter(1.0, 0.1, 1, 0.05, 0.05, [erasure.cost]),
+                repeat(erasure, 30),
+                promise,
+                check=observed_near(0.05, 1e-12),
+            ),
+            "worst_case": WorstCase(
+                lambda: RealisationFilter(1.0, 0.1, n_max, delta_tilde, theta, allowed),
+                menu,
+                promise,
+                depth=n_max + 1,
+                state_key=realisation_state,
+                check=all_of(observed_above(0.07), confirmed(abs_tol=1e-12)),
+            ),
+            "gaussian_monte_carlo": MonteCarlo(
+                lambda: RealisationFilter(
+                    g_eps, g_delta, g_n, g_delta_tilde, g_theta, [query.cost]
+                ),
+                repeat(query, g_n + 5),
+                Promise.of(EpsDelta(g_eps, g_delta)),
+                n=2000,
+                seed=31,
+                check=tail_within_delta,
+            ),
+        }
+
 
 class TestInvalidNaiveRealisationFilterContract(TestRealisationFilterContract):
     filter_class = InvalidNaiveRealisationFilter
+    negative_controls = (
+        "test_naive_realisation_filter_fails_on_binary_erasure",
+        "test_naive_realisation_filter_fails_worst_case",
+    )
 
     def make(self) -> InvalidNaiveRealisationFilter:
         return InvalidNaiveRealisationFilter(8.0, 1e-5)
 
     def make_halting(self) -> InvalidNaiveRealisationFilter:
         return InvalidNaiveRealisationFilter(0.0, 1e-5)
+
+    def audits(self) -> dict[str, Audit]:
+        return {}  # it promises nothing: the negative controls show it fails

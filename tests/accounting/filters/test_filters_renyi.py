@@ -7,12 +7,27 @@ import math
 import dp_accounting
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant
+from filter_audits import (
+    GDP_GRID,
+    ZCDP_ORDERS,
+    Audit,
+    MonteCarlo,
+    Search,
+    WorstCase,
+    all_of,
+    confirmed,
+    mechanism,
+    multiset,
+    observed_above,
+    rdp_menu,
+)
 from filter_contract import FilterContract
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accounting.costs import EpsDelta, PureDP, RenyiCurve, Zcdp
-from accounting.curves.zcdp import zcdp_to_eps, zcdp_to_eps_optimal
+from accounting.audit import ContinuousQuery, Promise, gaussian_query, randomized_response_laws
+from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
+from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps, zcdp_to_eps_optimal
 from accounting.filters.renyi import (
     PureDpFilterViaZcdp,
     RdpDpFilter,
@@ -173,6 +188,9 @@ def test_rdp_budget_conversions(eps: float, alpha: float, delta: float) -> None:
 # ---------------------------------------------------------------- the shared filter contract
 
 
+MULTI_ORDERS, MULTI_BUDGETS = (2.0, 4.0, 8.0), (0.4, 1.0, 2.0)
+
+
 class TestRenyiFilterContract(FilterContract):
     filter_class = RenyiFilter
 
@@ -184,6 +202,30 @@ class TestRenyiFilterContract(FilterContract):
 
     def halting_cost(self) -> RenyiCurve:
         return RenyiCurve((2.0, 4.0), (0.5, 2.5))
+
+    def audits(self) -> dict[str, Audit]:
+        single = RenyiCurve.single(4.0, 1.0)
+        return {
+            # exact Rényi divergence of the transcript; the worst analyst reaches D_4 > 0.9
+            "single_order_worst_case": WorstCase(
+                lambda: RenyiFilter(4.0, 1.0),
+                rdp_menu([4.0]),
+                single,
+                6,
+                state_key=multiset,
+                check=all_of(observed_above(0.9), confirmed(rel_tol=1e-12)),
+            ),
+            "single_order_search": Search(
+                lambda: RenyiFilter(4.0, 1.0), rdp_menu([4.0]), single, seed=1, rounds=6, n_random=6
+            ),
+            "multi_order_worst_case": WorstCase(
+                lambda: RenyiFilter(MULTI_ORDERS, MULTI_BUDGETS),
+                rdp_menu(MULTI_ORDERS),
+                RenyiCurve(MULTI_ORDERS, MULTI_BUDGETS),
+                depth=6,
+                state_key=multiset,
+            ),
+        }
 
 
 class TestRdpDpFilterContract(FilterContract):
@@ -198,6 +240,25 @@ class TestRdpDpFilterContract(FilterContract):
     def halting_cost(self) -> RenyiCurve:
         return RenyiCurve.single(8.0, 5.0)
 
+    def audits(self) -> dict[str, Audit]:
+        """Both the (eps, delta) promise and the filter's own RDP guarantee, each conversion."""
+        eps, delta, alpha = 2.0, 0.05, 4.0
+        audits: dict[str, Audit] = {}
+        for conversion in ("mironov", "cks"):
+
+            def make(c: str = conversion) -> RdpDpFilter:
+                return RdpDpFilter(eps, delta, alpha, c)  # type: ignore[arg-type]
+
+            menu = rdp_menu([alpha], (0.6, 1.0))
+            for kind, promise in (
+                ("dp", Promise.of(EpsDelta(eps, delta))),
+                ("rdp", make().guarantee),
+            ):
+                audits[f"{kind}_{conversion}"] = WorstCase(
+                    make, menu, promise, depth=6, state_key=multiset
+                )
+        return audits
+
 
 class TestZcdpFilterContract(FilterContract):
     filter_class = ZcdpFilter
@@ -211,6 +272,31 @@ class TestZcdpFilterContract(FilterContract):
     def halting_cost(self) -> Zcdp:
         return Zcdp(0.75)
 
+    def audits(self) -> dict[str, Audit]:
+        rho = 0.5
+        # eps-DP implies eps^2/2-zCDP (Bun and Steinke 2016, Prop. 1.4).
+        menu = [mechanism(randomized_response_laws(e), Zcdp(e * e / 2)) for e in (0.4, 0.8)]
+        # Gaussian costs 1/(2 sigma^2): sqrt(2 rho)-GDP, as the GDP filter.
+        precise, noisy = gaussian_query(2.0, Zcdp(1 / 8)), gaussian_query(4.0, Zcdp(1 / 32))
+
+        def analyst(outputs: tuple) -> ContinuousQuery | None:
+            if len(outputs) >= 16:
+                return None
+            return precise if outputs and outputs[-1] > 0.5 else noisy
+
+        return {
+            "rdp_worst_case": WorstCase(
+                lambda: ZcdpFilter(rho),
+                menu,
+                RenyiCurve.from_function(lambda a: a * rho, ZCDP_ORDERS),
+                depth=8,
+                state_key=multiset,
+            ),
+            "gdp_monte_carlo": MonteCarlo(
+                lambda: ZcdpFilter(rho), analyst, Promise.of(Gdp(1.0), GDP_GRID), n=3000, seed=23
+            ),
+        }
+
 
 class TestPureDpFilterViaZcdpContract(FilterContract):
     filter_class = PureDpFilterViaZcdp
@@ -223,3 +309,26 @@ class TestPureDpFilterViaZcdpContract(FilterContract):
 
     def halting_cost(self) -> PureDP:
         return PureDP(1.0)
+
+    def audits(self) -> dict[str, Audit]:
+        """The (eps, delta) promise and the zCDP budget B* (as RDP), for each conversion."""
+        eps, delta = 1.0, 0.05
+        menu = [mechanism(randomized_response_laws(e), PureDP(e)) for e in (0.2, 0.4)]
+        audits: dict[str, Audit] = {}
+        for conversion in ("bun_steinke", "optimal"):
+
+            def make(c: str = conversion) -> PureDpFilterViaZcdp:
+                return PureDpFilterViaZcdp(eps, delta, c)  # type: ignore[arg-type]
+
+            budget = zcdp_budget(eps, delta, conversion)  # type: ignore[arg-type]
+            audits[f"dp_{conversion}"] = WorstCase(
+                make, menu, Promise.of(EpsDelta(eps, delta)), 10, state_key=multiset
+            )
+            audits[f"rdp_{conversion}"] = WorstCase(
+                make,
+                menu,
+                RenyiCurve.from_function(lambda a, b=budget: a * b, ZCDP_ORDERS),
+                depth=10,
+                state_key=multiset,
+            )
+        return audits

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from accounting.curves.pld import Pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff, eps_delta_pld
 from accounting.filters.realisation import RoundLoss
 from accounting.mechanisms.finite import FiniteMechanism
 from accounting.mechanisms.randomized_response import (
@@ -66,3 +67,21 @@ def test_subsampled_randomized_response() -> None:
     assert float(full.delta(0.5)) == pytest.approx(float(randomized_response_pld(1.0).delta(0.5)))
     with pytest.raises(ValueError, match="rate"):
         subsampled_randomized_response(1.5, 1.0)
+
+
+def test_finite_mechanism_round_trip_and_release() -> None:
+    for pld in (
+        eps_delta_pld(1.0, 0.1),
+        PiecewiseLinearTradeoff.pure_dp(0.3).compose(PiecewiseLinearTradeoff.pure_dp(1.1)).to_pld(),
+    ):
+        mech = FiniteMechanism.from_pld(pld)
+        back = mech.pld()
+        np.testing.assert_allclose(back.losses, pld.losses, atol=1e-12)
+        np.testing.assert_allclose(back.probs, pld.probs, atol=1e-12)
+        assert back.inf_mass == pytest.approx(pld.inf_mass)
+    mech = FiniteMechanism.from_pld(eps_delta_pld(1.0, 0.1))
+    rng = np.random.default_rng(0)
+    draws = np.bincount([mech.release(0, rng) for _ in range(4000)], minlength=mech.p.size)
+    assert np.max(np.abs(draws / 4000 - mech.p)) < 0.03
+    with pytest.raises(ValueError, match="data"):
+        mech.release(2, rng)
