@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from experiments.common.schema import (
+from experiments.common.params import (
     Root,
     at_least,
     each,

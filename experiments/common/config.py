@@ -7,7 +7,7 @@ scale changes, and the command line wins over both (Hydra's specialising configu
 experiment declares a dataclass schema of ``params``; ``load_params`` merges the composed
 ``params`` into it, so an unknown or mistyped key (with a "did you mean"), or a value out of
 range, is refused before any work starts. The ranges are declared on the schema's fields
-(``experiments.common.schema``).
+(``experiments.common.params``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
-from experiments.common.schema import deferred, validate
+from experiments.common.params import deferred, validate
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 
@@ -44,7 +44,7 @@ def load_params(cfg: DictConfig | Mapping[str, Any], schema: type[T]) -> T:
 
     Unknown keys (with the closest valid key as a suggestion), wrong types and out-of-range
     values raise ``ValueError`` naming the full key path; the range checks are the rules the
-    schema's fields declare (``experiments.common.schema``).
+    schema's fields declare (``experiments.common.params``).
     """
     if not dataclasses.is_dataclass(schema):
         raise TypeError(f"schema must be a dataclass, got {schema!r}")

@@ -6,7 +6,7 @@ import itertools
 from dataclasses import dataclass
 
 from accounting.mechanisms.filtered_gd import CONVERSIONS
-from experiments.common.schema import (
+from experiments.common.params import (
     Root,
     Section,
     at_least,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from experiments.common.schema import (
+from experiments.common.params import (
     Root,
     Section,
     at_least,

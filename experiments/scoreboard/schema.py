@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from experiments.common.schema import Root, each, nonempty_text, param
+from experiments.common.params import Root, each, nonempty_text, param
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from experiments.common.schema import (
+from experiments.common.params import (
     Check,
     Root,
     Section,

@@ -212,9 +212,8 @@ def describe(f: dataclasses.Field) -> str:
     return ", ".join([str(f.type), *rules])
 
 
-def _first_sentence(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat.split(". ")[0].removesuffix(".")
+def _first_paragraph(text: str) -> str:
+    return " ".join(text.strip().split("\n\n")[0].split())
 
 
 def _shown(value: Any, width: int = 40) -> str:
@@ -233,7 +232,7 @@ def param_lines(schema: type, value_of: Callable[[str], Any]) -> list[str]:
         section = section_type(owner, f)
         doc = f.metadata.get(DOC, "")
         if section is not None:
-            doc = doc or _first_sentence(section.__doc__ or "")
+            doc = doc or _first_paragraph(section.__doc__ or "")
             line = f"{key}  ({f.type})"
         elif "[]" in key:
             line = f"{key}  ({describe(f)})"
