@@ -99,9 +99,7 @@ class Online(Section):
 class Heatmap(Section):
     """Fig. 1: ex-ante minus ex-post eps of Gaussian Above Threshold over (t, sigma_X)."""
 
-    thresholds: list[float] = param(
-        nonempty, each(probability), factory=lambda: [0.5, 0.65, 0.75]
-    )
+    thresholds: list[float] = param(nonempty, each(probability), factory=lambda: [0.5, 0.65, 0.75])
     t_min: int = param(positive, default=3)
     t_max: int = param(default=50)
     sigma_min: float = param(positive, default=0.2)
