@@ -28,7 +28,7 @@ LOCK_VENV := .lock-venv
 UNLOCK    := $(BIN)/python -m experiments.common.snakemake_lock
 SNAKEMAKE := $(BIN)/snakemake --profile profiles/local
 
-.PHONY: help setup test figures smoke determinism report lint format bench clean lock cluster-up cluster-down test-cluster
+.PHONY: help setup test figures smoke determinism lint format bench clean lock cluster-up cluster-down test-cluster
 
 setup: $(STAMP)  ## create .venv from requirements.lock (torch first)
 
