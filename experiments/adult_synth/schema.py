@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from experiments.common.params import (
@@ -66,7 +67,7 @@ class Params(Root):
     gbc_estimators: int = param(positive, default=100, doc="sklearn default")
     delta: float = param(open_unit, default=1e-5, doc="Table 3")
 
-    def cross_checks(self):
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if self.train_frac + self.val_frac >= 1.0:
             yield (
                 "train_frac",

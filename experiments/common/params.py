@@ -84,7 +84,6 @@ def each(check: Check) -> Check:
 
 
 positive = greater_than(0)
-nonnegative = at_least(0)
 #: [0, 1]; (0, 1]; (0, 1).
 probability = interval(0, 1)
 probability_open_low = interval(0, 1, open_low=True)

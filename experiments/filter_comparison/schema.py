@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from experiments.common.params import (
@@ -26,7 +27,7 @@ class Hetero(Section):
     sigma_lo: float = param(positive)
     sigma_hi: float = param()
 
-    def cross_checks(self):
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if not self.sigma_hi >= self.sigma_lo:
             yield "sigma_hi", f"must be >= sigma_lo, got {self.sigma_hi}"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from accounting.mechanisms.filtered_gd import CONVERSIONS
@@ -71,7 +72,7 @@ class Params(Root):
     stop: Stop = param()
     search: Search = param()
 
-    def cross_checks(self):
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if len(self.suboptimal_clip_factor) != len(self.eps):
             yield "suboptimal_clip_factor", "needs one factor per eps"
         if missing := sorted(set(self.fig1_eps) - set(self.eps)):

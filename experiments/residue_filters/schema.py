@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from experiments.common.params import (
@@ -24,7 +25,7 @@ class Grid(Section):
     hi: float = param()
     n: int = param(positive)
 
-    def cross_checks(self):
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if self.lo > self.hi:
             yield "lo", f"must be <= hi, got lo={self.lo}, hi={self.hi}"
 
@@ -119,7 +120,7 @@ class Counts(Section):
     rtol: float = param()
     cap: int = param(positive)
 
-    def cross_checks(self):
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if not self.eps.lo > 0:
             yield "eps.lo", f"must be > 0 (a geometric grid), got {self.eps.lo!r}"
 

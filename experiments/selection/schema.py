@@ -6,6 +6,7 @@ what a scale changes. Every range is checked here, before any work starts.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from experiments.common.params import (
@@ -113,7 +114,7 @@ class Heatmap(Section):
     )
     max_steps: int = param(positive, default=200)
 
-    def cross_checks(self):
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if not self.t_max >= self.t_min:
             yield "t_max", f"must be >= t_min, got {self.t_max!r}"
         if not self.sigma_max >= self.sigma_min:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +45,7 @@ class PureDp(Section):
     t_max: int = param(positive, doc="rounds per path")
     n_paths: int = param(positive, doc="Monte Carlo paths")
 
-    def cross_checks(self):
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if self.eps_lo > self.eps_hi:
             yield "eps_lo", f"must be <= eps_hi, got {self.eps_lo}"
 
@@ -67,6 +68,6 @@ class Params(Root):
     quadrature_nodes: int = param(positive)
     puredp: PureDp = param()
 
-    def cross_checks(self):
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if missing := sorted(set(self.plot_eps) - set(self.eps)):
             yield "plot_eps", f"must be a subset of params.eps, missing {missing}"
