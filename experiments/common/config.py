@@ -68,8 +68,8 @@ def load_params(cfg: DictConfig | Mapping[str, Any], schema: type[T]) -> T:
 
 def _unknown_key(err: ConfigKeyError, schema: type) -> str:
     """The message for a key the schema lacks: its section's valid keys and the closest one."""
-    section = getattr(err, "object_type", None)
-    section = section if dataclasses.is_dataclass(section) else schema
+    found = getattr(err, "object_type", None)
+    section = found if isinstance(found, type) and dataclasses.is_dataclass(found) else schema
     valid = [f.name for f in dataclasses.fields(section)]
     name = str(err.key)
     close = difflib.get_close_matches(name, valid, n=1)

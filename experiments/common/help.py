@@ -39,10 +39,11 @@ def text(name: str, schema: type, root: DictConfig) -> str:
     raw = OmegaConf.to_container(root, resolve=False)
     assert isinstance(raw, dict)
     for key, value in raw.items():
+        key = str(key)
         if key in ("hydra", "params", "scale", "defaults"):
             continue
-        note = comments.get(str(key))
-        options.append(f"{key}={value}" + (f"  {note}" if note else ""))
+        note = comments.get(key)
+        options.append(f"{key}={value!s}" + (f"  {note}" if note else ""))
 
     with deferred():  # the values Hydra composed over the schema's defaults
         merged = OmegaConf.merge(OmegaConf.structured(schema), root.params)
