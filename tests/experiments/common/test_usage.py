@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.common import help as app_help
+from experiments.common import usage
 from experiments.common.config import compose_config
 from experiments.common.params import fields_under
 
@@ -22,7 +22,7 @@ EXPERIMENTS = sorted(p.parent.name for p in ROOT.glob("experiments/*/schema.py")
 @pytest.mark.parametrize("exp", EXPERIMENTS)
 def test_help_has_one_line_per_param_and_no_other_experiment(exp: str):
     schema = importlib.import_module(f"experiments.{exp}.schema").Params
-    lines = app_help.text(exp, schema, compose_config(exp, "smoke")).splitlines()
+    lines = usage.text(exp, schema, compose_config(exp, "smoke")).splitlines()
     for key, _, _ in fields_under(schema):
         own = [line for line in lines if line.split(" ", 1)[0] == key]
         assert len(own) == 1, f"{key}: {own}"
