@@ -1,8 +1,9 @@
 # Two commands on a fresh Linux machine with Python 3.11:
 #   make test      set up .venv if needed, run the test suite
 #   make figures   set up .venv if needed, run the pipeline at the default scale, write report.html
-# Also: make smoke (whole DAG at scale=smoke), make determinism (two clean smoke builds give
-# the same bytes; CI runs it), make lint, make bench, make clean, make lock,
+# Also: make help (every target, one line each), make smoke (whole DAG at scale=smoke),
+# make determinism (two clean smoke builds give the same bytes; CI runs it), make lint,
+# make bench, make clean, make lock,
 # make cluster-up / cluster-down / test-cluster (a one-node SLURM on this machine, as root).
 #
 # Every install takes its versions from requirements.lock (exact versions of the whole
@@ -27,9 +28,9 @@ LOCK_VENV := .lock-venv
 UNLOCK    := $(BIN)/python -m experiments.common.snakemake_lock
 SNAKEMAKE := $(BIN)/snakemake --profile profiles/local
 
-.PHONY: setup test figures smoke determinism report lint format bench clean lock cluster-up cluster-down test-cluster
+.PHONY: help setup test figures smoke determinism lint format bench clean lock cluster-up cluster-down test-cluster
 
-setup: $(STAMP)
+setup: $(STAMP)  ## create .venv from requirements.lock (torch first)
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(BIN)/python -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
@@ -37,38 +38,38 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(BIN)/python -m pip install -c $(LOCK) -e '.[experiments,dev]'
 	touch $(STAMP)
 
-test: $(STAMP)
+test: $(STAMP)  ## run the test suite
 	$(BIN)/python -m pytest
 
-figures: $(STAMP)
+figures: $(STAMP)  ## run the pipeline at SCALE (default) on CORES, write report.html
 	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE)
 	$(SNAKEMAKE) --config scale=$(SCALE) --report report.html
 
 # A one-node SLURM on this machine (root; installs Debian's slurm-wlm, slurmdbd, MariaDB):
 # .ci/slurm-up. test-cluster runs the tests marked `slurm` against it (skipped in `make test`).
-cluster-up:
+cluster-up:  ## start a one-node SLURM on this machine (root)
 	.ci/slurm-up
 
-cluster-down:
+cluster-down:  ## stop the one-node SLURM
 	.ci/slurm-down
 
-test-cluster: $(STAMP) cluster-up
+test-cluster: $(STAMP) cluster-up  ## run the tests marked slurm against the one-node SLURM
 	FILTERLAB_SLURM=1 $(BIN)/python -m pytest -m slurm -rA tests/pipeline/test_cluster.py
 
-smoke: $(STAMP)
+smoke: $(STAMP)  ## the whole DAG at scale=smoke
 	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=smoke
 
 # Two clean smoke builds in temporary folders (PYTHONHASHSEED 1 and 2, --cores 1 and 2) must
 # give byte-identical data, results and figures; sidecars may differ only in the facts of the run.
-determinism: $(STAMP)
+determinism: $(STAMP)  ## two clean smoke builds must give the same bytes
 	$(BIN)/python -m experiments.common.determinism
 
 # Exact versions of everything `pip install -e '.[experiments,dev]'` pulls in today, resolved
 # in a throw-away venv (filterlab itself excluded; local version labels such as +cpu dropped,
 # so the lock installs from PyPI too).
-lock:
+lock:  ## regenerate requirements.lock from a fresh venv
 	rm -rf $(LOCK_VENV)
 	$(PYTHON) -m venv $(LOCK_VENV)
 	$(LOCK_VENV)/bin/python -m pip install $(TORCH)
@@ -80,22 +81,26 @@ lock:
 	mv $(LOCK).tmp $(LOCK)
 	rm -rf $(LOCK_VENV)
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff check, ruff format --check, mypy accounting
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy accounting
 
-format: $(STAMP)
+format: $(STAMP)  ## ruff format and ruff check --fix
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: $(STAMP)
+bench: $(STAMP)  ## run benchmarks/*.py
 	@set -e; found=0; for script in benchmarks/[!_]*.py; do \
 		[ -e "$$script" ] || continue; found=1; \
 		echo "== $$script"; $(BIN)/python "$$script"; \
 	done; [ $$found = 1 ] || echo "no benchmarks/*.py yet"
 
 # Removes generated results, figures, logs and processed data (keeps data/raw and the READMEs).
-clean:
+clean:  ## remove generated results, figures, logs and processed data
 	find results figures data/processed -mindepth 1 ! -name README.md -delete
 	rm -rf .snakemake report.html logs
+
+# One line per target: the `## ` comment beside it.
+help:  ## list the targets, one line each
+	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

@@ -22,6 +22,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from experiments.common import usage
 from experiments.common.config import CONFIG_DIR, as_dict, load_params
 from experiments.common.provenance import write_table
 from experiments.common.timings import collect
@@ -70,6 +71,7 @@ def experiment_main(
     name: str, schema: type[P], run: Callable[[DictConfig, P], pd.DataFrame]
 ) -> Callable[[], Any]:
     """The Hydra app that runs ``run`` with the validated params and writes its table."""
+    usage.register(name, schema)  # --help lists this experiment's own params
 
     @hydra.main(config_path=str(CONFIG_DIR), config_name=name, version_base=None)
     def main(cfg: DictConfig) -> None:

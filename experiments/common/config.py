@@ -5,20 +5,24 @@ Pattern (README "How to add a sweep"): the primary config ``config/<exp>.yaml`` 
 live under ``params:``; ``config/<exp>/scale/<name>.yaml`` (``# @package params``) holds what a
 scale changes, and the command line wins over both (Hydra's specialising configuration). Each
 experiment declares a dataclass schema of ``params``; ``load_params`` merges the composed
-``params`` into it, so an unknown or mistyped key, or a value out of range, is refused before
-any work starts.
+``params`` into it, so an unknown or mistyped key (with a "did you mean"), or a value out of
+range, is refused before any work starts. The ranges are declared on the schema's fields
+(``experiments.common.params``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
+
+from experiments.common.params import deferred, validate
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 
@@ -38,8 +42,9 @@ def compose_config(name: str, scale: str, overrides: Sequence[str] = ()) -> Dict
 def load_params(cfg: DictConfig | Mapping[str, Any], schema: type[T]) -> T:
     """``cfg.params`` validated against the dataclass ``schema`` and instantiated.
 
-    Unknown keys, wrong types and out-of-range values raise ``ValueError`` naming the key
-    (``__post_init__`` of the schema does the range checks).
+    Unknown keys (with the closest valid key as a suggestion), wrong types and out-of-range
+    values raise ``ValueError`` naming the full key path; the range checks are the rules the
+    schema's fields declare (``experiments.common.params``).
     """
     if not dataclasses.is_dataclass(schema):
         raise TypeError(f"schema must be a dataclass, got {schema!r}")
@@ -48,43 +53,33 @@ def load_params(cfg: DictConfig | Mapping[str, Any], schema: type[T]) -> T:
     if given is None:
         raise ValueError("config has no `params` block")
     try:
-        merged = OmegaConf.merge(OmegaConf.structured(schema), given)
-        return OmegaConf.to_object(merged)  # type: ignore[return-value]
+        with deferred():
+            merged = OmegaConf.merge(OmegaConf.structured(schema), given)
+            params = OmegaConf.to_object(merged)
+    except ConfigKeyError as err:
+        raise ValueError(_unknown_key(err, schema)) from None
     except OmegaConfBaseException as err:
         key = getattr(err, "full_key", None) or "?"
-        fields = sorted(f.name for f in dataclasses.fields(schema))
-        raise ValueError(
-            f"params.{key}: {err.msg if hasattr(err, 'msg') else err}. "
-            f"Valid keys of params: {fields}"
-        ) from None
+        reason = str(getattr(err, "msg", err)).splitlines()[0]
+        raise ValueError(f"params.{key}: {reason}") from None
+    validate(params, "params")
+    return params  # type: ignore[return-value]
+
+
+def _unknown_key(err: ConfigKeyError, schema: type) -> str:
+    """The message for a key the schema lacks: its section's valid keys and the closest one."""
+    found = getattr(err, "object_type", None)
+    section = found if isinstance(found, type) and dataclasses.is_dataclass(found) else schema
+    valid = [f.name for f in dataclasses.fields(section)]
+    name = str(err.key)
+    close = difflib.get_close_matches(name, valid, n=1)
+    hint = f", did you mean {close[0]!r}?" if close else "."
+    return (
+        f"params.{err.full_key or name}: unknown key {name!r}{hint} "
+        f"Valid keys of {section.__name__}: {sorted(valid)}"
+    )
 
 
 def as_dict(params: Any) -> dict[str, Any]:
     """A validated params dataclass as plain JSON-ready values (for the sidecar)."""
     return OmegaConf.to_container(OmegaConf.structured(params), resolve=True)  # type: ignore[return-value]
-
-
-def positive(name: str, value: float) -> None:
-    """Raise ``ValueError`` unless ``value > 0``."""
-    if not value > 0:
-        raise ValueError(f"params.{name} must be > 0, got {value!r}")
-
-
-def nonnegative(name: str, value: float) -> None:
-    """Raise ``ValueError`` unless ``value >= 0``."""
-    if not value >= 0:
-        raise ValueError(f"params.{name} must be >= 0, got {value!r}")
-
-
-def probability(name: str, value: float, *, open_low: bool = False) -> None:
-    """Raise ``ValueError`` unless ``value`` is in [0, 1] ((0, 1] with ``open_low``)."""
-    low_ok = value > 0 if open_low else value >= 0
-    if not (low_ok and value <= 1):
-        interval = "(0, 1]" if open_low else "[0, 1]"
-        raise ValueError(f"params.{name} must be in {interval}, got {value!r}")
-
-
-def nonempty(name: str, values: Sequence[Any]) -> None:
-    """Raise ``ValueError`` for an empty list."""
-    if len(values) == 0:
-        raise ValueError(f"params.{name} must be a non-empty list")

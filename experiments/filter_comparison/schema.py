@@ -2,111 +2,87 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from omegaconf import MISSING
-
-from experiments.common.config import nonempty, positive, probability
+from experiments.common.params import (
+    Root,
+    Section,
+    each,
+    greater_than,
+    nonempty,
+    open_unit,
+    param,
+    positive,
+    probability,
+)
 
 WORKLOADS = ("a", "b", "c", "d", "e")
 
 
 @dataclass
-class Hetero:
+class Hetero(Section):
     """(b): sigma_i log-uniform on [sigma_lo, sigma_hi]."""
 
-    sigma_lo: float = MISSING
-    sigma_hi: float = MISSING
+    sigma_lo: float = param(positive)
+    sigma_hi: float = param()
 
-    def __post_init__(self) -> None:
-        positive("hetero.sigma_lo", self.sigma_lo)
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if not self.sigma_hi >= self.sigma_lo:
-            raise ValueError(f"params.hetero.sigma_hi must be >= sigma_lo, got {self.sigma_hi}")
+            yield "sigma_hi", f"must be >= sigma_lo, got {self.sigma_hi}"
 
 
 @dataclass
-class Mixed:
+class Mixed(Section):
     """(c): each query is randomized response RR_{rr_eps} w.p. p_rr, else Gaussian sigma."""
 
-    rr_eps: float = MISSING
-    sigma: float = MISSING
-    p_rr: float = MISSING
-
-    def __post_init__(self) -> None:
-        positive("mixed.rr_eps", self.rr_eps)
-        positive("mixed.sigma", self.sigma)
-        probability("mixed.p_rr", self.p_rr)
+    rr_eps: float = param(positive)
+    sigma: float = param(positive)
+    p_rr: float = param(probability)
 
 
 @dataclass
-class AboveThreshold:
+class AboveThreshold(Section):
     """(d): Gaussian Above Threshold instances (Lebensold et al., Alg. 3) over ``steps``
     queries drawn uniformly from [0, 1], sensitivity ``sensitivity``."""
 
-    steps: int = MISSING
-    sigma_threshold: float = MISSING
-    sigma_query: float = MISSING
-    sensitivity: float = MISSING
-    threshold: float = MISSING
-
-    def __post_init__(self) -> None:
-        positive("above_threshold.steps", self.steps)
-        positive("above_threshold.sigma_threshold", self.sigma_threshold)
-        positive("above_threshold.sigma_query", self.sigma_query)
-        positive("above_threshold.sensitivity", self.sensitivity)
+    steps: int = param(positive)
+    sigma_threshold: float = param(positive)
+    sigma_query: float = param(positive)
+    sensitivity: float = param(positive)
+    threshold: float = param()
 
 
 @dataclass
-class Gradients:
+class Gradients(Section):
     """(e): DP-SGD steps (full batch) with clip norm ``clip`` and noise multiplier
     ``noise_multiplier``; per-example gradient norms from ``norms_file`` (npz with an array
     ``norms`` of shape (steps, n)) or, when null or absent, a labelled synthetic stand-in:
     log-normal norms with median ``median_norm`` decaying by ``decay`` per step."""
 
-    n_examples: int = MISSING
-    steps: int = MISSING
-    clip: float = MISSING
-    noise_multiplier: float = MISSING
-    median_norm: float = MISSING
-    spread: float = MISSING
-    decay: float = MISSING
-    norms_file: str | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("n_examples", "steps", "clip", "noise_multiplier", "median_norm"):
-            positive(f"gradients.{name}", getattr(self, name))
-        positive("gradients.spread", self.spread)
-        probability("gradients.decay", self.decay)
+    n_examples: int = param(positive)
+    steps: int = param(positive)
+    clip: float = param(positive)
+    noise_multiplier: float = param(positive, doc="sigma / clip")
+    median_norm: float = param(positive)
+    spread: float = param(positive, doc="log-normal spread of the synthetic norms")
+    decay: float = param(probability, doc="per-step factor of the synthetic median norm")
+    norms_file: str | None = param(default=None, doc="npz of measured norms; null: synthetic")
 
 
 @dataclass
-class Params:
+class Params(Root):
     """Shared budget (eps, delta), stream length, runs and the five workloads."""
 
-    seed: int = MISSING
-    eps: float = MISSING
-    delta: float = MISSING
-    horizon: int = MISSING
-    max_queries: int = MISSING
-    runs: int = MISSING
-    rdp_orders: list[float] = MISSING
-    sigmas: list[float] = MISSING
-    hetero: Hetero = MISSING
-    mixed: Mixed = MISSING
-    above_threshold: AboveThreshold = MISSING
-    gradients: Gradients = MISSING
-
-    def __post_init__(self) -> None:
-        positive("eps", self.eps)
-        probability("delta", self.delta, open_low=True)
-        if not self.delta < 1:
-            raise ValueError(f"params.delta must be in (0, 1), got {self.delta}")
-        positive("horizon", self.horizon)
-        positive("max_queries", self.max_queries)
-        positive("runs", self.runs)
-        nonempty("rdp_orders", self.rdp_orders)
-        if any(not a > 1 for a in self.rdp_orders):
-            raise ValueError(f"params.rdp_orders must all be > 1, got {self.rdp_orders}")
-        nonempty("sigmas", self.sigmas)
-        for s in self.sigmas:
-            positive("sigmas", s)
+    seed: int = param()
+    eps: float = param(positive)
+    delta: float = param(open_unit)
+    horizon: int = param(positive)
+    max_queries: int = param(positive)
+    runs: int = param(positive)
+    rdp_orders: list[float] = param(nonempty, each(greater_than(1)))
+    sigmas: list[float] = param(nonempty, each(positive))
+    hetero: Hetero = param()
+    mixed: Mixed = param()
+    above_threshold: AboveThreshold = param()
+    gradients: Gradients = param()

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from omegaconf import MISSING
-
 from accounting.mechanisms.filtered_gd import CONVERSIONS
-from experiments.common.config import nonempty, positive, probability
+from experiments.common.params import (
+    Root,
+    Section,
+    at_least,
+    each,
+    interval,
+    nonempty,
+    one_of,
+    open_unit,
+    param,
+    positive,
+)
 from experiments.mnist_gd.per_example import CONV_METHODS
 
 MNIST_TRAIN = 60000
@@ -16,37 +26,24 @@ MNIST_TEST = 10000
 
 
 @dataclass
-class Stop:
+class Stop(Section):
     """Sec. 5.1 stopping rule: m noisy training-accuracy queries, ``every`` steps apart,
     the first after B_norm / C^2 steps; ``share`` of the zCDP budget pays for them."""
 
-    n_queries: int = MISSING
-    every: int = MISSING
-    share: float = MISSING
-
-    def __post_init__(self) -> None:
-        positive("stop.n_queries", self.n_queries)
-        positive("stop.every", self.every)
-        if not 0 < self.share < 1:
-            raise ValueError(f"params.stop.share must be in (0, 1), got {self.share!r}")
+    n_queries: int = param(positive, doc="noisy training-accuracy queries (m)")
+    every: int = param(positive, doc="steps between queries")
+    share: float = param(open_unit, doc="share of the zCDP budget paying for the queries")
 
 
 @dataclass
-class Search:
+class Search(Section):
     """Grid searched with private GD (no filtering) for each eps; the best mean test accuracy
     over ``n_trials`` picks (clip, steps, lr), reused by every run at that eps (Sec. 5.1)."""
 
-    clip: list[float] = MISSING
-    steps: list[int] = MISSING
-    lr: list[float] = MISSING
-    n_trials: int = MISSING
-
-    def __post_init__(self) -> None:
-        for name in ("clip", "steps", "lr"):
-            nonempty(f"search.{name}", getattr(self, name))
-            for value in getattr(self, name):
-                positive(f"search.{name}", value)
-        positive("search.n_trials", self.n_trials)
+    clip: list[float] = param(nonempty, each(positive), doc="clip norms C")
+    steps: list[int] = param(nonempty, each(positive), doc="GD steps")
+    lr: list[float] = param(nonempty, each(positive), doc="learning rates")
+    n_trials: int = param(positive, doc="trials per grid point")
 
     def points(self) -> list[tuple[float, int, float]]:
         """(clip, steps, lr) for every grid point, in a fixed order (clip slowest)."""
@@ -54,48 +51,29 @@ class Search:
 
 
 @dataclass
-class Params:
-    seed: int = MISSING
-    delta: float = MISSING
-    eps: list[float] = MISSING
-    conversion: str = MISSING  # bun_steinke (Thm. 4.8's B*) | optimal
-    suboptimal_clip_factor: list[float] = MISSING  # per eps: C x this, sigma C kept
-    fig1_eps: list[float] = MISSING
-    n_train: int = MISSING
-    n_test: int = MISSING
-    n_trials: int = MISSING
-    chunk_size: int = MISSING  # examples per chunk on CPU
-    gpu_chunk_size: int = MISSING  # examples per chunk on CUDA (replaces chunk_size there)
-    conv_method: str = MISSING  # patches | grouped | unfold
-    threads: int = MISSING  # torch CPU threads per job
-    stop: Stop = MISSING
-    search: Search = MISSING
+class Params(Root):
+    seed: int = param()
+    delta: float = param(open_unit)
+    eps: list[float] = param(nonempty, each(positive), doc="privacy budgets (one column each)")
+    conversion: str = param(
+        one_of(CONVERSIONS), doc="zCDP -> DP: bun_steinke (Thm. 4.8's B*) | optimal"
+    )
+    suboptimal_clip_factor: list[float] = param(
+        each(at_least(1)), doc="per eps: C x this, sigma C kept"
+    )
+    fig1_eps: list[float] = param(doc="the eps of Fig. 1, a subset of eps")
+    n_train: int = param(interval(1, MNIST_TRAIN), doc="training images used")
+    n_test: int = param(interval(1, MNIST_TEST), doc="test images used")
+    n_trials: int = param(positive, doc="trials per (eps, regime, arm)")
+    chunk_size: int = param(positive, doc="examples per chunk on CPU")
+    gpu_chunk_size: int = param(positive, doc="examples per chunk on CUDA (replaces chunk_size)")
+    conv_method: str = param(one_of(CONV_METHODS), doc="per-example conv gradients")
+    threads: int = param(positive, doc="torch CPU threads per job")
+    stop: Stop = param()
+    search: Search = param()
 
-    def __post_init__(self) -> None:
-        nonempty("eps", self.eps)
-        for value in self.eps:
-            positive("eps", value)
-        probability("delta", self.delta, open_low=True)
-        if self.delta >= 1:
-            raise ValueError(f"params.delta must be in (0, 1), got {self.delta!r}")
-        if self.conversion not in CONVERSIONS:
-            raise ValueError(
-                f"params.conversion must be one of {CONVERSIONS}, got {self.conversion!r}"
-            )
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if len(self.suboptimal_clip_factor) != len(self.eps):
-            raise ValueError("params.suboptimal_clip_factor needs one factor per eps")
-        for value in self.suboptimal_clip_factor:
-            if not value >= 1:
-                raise ValueError(f"params.suboptimal_clip_factor must be >= 1, got {value!r}")
+            yield "suboptimal_clip_factor", "needs one factor per eps"
         if missing := sorted(set(self.fig1_eps) - set(self.eps)):
-            raise ValueError(f"params.fig1_eps must be a subset of params.eps, missing {missing}")
-        if not 1 <= self.n_train <= MNIST_TRAIN:
-            raise ValueError(f"params.n_train must be in [1, {MNIST_TRAIN}], got {self.n_train}")
-        if not 1 <= self.n_test <= MNIST_TEST:
-            raise ValueError(f"params.n_test must be in [1, {MNIST_TEST}], got {self.n_test}")
-        for name in ("n_trials", "chunk_size", "gpu_chunk_size", "threads"):
-            positive(name, getattr(self, name))
-        if self.conv_method not in CONV_METHODS:
-            raise ValueError(
-                f"params.conv_method must be one of {CONV_METHODS}, got {self.conv_method!r}"
-            )
+            yield "fig1_eps", f"must be a subset of params.eps, missing {missing}"

@@ -2,131 +2,135 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from omegaconf import MISSING
-
-from experiments.common.config import nonempty, positive, probability
+from experiments.common.params import (
+    Root,
+    Section,
+    at_least,
+    nonempty,
+    param,
+    positive,
+    probability,
+    probability_open_low,
+)
 
 
 @dataclass
-class Grid:
+class Grid(Section):
     """A grid of ``n`` points from ``lo`` to ``hi`` (linear or geometric, as the caller says)."""
 
-    lo: float = MISSING
-    hi: float = MISSING
-    n: int = MISSING
+    lo: float = param()
+    hi: float = param()
+    n: int = param(positive)
 
-    def __post_init__(self) -> None:
-        positive("grid n", self.n)
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if self.lo > self.hi:
-            raise ValueError(f"params: grid lo must be <= hi, got lo={self.lo}, hi={self.hi}")
+            yield "lo", f"must be <= hi, got lo={self.lo}, hi={self.hi}"
 
 
 @dataclass
-class Regime:
-    name: str = MISSING
-    mu: float = MISSING
-    eps: float = MISSING
+class Regime(Section):
+    """A panel of Fig. 1: GDP(mu) residue against a query at budget eps."""
 
-    def __post_init__(self) -> None:
-        positive("fig1.regimes.mu", self.mu)
-        positive("fig1.regimes.eps", self.eps)
+    name: str = param()
+    mu: float = param(positive)
+    eps: float = param(positive)
 
 
 @dataclass
-class Fig1:
-    regimes: list[Regime] = MISSING
-    thresholds: int = MISSING
-    rtol: float = MISSING
+class Fig1(Section):
+    """Fig. 1: residue (x) query in three regimes."""
 
-    def __post_init__(self) -> None:
-        nonempty("fig1.regimes", self.regimes)
-        positive("fig1.thresholds", self.thresholds)
-        positive("fig1.rtol", self.rtol)
+    regimes: list[Regime] = param(nonempty)
+    thresholds: int = param(positive, doc="Neyman-Pearson thresholds tracing residue (x) query")
+    rtol: float = param(positive)
 
 
 @dataclass
-class Fig2A:
-    budget: list[float] = MISSING
-    queries: list[list[float]] = MISSING  # (eps, delta) each
-    rounds: int = MISSING
+class Fig2A(Section):
+    """Cor. 1/3: not totally ordered (eps, delta) queries, budget from the same family."""
+
+    budget: list[float] = param(doc="(eps, delta)")
+    queries: list[list[float]] = param(doc="(eps, delta) each")
+    rounds: int = param()
 
 
 @dataclass
-class Fig2B:
-    budget_rr: list[float] = MISSING
-    query_eps: list[float] = MISSING
-    shown_eps: list[float] = MISSING
-    rounds: list[int] = MISSING
+class Fig2B(Section):
+    """Cor. 2: pure-DP queries against a budget RR (x) RR."""
+
+    budget_rr: list[float] = param()
+    query_eps: list[float] = param()
+    shown_eps: list[float] = param()
+    rounds: list[int] = param()
 
 
 @dataclass
-class Fig2:
-    a: Fig2A = MISSING
-    b: Fig2B = MISSING
+class Fig2(Section):
+    """Fig. 2: (a) and (b)."""
+
+    a: Fig2A = param()
+    b: Fig2B = param()
 
 
 @dataclass
-class Subsampled:
-    eps: float = MISSING
-    q_lo: float = MISSING
-    q_hi: float = MISSING
-    n: int = MISSING
+class Subsampled(Section):
+    """RR_eps subsampled with probability q on a grid of n from q_lo to q_hi."""
 
-    def __post_init__(self) -> None:
-        probability("fig3.a.subsampled.q_lo", self.q_lo, open_low=True)
-        probability("fig3.a.subsampled.q_hi", self.q_hi, open_low=True)
-        positive("fig3.a.subsampled.n", self.n)
+    eps: float = param()
+    q_lo: float = param(probability_open_low)
+    q_hi: float = param(probability_open_low)
+    n: int = param(positive)
 
 
 @dataclass
-class Fig3A:
-    mu: float = MISSING
-    rr_eps: Grid = MISSING
-    subsampled: Subsampled = MISSING
+class Fig3A(Section):
+    """Cor. 4: GDP budget, queries RR_eps and subsampled RR."""
+
+    mu: float = param()
+    rr_eps: Grid = param()
+    subsampled: Subsampled = param()
 
 
 @dataclass
-class Fig3B:
-    mu: float = MISSING
-    reveal: float = MISSING
-    queries: list[list[float]] = MISSING
+class Fig3B(Section):
+    """Cor. 4: approximate-GDP budget G_mu with full disclosure w.p. reveal."""
 
-    def __post_init__(self) -> None:
-        positive("fig3.b.mu", self.mu)
-        probability("fig3.b.reveal", self.reveal)
+    mu: float = param(positive)
+    reveal: float = param(probability)
+    queries: list[list[float]] = param(doc="(eps, delta) each")
 
 
 @dataclass
-class Fig3:
-    a: Fig3A = MISSING
-    b: Fig3B = MISSING
+class Fig3(Section):
+    """Fig. 3: (a) and (b)."""
+
+    a: Fig3A = param()
+    b: Fig3B = param()
 
 
 @dataclass
-class Counts:
-    mus: list[float] = MISSING
-    eps: Grid = MISSING
-    rtol: float = MISSING
-    cap: int = MISSING
+class Counts(Section):
+    """Queries admitted per filter over GDP budgets mus and a geometric eps grid."""
 
-    def __post_init__(self) -> None:
-        nonempty("counts.mus", self.mus)
-        positive("counts.cap", self.cap)
-        positive("counts.eps.lo", self.eps.lo)
+    mus: list[float] = param(nonempty)
+    eps: Grid = param(doc="geometric grid")
+    rtol: float = param()
+    cap: int = param(positive)
+
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
+        if not self.eps.lo > 0:
+            yield "eps.lo", f"must be > 0 (a geometric grid), got {self.eps.lo!r}"
 
 
 @dataclass
-class Params:
-    seed: int = MISSING
-    alpha_points: int = MISSING
-    check_eps: Grid = MISSING
-    fig1: Fig1 = MISSING
-    fig2: Fig2 = MISSING
-    fig3: Fig3 = MISSING
-    counts: Counts = MISSING
-
-    def __post_init__(self) -> None:
-        if self.alpha_points < 2:
-            raise ValueError(f"params.alpha_points must be >= 2, got {self.alpha_points}")
+class Params(Root):
+    seed: int = param()
+    alpha_points: int = param(at_least(2), doc="type-I error grid for smooth curves")
+    check_eps: Grid = param(doc="eps grid of the cost / adversary-transcript cross-check")
+    fig1: Fig1 = param()
+    fig2: Fig2 = param()
+    fig3: Fig3 = param()
+    counts: Counts = param()

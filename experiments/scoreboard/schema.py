@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from experiments.common.params import Root, each, nonempty_text, param
+
 
 @dataclass
-class Params:
-    """``results_root``: where results/<exp>/<scale>/ live; ``experiments``: the experiments
-    the pipeline built at this scale (None: every experiment with a paper.yaml)."""
+class Params(Root):
+    """What the scoreboard scores."""
 
-    results_root: str = "results"
-    experiments: list[str] | None = None
-
-    def __post_init__(self) -> None:
-        if not self.results_root:
-            raise ValueError("params.results_root must be a non-empty path")
-        if self.experiments is not None and any(not e for e in self.experiments):
-            raise ValueError("params.experiments must list non-empty experiment names")
+    results_root: str = param(
+        nonempty_text, default="results", doc="where results/<exp>/<scale>/ live"
+    )
+    experiments: list[str] | None = param(
+        each(nonempty_text),
+        default=None,
+        doc="experiments the pipeline built at this scale (null: every one with a paper.yaml)",
+    )

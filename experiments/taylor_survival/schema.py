@@ -2,76 +2,72 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from omegaconf import MISSING
-
-from experiments.common.config import nonempty, positive, probability
+from experiments.common.params import (
+    Check,
+    Root,
+    Section,
+    each,
+    nonempty,
+    one_of,
+    param,
+    positive,
+    probability,
+)
 
 PAIRS = ("published", "rule")
 
+published_or_probability = Check(
+    lambda v: v == "published" or (not isinstance(v, str) and 0 < float(v) <= 1),
+    "'published' or a delta in (0, 1]",
+    ("nope", 2.0),
+)
+
 
 @dataclass
-class Published:
+class Published(Section):
     """The (delta~, theta) pair printed in Sec. V-B for N = 48."""
 
-    delta_tilde: float = MISSING
-    theta: float = MISSING
-
-    def __post_init__(self) -> None:
-        probability("published.delta_tilde", self.delta_tilde)
-        probability("published.theta", self.theta)
+    delta_tilde: float = param(probability)
+    theta: float = param(probability)
 
 
 @dataclass
-class PureDp:
+class PureDp(Section):
     """Sec. V-A: the adaptive randomized-response analyst."""
 
-    eps_lo: float = MISSING
-    eps_hi: float = MISSING
-    budget: float = MISSING
-    t_max: int = MISSING
-    n_paths: int = MISSING
+    eps_lo: float = param(positive, doc="smallest eps the analyst asks for")
+    eps_hi: float = param(positive, doc="largest eps the analyst asks for")
+    budget: float = param(positive, doc="the filter's pure-DP budget")
+    t_max: int = param(positive, doc="rounds per path")
+    n_paths: int = param(positive, doc="Monte Carlo paths")
 
-    def __post_init__(self) -> None:
-        for name in ("eps_lo", "eps_hi", "budget", "t_max", "n_paths"):
-            positive(f"puredp.{name}", getattr(self, name))
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if self.eps_lo > self.eps_hi:
-            raise ValueError(f"params.puredp.eps_lo must be <= eps_hi, got {self.eps_lo}")
+            yield "eps_lo", f"must be <= eps_hi, got {self.eps_lo}"
 
 
 @dataclass
-class Params:
-    seed: int = MISSING
-    sensitivity: float = MISSING
-    sigmas: list[float] = MISSING
-    n_maxes: list[int] = MISSING
-    deltas: list[Any] = MISSING  # float or "published"
-    eps: list[float] = MISSING
-    plot_eps: list[float] = MISSING
-    published: Published = MISSING
-    pairs: list[str] = MISSING
-    n_paths: int = MISSING
-    chunk: int = MISSING
-    quadrature_nodes: int = MISSING
-    puredp: PureDp = MISSING
+class Params(Root):
+    seed: int = param()
+    sensitivity: float = param(positive)
+    sigmas: list[float] = param(nonempty, each(positive), doc="Gaussian noise scales (swept)")
+    n_maxes: list[int] = param(nonempty, each(positive), doc="composition lengths N (swept)")
+    deltas: list[Any] = param(
+        nonempty, each(published_or_probability), doc='deltas (swept); "published": Sec. V-B\'s'
+    )
+    eps: list[float] = param(nonempty, each(positive), doc="filter budgets (swept)")
+    plot_eps: list[float] = param(doc="the eps of Fig. 1, a subset of eps")
+    published: Published = param()
+    pairs: list[str] = param(nonempty, each(one_of(PAIRS)), doc="realisation pairs to run")
+    n_paths: int = param(positive, doc="Monte Carlo paths")
+    chunk: int = param(positive, doc="paths drawn at once")
+    quadrature_nodes: int = param(positive)
+    puredp: PureDp = param()
 
-    def __post_init__(self) -> None:
-        for name in ("sigmas", "n_maxes", "deltas", "eps", "pairs"):
-            nonempty(name, getattr(self, name))
-        positive("sensitivity", self.sensitivity)
-        for name in ("n_paths", "chunk", "quadrature_nodes"):
-            positive(name, getattr(self, name))
-        for name in ("sigmas", "n_maxes", "eps"):
-            for value in getattr(self, name):
-                positive(name, value)
-        for value in self.deltas:
-            if value != "published":
-                if isinstance(value, str):
-                    raise ValueError(f"params.deltas: 'published' or a float, got {value!r}")
-                probability("deltas", float(value), open_low=True)
-        if unknown := sorted(set(self.pairs) - set(PAIRS)):
-            raise ValueError(f"params.pairs must be drawn from {PAIRS}, got {unknown}")
+    def cross_checks(self) -> Iterator[tuple[str, str]]:
         if missing := sorted(set(self.plot_eps) - set(self.eps)):
-            raise ValueError(f"params.plot_eps must be a subset of params.eps, missing {missing}")
+            yield "plot_eps", f"must be a subset of params.eps, missing {missing}"

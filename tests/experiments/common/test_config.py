@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -58,6 +59,23 @@ def test_scale_file_overrides_common_and_command_line_wins() -> None:
 def test_bad_parameters_are_refused_naming_the_key(override: str, key: str) -> None:
     cfg = compose_config("taylor_survival", "smoke", [override])
     with pytest.raises(ValueError, match=rf"params\.{key}"):
+        load_params(cfg, TaylorParams)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("+params.n_path=3", "params.n_path: unknown key 'n_path', did you mean 'n_paths'?"),
+        (
+            "+params.puredp.budgt=3",
+            "params.puredp.budgt: unknown key 'budgt', did you mean 'budget'?",
+        ),
+        ("+params.zzz=3", "params.zzz: unknown key 'zzz'. Valid keys of Params: ['chunk', "),
+    ],
+)
+def test_unknown_key_gets_the_closest_valid_key(override: str, message: str) -> None:
+    cfg = compose_config("taylor_survival", "smoke", [override])
+    with pytest.raises(ValueError, match=re.escape(message)):
         load_params(cfg, TaylorParams)
 
 
