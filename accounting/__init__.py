@@ -3,7 +3,8 @@
 The library knows nothing of experiments, files or plotting. Sub-packages:
 ``accounting.curves`` (PLD, RDP, zCDP, GDP, domination), ``accounting.mechanisms``
 (Gaussian, Laplace, randomized response, Brownian, selection, sparse vector),
-``accounting.filters`` (every filter behind one protocol) and ``accounting.audit``.
+``accounting.filters`` (every filter behind one protocol), ``accounting.analysis`` (what is
+computed about filters: stopping times, horizons, attacks, guarantees) and ``accounting.audit``.
 """
 
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
