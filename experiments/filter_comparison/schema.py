@@ -8,7 +8,7 @@ from omegaconf import MISSING
 
 from experiments.common.config import nonempty, positive, probability
 
-WORKLOADS = ("a", "b", "c", "d", "e")
+WORKLOADS = ("a", "b", "c", "d", "e", "f")
 
 
 @dataclass
@@ -80,8 +80,21 @@ class Gradients:
 
 
 @dataclass
+class Subsampled:
+    """(f): DP-SGD steps with Poisson sampling: each example joins a batch w.p. ``q``, the
+    clipped sum gets noise of multiplier ``noise_multiplier`` (std / clip norm)."""
+
+    q: float = MISSING
+    noise_multiplier: float = MISSING
+
+    def __post_init__(self) -> None:
+        probability("subsampled.q", self.q)
+        positive("subsampled.noise_multiplier", self.noise_multiplier)
+
+
+@dataclass
 class Params:
-    """Shared budget (eps, delta), stream length, runs and the five workloads."""
+    """Shared budget (eps, delta), stream length, runs and the six workloads."""
 
     seed: int = MISSING
     eps: float = MISSING
@@ -95,6 +108,7 @@ class Params:
     mixed: Mixed = MISSING
     above_threshold: AboveThreshold = MISSING
     gradients: Gradients = MISSING
+    subsampled: Subsampled = MISSING
 
     def __post_init__(self) -> None:
         positive("eps", self.eps)
