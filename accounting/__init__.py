@@ -20,6 +20,11 @@ from accounting.mechanisms.gaussian import (
     gaussian_sigma,
     gaussian_zcdp,
 )
+from accounting.mechanisms.subsampled_gaussian import (
+    subsampled_gaussian_eps,
+    subsampled_gaussian_pld,
+    subsampled_gaussian_rdp,
+)
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -42,6 +47,9 @@ __all__ = [
     "pure_dp_mu",
     "rdp_to_delta",
     "rdp_to_eps",
+    "subsampled_gaussian_eps",
+    "subsampled_gaussian_pld",
+    "subsampled_gaussian_rdp",
     "zcdp_to_eps",
     "zcdp_to_eps_optimal",
 ]
