@@ -24,7 +24,8 @@ from dp_accounting.rdp import rdp_privacy_accountant  # noqa: E402
 # Opacus' default orders (RDPAccountant.DEFAULT_ALPHAS): fractional 1.1 ... 10.9, then 12 ... 63.
 OPACUS_ORDERS = [1 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(12, 64)]
 INTEGER_ORDERS = [float(a) for a in (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 128, 256)]
-GRID = [(q, s, t) for q in (0.001, 0.01, 0.1) for s in (0.7, 1.0, 4.0) for t in (1, 100, 10000)]
+GRID = [(q, s) for q in (0.001, 0.01, 0.1) for s in (0.7, 1.0, 4.0)]
+STEPS = (1, 100, 10000)
 
 
 def _moment(q: float, sigma: float, alpha: float, pair: str) -> mp.mpf:
@@ -48,7 +49,7 @@ def _moment(q: float, sigma: float, alpha: float, pair: str) -> mp.mpf:
 
 @pytest.mark.parametrize(
     "q, sigma, alpha",
-    [(0.01, 1.0, 1.5), (0.01, 1.0, 8.0), (0.1, 3.0, 2.5), (1e-4, 0.5, 1.01), (0.5, 30.0, 4.7)],
+    [(0.01, 1.0, 8.0), (0.1, 3.0, 2.5), (1e-4, 0.5, 1.01)],
 )
 def test_rdp_is_never_below_50_digit_quadrature_and_tight(q, sigma, alpha):
     ours = subsampled_gaussian_rdp(q=q, sigma=sigma, orders=[alpha]).eps[0]
@@ -74,33 +75,37 @@ def test_rdp_edge_cases_and_bad_input():
         subsampled_gaussian_pld(q=0.1, sigma=1.0, neighbours="replace")
 
 
-@pytest.mark.parametrize("q, sigma, steps", GRID)
-def test_rdp_and_eps_agree_with_opacus(q, sigma, steps):
-    ours = np.array(subsampled_gaussian_rdp(q=q, sigma=sigma, orders=OPACUS_ORDERS).eps) * steps
-    theirs = opacus_rdp.compute_rdp(q=q, noise_multiplier=sigma, steps=steps, orders=OPACUS_ORDERS)
-    # Opacus' precision: its log A_alpha is a float sum near 1 (about 1e-12 absolute per step;
-    # ours is within 1e-9 relative of 50-digit quadrature, see above)
-    assert np.all(np.abs(ours - theirs) <= 1e-9 * theirs + 2e-12 * steps)
-    eps, _ = opacus_rdp.get_privacy_spent(orders=OPACUS_ORDERS, rdp=theirs, delta=1e-5)
-    curve = subsampled_gaussian_rdp(q=q, sigma=sigma, orders=OPACUS_ORDERS).scaled(steps)
-    assert rdp_to_eps(curve, 1e-5).eps == pytest.approx(eps, rel=1e-8, abs=1e-12)
+@pytest.mark.parametrize("q, sigma", GRID)
+def test_rdp_and_eps_agree_with_opacus(q, sigma):
+    one = subsampled_gaussian_rdp(q=q, sigma=sigma, orders=OPACUS_ORDERS)
+    theirs_one = opacus_rdp.compute_rdp(q=q, noise_multiplier=sigma, steps=1, orders=OPACUS_ORDERS)
+    for steps in STEPS:
+        ours, theirs = np.array(one.eps) * steps, theirs_one * steps  # compute_rdp scales so
+        # Opacus' precision: its log A_alpha is a float sum near 1 (about 1e-12 absolute per
+        # step; ours is within 1e-9 relative of 50-digit quadrature, see above)
+        assert np.all(np.abs(ours - theirs) <= 1e-9 * theirs + 2e-12 * steps)
+        eps, _ = opacus_rdp.get_privacy_spent(orders=OPACUS_ORDERS, rdp=theirs, delta=1e-5)
+        assert rdp_to_eps(one.scaled(steps), 1e-5).eps == pytest.approx(eps, rel=1e-8, abs=1e-12)
 
 
-@pytest.mark.parametrize("q, sigma, steps", GRID)
-def test_rdp_accountant_of_dp_accounting(q, sigma, steps):
+@pytest.mark.parametrize("q, sigma", GRID)
+def test_rdp_accountant_of_dp_accounting(q, sigma):
     event = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
-    # integer orders: the same exact binomial sum, and the same eps
-    accountant = rdp_privacy_accountant.RdpAccountant(orders=INTEGER_ORDERS)
-    accountant.compose(event, steps)
-    curve = subsampled_gaussian_rdp(q=q, sigma=sigma, orders=INTEGER_ORDERS).scaled(steps)
-    assert rdp_to_eps(curve, 1e-5).eps == pytest.approx(accountant.get_epsilon(1e-5), rel=1e-9)
-    # its default grid has fractional orders, where it sums the series' absolute values (an
-    # upper bound); ours sums them with their signs, so it is at most theirs
-    default = rdp_privacy_accountant.RdpAccountant()
-    default.compose(event, steps)
-    orders = [float(a) for a in default._orders]
-    ours = np.array(subsampled_gaussian_rdp(q=q, sigma=sigma, orders=orders).eps) * steps
-    assert np.all(ours <= default._rdp * (1 + 1e-12) + 1e-13 * steps)
+    default_orders = [float(a) for a in rdp_privacy_accountant.RdpAccountant()._orders]
+    one = subsampled_gaussian_rdp(q=q, sigma=sigma, orders=default_orders)
+    integer = subsampled_gaussian_rdp(q=q, sigma=sigma, orders=INTEGER_ORDERS)
+    for steps in STEPS:
+        # integer orders: the same exact binomial sum, and the same eps
+        accountant = rdp_privacy_accountant.RdpAccountant(orders=INTEGER_ORDERS)
+        accountant.compose(event, steps)
+        eps = rdp_to_eps(integer.scaled(steps), 1e-5).eps
+        assert eps == pytest.approx(accountant.get_epsilon(1e-5), rel=1e-9)
+        # its default grid has fractional orders, where it sums the series' absolute values
+        # (an upper bound); ours sums them with their signs, so it is at most theirs
+        default = rdp_privacy_accountant.RdpAccountant()
+        default.compose(event, steps)
+        ours = np.array(one.eps) * steps
+        assert np.all(ours <= default._rdp * (1 + 1e-12) + 1e-13 * steps)
 
 
 def _exact_delta(q: float, sigma: float, eps: float, neighbours: str) -> float:
