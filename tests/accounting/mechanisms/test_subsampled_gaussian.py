@@ -75,6 +75,7 @@ def test_rdp_edge_cases_and_bad_input():
         subsampled_gaussian_pld(q=0.1, sigma=1.0, neighbours="replace")
 
 
+@pytest.mark.filterwarnings("ignore:Optimal order is the largest alpha")
 @pytest.mark.parametrize("q, sigma", GRID)
 def test_rdp_and_eps_agree_with_opacus(q, sigma):
     one = subsampled_gaussian_rdp(q=q, sigma=sigma, orders=OPACUS_ORDERS)
