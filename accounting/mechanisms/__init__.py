@@ -64,6 +64,11 @@ from accounting.mechanisms.sparse_vector import (
     log_stopping_time_moment,
     log_stopping_time_moment_bound,
 )
+from accounting.mechanisms.subsampled_gaussian import (
+    subsampled_gaussian_eps,
+    subsampled_gaussian_pld,
+    subsampled_gaussian_rdp,
+)
 from accounting.mechanisms.threshold_checks import (
     SvtCheckNoise,
     SvtThresholdCheck,
@@ -122,6 +127,9 @@ __all__ = [
     "randomized_response_laws",
     "randomized_response_pld",
     "randomized_response_rdp",
+    "subsampled_gaussian_eps",
+    "subsampled_gaussian_pld",
+    "subsampled_gaussian_rdp",
     "subsampled_randomized_response",
     "svt_check_noise",
     "svt_check_noise_for_split",

@@ -1,21 +1,28 @@
 """Every filter of docs/filters.md under one (eps, delta) budget, through the public API
 (``accounting.filters``), with the cost each one charges for each kind of query.
 
-A query is a ``Query(kind, value, ex_post)``: ``gaussian`` (sensitivity 1, noise ``value``),
+A query is a ``Query(kind, value, ex_post, rate)``: ``gaussian`` (sensitivity 1, noise ``value``),
+``subsampled`` (a Poisson-subsampled Gaussian, one DP-SGD step: sampling rate ``rate``, noise
+multiplier ``value``),
 ``pure`` (a pure ``value``-DP mechanism: randomized response, or an Above Threshold instance
 whose ex-post eps of every output is at most ``value``) with, for Above Threshold, the
 realised ``ex_post`` eps of its output. The budget's translation per filter:
 
 * additive, advanced, Whitehouse: (eps, delta); a Gaussian query is charged
-  (eps_i, delta / horizon) with eps_i its exact eps at that delta (Balle and Wang 2018);
+  (eps_i, delta / horizon) with eps_i its exact eps at that delta (Balle and Wang 2018), a
+  subsampled one the eps of its connect-the-dots PLD at that delta (both neighbour pairs);
 * RDP (one order alpha, fixed before the run; several orders): the budget of each order whose
   CKS conversion (Canonne, Kamath and Steinke 2020, Prop. 12) gives (eps, delta); a pure
   eps-DP query is charged the RDP of randomized response, the largest RDP of any eps-DP
-  mechanism (Mironov 2017, Prop. 5);
+  mechanism (Mironov 2017, Prop. 5), a subsampled Gaussian its RDP (Mironov, Talwar and
+  Zhang 2019);
 * zCDP (and zCDP -> DP for pure-DP streams): the largest rho that converts to (eps, delta)
   (CKS, Cor. 13); pure eps-DP costs eps^2 / 2 (Bun and Steinke 2016, Prop. 1.4);
 * GDP and GDP residue: the largest mu with delta_mu(eps) <= delta (Dong, Roth and Su 2022,
   Cor. 2.13); a Gaussian is 1/sigma-GDP, a pure-DP query is priced by the filter itself;
+  a subsampled Gaussian is charged 1/sigma too (it is dominated by its Gaussian, and no
+  smaller mu dominates its trade-off curve near 0), as is zCDP's 1/(2 sigma^2): neither
+  unit sees amplification by subsampling in a single step;
 * FSRC: (eps, delta), pure-DP queries as (eps_max, 0)-pDP, then told their ex-post eps.
 
 ``None`` from a translation means the filter does not accept that query (the workload is then
@@ -52,9 +59,14 @@ from accounting.filters import (
 from accounting.filters.renyi import rdp_budget_for_dp
 from accounting.mechanisms.gaussian import gaussian_eps, gaussian_rdp
 from accounting.mechanisms.randomized_response import randomized_response_rdp
+from accounting.mechanisms.subsampled_gaussian import (
+    NEIGHBOURS,
+    subsampled_gaussian_pld,
+    subsampled_gaussian_rdp,
+)
 from accounting.numerics import equal_share
 
-KINDS = ("gaussian", "pure")
+KINDS = ("gaussian", "pure", "subsampled")
 
 #: Filters of docs/filters.md left out of every workload here, and why.
 INCOMPARABLE = {
@@ -74,12 +86,15 @@ class Query:
     kind: str
     value: float
     ex_post: float | None = None
+    rate: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"query kind must be one of {KINDS}, got {self.kind!r}")
         if not self.value > 0:
             raise ValueError(f"query value must be > 0, got {self.value!r}")
+        if (self.kind == "subsampled") != (self.rate is not None):
+            raise ValueError("a sampling rate is given exactly for subsampled queries")
 
 
 @dataclass(frozen=True)
@@ -116,9 +131,13 @@ def usable_orders(budget: Budget) -> tuple[float, ...]:
 
 def query_rdp(query: Query, alpha: float) -> float:
     """RDP at ``alpha``: alpha / (2 sigma^2) for a Gaussian (Mironov 2017, Prop. 7), that of
-    randomized response for a pure-DP query (Mironov 2017, Prop. 5)."""
+    randomized response for a pure-DP query (Mironov 2017, Prop. 5), that of the subsampled
+    Gaussian for a DP-SGD step (Mironov, Talwar and Zhang 2019)."""
     if query.kind == "gaussian":
         return gaussian_rdp(alpha, 1.0, query.value)
+    if query.kind == "subsampled":
+        assert query.rate is not None
+        return subsampled_gaussian_rdp(q=query.rate, sigma=query.value, orders=(alpha,)).eps[0]
     return randomized_response_rdp(alpha, query.value)
 
 
@@ -158,16 +177,19 @@ def contenders(budget: Budget, alpha: float) -> list[Contender]:
     def eps_delta(q: Query) -> EpsDelta:
         if q.kind == "gaussian":
             return EpsDelta(gaussian_eps(per_delta, 1.0, q.value), per_delta)
+        if q.kind == "subsampled":
+            return EpsDelta(subsampled_eps(q, per_delta), per_delta)
         return EpsDelta(q.value, 0.0)
 
     def renyi(grid: tuple[float, ...]) -> Callable[[Query], RenyiCurve]:
         return lambda q: RenyiCurve.from_function(lambda a: query_rdp(q, a), grid)
 
     def zcdp(q: Query) -> Zcdp:
-        return Zcdp(1.0 / (2.0 * q.value**2) if q.kind == "gaussian" else pure_to_zcdp(q.value))
+        gaussian = q.kind in ("gaussian", "subsampled")
+        return Zcdp(1.0 / (2.0 * q.value**2) if gaussian else pure_to_zcdp(q.value))
 
     def gdp(q: Query) -> Gdp | PureDP:
-        return Gdp(1.0 / q.value) if q.kind == "gaussian" else PureDP(q.value)
+        return Gdp(1.0 / q.value) if q.kind in ("gaussian", "subsampled") else PureDP(q.value)
 
     def pure(q: Query) -> PureDP | None:
         return PureDP(q.value) if q.kind == "pure" else None
@@ -189,6 +211,18 @@ def contenders(budget: Budget, alpha: float) -> list[Contender]:
         Contender("gdp residue", lambda: GdpResidueFilter(mu), gdp),
         Contender("fsrc", lambda: FilteredSelfReportingComposition(eps, delta), pdp),
     ]
+
+
+def subsampled_eps(query: Query, delta: float) -> float:
+    """The eps at ``delta`` of one subsampled Gaussian step: the larger of its two neighbour
+    pairs' connect-the-dots PLDs (each dominates its pair, Doroshenko et al. 2022)."""
+    assert query.rate is not None
+    return max(
+        subsampled_gaussian_pld(
+            q=query.rate, sigma=query.value, neighbours=n, discretisation="connect_dots"
+        ).eps(delta)
+        for n in NEIGHBOURS
+    )
 
 
 def accepts(contender: Contender, queries: Sequence[Query]) -> bool:

@@ -26,6 +26,7 @@ TITLES = {
     "c": "(c) randomized response + Gaussians",
     "d": "(d) Above Threshold (ex-post)",
     "e": "(e) DP-SGD steps",
+    "f": "(f) subsampled DP-SGD steps",
 }
 
 

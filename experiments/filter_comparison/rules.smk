@@ -1,6 +1,6 @@
 # Filter comparison (issue 13 item 1): every filter of docs/filters.md on the shared workloads
-# (a)-(e), one job per workload, merged into one table, one figure with a panel per workload.
-FILTER_COMPARISON_WORKLOADS = ("a", "b", "c", "d", "e")
+# (a)-(f), one job per workload, merged into one table, one figure with a panel per workload.
+FILTER_COMPARISON_WORKLOADS = ("a", "b", "c", "d", "e", "f")
 
 
 def _filter_comparison_norms(wildcards):

@@ -17,7 +17,7 @@ from experiments.common.params import (
     probability,
 )
 
-WORKLOADS = ("a", "b", "c", "d", "e")
+WORKLOADS = ("a", "b", "c", "d", "e", "f")
 
 
 @dataclass
@@ -71,8 +71,17 @@ class Gradients(Section):
 
 
 @dataclass
+class Subsampled(Section):
+    """(f): DP-SGD steps with Poisson sampling: each example joins a batch w.p. ``q``, the
+    clipped sum gets noise of multiplier ``noise_multiplier`` (std / clip norm)."""
+
+    q: float = param(probability, doc="Poisson sampling rate")
+    noise_multiplier: float = param(positive, doc="sigma / clip")
+
+
+@dataclass
 class Params(Root):
-    """Shared budget (eps, delta), stream length, runs and the five workloads."""
+    """Shared budget (eps, delta), stream length, runs and the six workloads."""
 
     seed: int = param()
     eps: float = param(positive)
@@ -86,3 +95,4 @@ class Params(Root):
     mixed: Mixed = param()
     above_threshold: AboveThreshold = param()
     gradients: Gradients = param()
+    subsampled: Subsampled = param()

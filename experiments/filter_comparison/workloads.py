@@ -13,7 +13,9 @@ Each ``stream`` is a list of ``Query`` drawn with a seeded ``numpy.random.Genera
   multiplier z (sensitivity = the clip norm); the per-example gradient norms drive the
   individual Rényi filter (``gradient_norms``). Setting 0 is a labelled synthetic stand-in
   (``steps`` steps); setting 1, only when ``norms_file`` is given, replays the norms the MNIST
-  experiment recorded (as many steps as the file has).
+  experiment recorded (as many steps as the file has);
+* (f) Poisson-subsampled DP-SGD steps (rate q, noise multiplier z): every query is the same
+  subsampled Gaussian, priced by its RDP (Mironov, Talwar and Zhang 2019) or its PLD.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ def settings(p: Params, workload: str) -> list[str]:
             f"DP-SGD steps, noise multiplier {p.gradients.noise_multiplier:g}, {name}"
             for name in ("synthetic norms", "MNIST norms")[: 1 + has_norms_file(p.gradients)]
         ],
+        "f": [
+            f"Poisson rate {p.subsampled.q:g}, noise multiplier {p.subsampled.noise_multiplier:g}"
+        ],
     }[workload]
 
 
@@ -74,6 +79,8 @@ def representative(p: Params, workload: str, index: int) -> list[Query]:
         return [rr, gauss] if 0 < p.mixed.p_rr < 1 else [rr if p.mixed.p_rr == 1 else gauss]
     if workload == "d":
         return [Query("pure", max(expost_table(p.above_threshold)))]
+    if workload == "f":
+        return [subsampled_step(p)]
     return [Query("gaussian", p.gradients.noise_multiplier)]
 
 
@@ -102,8 +109,15 @@ def stream(p: Params, workload: str, index: int, rng: np.random.Generator) -> li
             )
             out.append(Query("pure", eps_max, table[at.steps if step is None else step - 1]))
         return out
+    if workload == "f":
+        return [subsampled_step(p)] * n
     steps = p.gradients.steps if index == 0 else recorded_norms(p.gradients).shape[0]
     return [Query("gaussian", p.gradients.noise_multiplier)] * steps
+
+
+def subsampled_step(p: Params) -> Query:
+    """One DP-SGD step of (f): a Gaussian of noise multiplier z on a Poisson(q) batch."""
+    return Query("subsampled", p.subsampled.noise_multiplier, rate=p.subsampled.q)
 
 
 def has_norms_file(g: Gradients) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -222,6 +223,8 @@ def test_hydra_app_writes_outputs_and_no_hydra_litter(raw_dir, tmp_path):
             f"out_dir={out}",
         ],
         cwd=tmp_path,
+        # the experiments are not installed (the wheel holds `accounting` only): the root
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
         capture_output=True,
         text=True,
         timeout=120,
