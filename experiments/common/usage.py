@@ -40,7 +40,7 @@ def text(name: str, schema: type, root: DictConfig) -> str:
     assert isinstance(raw, dict)
     for key, value in raw.items():
         key = str(key)
-        if key in ("hydra", "params", "scale", "defaults"):
+        if key in ("hydra", "params", "scale"):
             continue
         note = comments.get(key)
         options.append(f"{key}={value!s}" + (f"  {note}" if note else ""))
