@@ -1,4 +1,4 @@
-"""The shared query streams (a)-(e) of the filter comparison (issue 13 item 1).
+"""The shared query streams (a)-(f) of the filter comparison (issue 13 item 1).
 
 Each ``stream`` is a list of ``Query`` drawn with a seeded ``numpy.random.Generator``:
 
