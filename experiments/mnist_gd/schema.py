@@ -7,9 +7,14 @@ from dataclasses import dataclass
 
 from omegaconf import MISSING
 
-from accounting.mechanisms.filtered_gd import CONVERSIONS
+from accounting.curves.rdp import Method
 from experiments.common.config import nonempty, positive, probability
 from experiments.mnist_gd.per_example import CONV_METHODS
+
+#: params.conversion (the name in the tables) -> the zCDP -> DP method of ``accounting``:
+#: bun_steinke is Bun and Steinke 2016, Prop. 1.3 (Thm. 4.8's B*), optimal is Canonne, Kamath
+#: and Steinke 2020, Cor. 13.
+CONVERSIONS: dict[str, Method] = {"bun_steinke": "classical", "optimal": "improved"}
 
 MNIST_TRAIN = 60000
 MNIST_TEST = 10000
@@ -80,7 +85,7 @@ class Params:
             raise ValueError(f"params.delta must be in (0, 1), got {self.delta!r}")
         if self.conversion not in CONVERSIONS:
             raise ValueError(
-                f"params.conversion must be one of {CONVERSIONS}, got {self.conversion!r}"
+                f"params.conversion must be one of {tuple(CONVERSIONS)}, got {self.conversion!r}"
             )
         if len(self.suboptimal_clip_factor) != len(self.eps):
             raise ValueError("params.suboptimal_clip_factor needs one factor per eps")

@@ -42,7 +42,7 @@ def test_no_upward_imports(layer: str) -> None:
 
 
 def test_top_level_names_drive_an_interaction() -> None:
-    sigma = accounting.gaussian_sigma(0.5, 1e-6, 1.0)
+    sigma = accounting.gaussian_sigma(0.5, 1e-6, sensitivity=1.0)
     cost = accounting.EpsDelta(0.5, 1e-6)
     filt = filters.AdditiveFilter(2.0, 1e-5)
 
@@ -52,7 +52,7 @@ def test_top_level_names_drive_an_interaction() -> None:
     transcript = filters.run_interaction(filt, analyst, 3.0, np.random.default_rng(0))
     assert transcript.halted
     assert transcript.stopping_time == 4
-    assert accounting.gaussian_delta(0.5, 1.0, sigma) <= 1e-6
+    assert accounting.gaussian_delta(0.5, sensitivity=1.0, sigma=sigma) <= 1e-6
 
 
 def test_package_names_audit_a_finite_mechanism() -> None:

@@ -214,21 +214,21 @@ def test_noise_multiplier_for_never_overspends(budget_steps, rho) -> None:
 @given(wide, order_st, wide, st.integers(1, 10_000))
 def test_gaussian_check_sigma_never_overspends(eps_check, alpha, sensitivity, checks) -> None:
     assume(1e-150 < sensitivity < 1e100 and 1e-250 < eps_check < 1e250)
-    sigma = gaussian_check_sigma(eps_check, alpha, sensitivity, checks)
+    sigma = gaussian_check_sigma(eps_check, alpha, sensitivity=sensitivity, max_checks=checks)
     assert checks * F(alpha) * F(sensitivity) ** 2 / (2 * F(sigma) ** 2) <= F(eps_check)
 
 
 def test_adult_plain_checks_recompute_within_eps_check() -> None:
     """The six Adult checks recomputed to 0.010000000000000002 against 0.01 before the fix."""
     for checks in range(1, 7):
-        sigma = gaussian_check_sigma(0.01, 32.0, 1 / 9000, checks)
+        sigma = gaussian_check_sigma(0.01, 32.0, sensitivity=1 / 9000, max_checks=checks)
         assert checks * F(32.0) * F(1 / 9000) ** 2 / (2 * F(sigma) ** 2) <= F(0.01)
 
 
 @SLOW
 @given(st.floats(min_value=1e-4, max_value=1e4), order_st, st.floats(1e-50, 1e50))
 def test_svt_check_noise_never_overspends(eps_check, alpha, sensitivity) -> None:
-    noise = svt_check_noise(eps_check, alpha, sensitivity)
+    noise = svt_check_noise(eps_check, alpha, sensitivity=sensitivity)
     d, s1, b = F(sensitivity), F(noise.threshold_sigma), F(noise.query_scale)
     assert F(alpha) * d**2 / (2 * s1**2) + 2 * d / b <= F(eps_check)
     assert F(noise.eps_threshold) + F(noise.eps_query) <= F(eps_check)
@@ -237,7 +237,7 @@ def test_svt_check_noise_never_overspends(eps_check, alpha, sensitivity) -> None
 @FAST
 @given(order_st, st.floats(1e-100, 1e100), st.floats(1e-100, 1e100))
 def test_brownian_variance_never_overspends(alpha, sensitivity, eps) -> None:
-    t = noise_variance(alpha, sensitivity, eps)
+    t = noise_variance(alpha, sensitivity=sensitivity, eps=eps)
     assert F(alpha) * F(sensitivity) ** 2 / (2 * F(t)) <= F(eps)
 
 
@@ -275,8 +275,8 @@ def test_rdp_budget_for_dp_converts_within_eps(eps, delta, alpha, conversion) ->
 @SLOW
 @given(st.floats(1e-3, 20.0), st.floats(1e-12, 0.5), st.floats(1e-3, 1e3))
 def test_gaussian_sigma_is_on_the_safe_side(eps, delta, sensitivity) -> None:
-    sigma = gaussian_sigma(eps, delta, sensitivity)
-    assert gaussian_delta(eps, sensitivity, sigma) <= delta
+    sigma = gaussian_sigma(eps, delta, sensitivity=sensitivity)
+    assert gaussian_delta(eps, sensitivity=sensitivity, sigma=sigma) <= delta
 
 
 def _plan_holds(eps, delta, conversion, budget_steps, n_queries=0, share=0.0) -> bool:
@@ -343,9 +343,9 @@ def test_plan_filtered_gd_never_overspends(eps, delta, budget_steps, n_queries, 
 def test_gaussian_spends_are_never_below_the_exact_value(alpha, sensitivity, sigma) -> None:
     half_mu_sq = F(sensitivity) ** 2 / (2 * F(sigma) ** 2)
     assume(half_mu_sq * F(alpha) < 1e300 and half_mu_sq > 1e-300)
-    assert F(gaussian_rdp(alpha, sensitivity, sigma)) >= F(alpha) * half_mu_sq
-    assert F(gaussian_zcdp(sensitivity, sigma).rho) >= half_mu_sq
-    assert F(gaussian_gdp(sensitivity, sigma).mu) >= F(sensitivity) / F(sigma)
+    assert F(gaussian_rdp(alpha, sensitivity=sensitivity, sigma=sigma)) >= F(alpha) * half_mu_sq
+    assert F(gaussian_zcdp(sensitivity=sensitivity, sigma=sigma).rho) >= half_mu_sq
+    assert F(gaussian_gdp(sensitivity=sensitivity, sigma=sigma).mu) >= F(sensitivity) / F(sigma)
 
 
 @FAST

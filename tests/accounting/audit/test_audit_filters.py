@@ -295,7 +295,10 @@ def gaussian_gdp_analyst(rounds: int = 16) -> Callable[[tuple], ContinuousQuery 
 
     mu_i^2 in {1/4, 1/16} fill a budget of 1 exactly on most paths.
     """
-    precise, noisy = gaussian_query(2.0, Gdp(0.5)), gaussian_query(4.0, Gdp(0.25))
+    precise, noisy = (
+        gaussian_query(sigma=2.0, cost=Gdp(0.5)),
+        gaussian_query(sigma=4.0, cost=Gdp(0.25)),
+    )
 
     def analyst(outputs: tuple) -> ContinuousQuery | None:
         if len(outputs) >= rounds:
@@ -333,7 +336,10 @@ def test_monte_carlo_has_power_against_a_gdp_filter_with_too_much_budget() -> No
 
 def test_zcdp_filter_on_adaptive_gaussians_is_gdp() -> None:
     """rho-zCDP filter with Gaussian costs 1/(2 sigma^2): sqrt(2 rho)-GDP, as the GDP filter."""
-    precise, noisy = gaussian_query(2.0, Zcdp(1 / 8)), gaussian_query(4.0, Zcdp(1 / 32))
+    precise, noisy = (
+        gaussian_query(sigma=2.0, cost=Zcdp(1 / 8)),
+        gaussian_query(sigma=4.0, cost=Zcdp(1 / 32)),
+    )
 
     def analyst(outputs: tuple) -> ContinuousQuery | None:
         if len(outputs) >= 16:
@@ -358,7 +364,7 @@ def test_random_threshold_analysts_do_not_break_the_gdp_filter() -> None:
     for _ in range(4):
         threshold = float(rng.normal())
         high, low = (float(s) for s in rng.choice(sigmas, size=2))
-        queries = {s: gaussian_query(s, Gdp(1 / s)) for s in (high, low)}
+        queries = {s: gaussian_query(sigma=s, cost=Gdp(1 / s)) for s in (high, low)}
 
         def analyst(
             outputs: tuple, t: float = threshold, pick: dict = queries, h: float = high, lo=low
@@ -546,7 +552,7 @@ def test_realisation_filter_passes_worst_case_and_naive_fails_it() -> None:
 
 
 def gaussian_realisation_query(sigma: float) -> ContinuousQuery:
-    query = gaussian_query(sigma, RoundLoss.gaussian(sigma))
+    query = gaussian_query(sigma=sigma, cost=RoundLoss.gaussian(sigma=sigma))
     return replace(query, report=lambda y: (query.log_ratio(y), -query.log_ratio(y)))
 
 
@@ -607,7 +613,9 @@ class IndividualAnalyst:
         self.null = ContinuousQuery(
             None, lambda d, rng: sigma * float(rng.standard_normal()), lambda y: 0.0
         )
-        self.contributes = {v: gaussian_query(sigma, None, sensitivity=v) for v in (0.5, 1.0)}
+        self.contributes = {
+            v: gaussian_query(sigma=sigma, cost=None, sensitivity=v) for v in (0.5, 1.0)
+        }
         self._path: tuple = ()
         self._filter = IndividualRenyiFilter(1, budget)
 

@@ -128,10 +128,12 @@ def test_gaussian_delta_matches_mpmath() -> None:
 
 
 def test_gaussian_is_rho_zcdp_with_mu_sqrt_2rho() -> None:
-    rho = gaussian_zcdp(1.0, 2.0).rho  # Delta^2 / (2 sigma^2) = 1/8
+    rho = gaussian_zcdp(sensitivity=1.0, sigma=2.0).rho  # Delta^2 / (2 sigma^2) = 1/8
     assert rho == 0.125
     for eps in (0.0, 0.5, 2.0):
-        assert gaussian_zcdp_delta(rho, eps) == pytest.approx(gaussian_delta(eps, 1.0, 2.0))
+        assert gaussian_zcdp_delta(rho, eps) == pytest.approx(
+            gaussian_delta(eps, sensitivity=1.0, sigma=2.0)
+        )
     for r, delta in [(0.01, 1e-6), (0.125, 1e-5), (3.0, 1e-9)]:
         eps = gaussian_zcdp_eps(r, delta)
         assert gaussian_zcdp_delta(r, eps) == pytest.approx(delta, rel=1e-9)

@@ -221,7 +221,7 @@ def test_b_norm_k_c2_without_filtering_is_private_gd_with_k_steps():
     for a, b in zip(filt_params, gd_params, strict=True):
         assert torch.equal(a, b)
     assert np.all(filt_run.spent <= k)
-    assert filtered_gd_zcdp(k, 2.0) == pytest.approx(k / (2 * 2.0**2))
+    assert filtered_gd_zcdp(k, noise_multiplier=2.0) == pytest.approx(k / (2 * 2.0**2))
 
 
 @pytest.mark.parametrize("conversion", ["bun_steinke", "optimal"])
@@ -236,7 +236,7 @@ def test_stopping_queries_are_charged_to_the_same_budget(conversion):
     assert plan.rho == pytest.approx(zcdp_budget(eps, delta, conversion), rel=1e-12)
     no_queries = plan_filtered_gd(eps, delta, conversion, b)
     assert no_queries.noise_multiplier < plan.noise_multiplier  # queries cost gradient noise
-    assert count_queries_zcdp(4, 2.0) == pytest.approx(4 / 8)
+    assert count_queries_zcdp(4, sigma=2.0) == pytest.approx(4 / 8)
 
 
 def test_job_settings_spend_at_most_the_target():
