@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -114,7 +114,7 @@ class DeltaBound(float):
         return f"DeltaBound(delta={float(self)!r}, order={self.order!r})"
 
 
-def _dp_terms(alpha: np.ndarray, log_delta: float, method: Method) -> tuple[np.ndarray, ...]:
+def _dp_terms(alpha: np.ndarray | np.float64, log_delta: float, method: Method) -> tuple[Any, ...]:
     """The per-order terms t_i with eps = eps(alpha) + sum_i t_i (added in order).
 
     classical (Mironov 2017, Prop. 3): -log(delta) / (alpha - 1) is the one term, written
@@ -282,7 +282,7 @@ def rdp_usable_orders(
 
 def _closed_form_budget(eps: float, delta: float, alpha: float, method: Method) -> float:
     """eps minus the per-order terms of ``_dp_terms``, subtracted in order."""
-    budget = eps
+    budget: Any = eps
     for term in _dp_terms(np.float64(alpha), math.log(delta), method):
         budget = budget - term
     return float(budget)

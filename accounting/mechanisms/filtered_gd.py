@@ -84,7 +84,7 @@ def _query_noise_for(n_queries: int, rho_queries: float) -> float:
     return nudge_up(lambda x: count_queries_zcdp(n_queries, sigma=x) <= rho_queries, s)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GdPrivacyPlan:
     """How a target (eps, delta) is spent by one run of Algorithm 3 and its stopping queries."""
 
@@ -140,7 +140,7 @@ def plan_filtered_gd(
     rho = _checks.positive("rho", zcdp_budget(eps, delta, method))
     if m > 0:
         s = _query_noise_for(m, _checks.positive("rho_queries", share * rho))
-        rho_queries = count_queries_zcdp(m, s)
+        rho_queries = count_queries_zcdp(m, sigma=s)
     else:
         s, rho_queries = math.inf, 0.0
     exact_rest = Fraction(rho) - Fraction(rho_queries)  # >= 0: rho_queries <= share rho

@@ -241,7 +241,7 @@ def test_zcdp_filter_passes_rdp_at_every_order() -> None:
     assert result.passed
 
 
-@pytest.mark.parametrize("conversion", ["bun_steinke", "optimal"])
+@pytest.mark.parametrize("conversion", ["classical", "improved"])
 def test_pure_dp_filter_via_zcdp_passes(conversion: str) -> None:
     eps, delta = 1.0, 0.05
     menu = [mechanism(randomized_response_laws(e), PureDP(e)) for e in (0.2, 0.4)]
@@ -262,7 +262,7 @@ def test_pure_dp_filter_via_zcdp_passes(conversion: str) -> None:
     assert rdp.passed
 
 
-@pytest.mark.parametrize("conversion", ["mironov", "cks"])
+@pytest.mark.parametrize("conversion", ["classical", "improved"])
 def test_rdp_mechanism_level_filter_passes(conversion: str) -> None:
     eps, delta, alpha = 2.0, 0.05, 4.0
 
@@ -838,7 +838,7 @@ def test_rdp_filters_agree_with_the_rdp_accountant_at_their_order() -> None:
         assert accountant.get_epsilon(1e-5) == pytest.approx(want, rel=1e-12)
         assert spent == pytest.approx(math.fsum(alpha / (2 * s * s) for s in admitted), abs=1e-12)
     eps, delta, alpha = 3.0, 1e-5, 8.0
-    mech_filter, admitted = RdpDpFilter(eps, delta, alpha, "cks"), []
+    mech_filter, admitted = RdpDpFilter(eps, delta, alpha, "improved"), []
     for s in sigmas:
         if not mech_filter.request(RenyiCurve.single(alpha, alpha / (2 * s * s))):
             break

@@ -162,25 +162,85 @@ def test_privacy_loss_matches_sum_over_fresh_draws() -> None:
 
 def test_equal_levels_and_validation() -> None:
     for mech in (brownian_mechanism, precision_weighted_gaussian):
-        run = mech(1.0, 1.0, 2.0, fixed_schedule((0.5, 0.5)), np.random.default_rng(0))
+        run = mech(
+            1.0,
+            sensitivity=1.0,
+            alpha=2.0,
+            selector=fixed_schedule((0.5, 0.5)),
+            rng=np.random.default_rng(0),
+        )
         np.testing.assert_array_equal(run.estimates[0], run.estimates[1])
         with pytest.raises(ValueError):
-            mech(1.0, 1.0, 2.0, fixed_schedule((0.5, 0.4)), np.random.default_rng(0))
+            mech(
+                1.0,
+                sensitivity=1.0,
+                alpha=2.0,
+                selector=fixed_schedule((0.5, 0.4)),
+                rng=np.random.default_rng(0),
+            )
         with pytest.raises(ValueError):
-            mech(1.0, 1.0, 2.0, fixed_schedule((0.0,)), np.random.default_rng(0))
+            mech(
+                1.0,
+                sensitivity=1.0,
+                alpha=2.0,
+                selector=fixed_schedule((0.0,)),
+                rng=np.random.default_rng(0),
+            )
         with pytest.raises(ValueError):
-            mech(1.0, 1.0, 2.0, fixed_schedule(()), np.random.default_rng(0))
+            mech(
+                1.0,
+                sensitivity=1.0,
+                alpha=2.0,
+                selector=fixed_schedule(()),
+                rng=np.random.default_rng(0),
+            )
         with pytest.raises(ValueError):
-            mech(1.0, 1.0, 1.0, fixed_schedule((0.5,)), np.random.default_rng(0))
+            mech(
+                1.0,
+                sensitivity=1.0,
+                alpha=1.0,
+                selector=fixed_schedule((0.5,)),
+                rng=np.random.default_rng(0),
+            )
         with pytest.raises(ValueError):
-            mech(np.nan, 1.0, 2.0, fixed_schedule((0.5,)), np.random.default_rng(0))
-        assert len(mech(0.0, 1.0, 2.0, lambda s, e: 1.0, np.random.default_rng(0), 7).eps) == 7
+            mech(
+                np.nan,
+                sensitivity=1.0,
+                alpha=2.0,
+                selector=fixed_schedule((0.5,)),
+                rng=np.random.default_rng(0),
+            )
+        assert (
+            len(
+                mech(
+                    0.0,
+                    sensitivity=1.0,
+                    alpha=2.0,
+                    selector=lambda s, e: 1.0,
+                    rng=np.random.default_rng(0),
+                    max_releases=7,
+                ).eps
+            )
+            == 7
+        )
 
 
 def test_seeded_reproducibility() -> None:
     for mech in (brownian_mechanism, precision_weighted_gaussian):
-        a = mech(np.zeros(3), 1.0, 2.0, fixed_schedule(LEVELS), np.random.default_rng(42))
-        b = mech(np.zeros(3), 1.0, 2.0, fixed_schedule(LEVELS), np.random.default_rng(42))
+        a = mech(
+            np.zeros(3),
+            sensitivity=1.0,
+            alpha=2.0,
+            selector=fixed_schedule(LEVELS),
+            rng=np.random.default_rng(42),
+        )
+        b = mech(
+            np.zeros(3),
+            sensitivity=1.0,
+            alpha=2.0,
+            selector=fixed_schedule(LEVELS),
+            rng=np.random.default_rng(42),
+        )
         assert all(
             x.tobytes() == y.tobytes() for x, y in zip(a.estimates, b.estimates, strict=True)
         )

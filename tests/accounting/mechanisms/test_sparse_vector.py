@@ -157,10 +157,10 @@ def test_finite_stream_moment_geometric_and_general_paths_agree():
 
 
 def test_gamma_search_improves_on_gamma_two():
-    args = (4.0, 0.1, 0.2, 1e-3, 0.5)
-    assert gaussian_above_threshold_rdp_numeric(*args) <= gaussian_above_threshold_rdp_numeric(
-        *args, gamma=2.0
-    )
+    kwargs = {"sigma_threshold": 0.1, "sigma_query": 0.2, "sensitivity": 1e-3, "threshold": 0.5}
+    assert gaussian_above_threshold_rdp_numeric(
+        4.0, **kwargs
+    ) <= gaussian_above_threshold_rdp_numeric(4.0, **kwargs, gamma=2.0)
 
 
 def test_rdp_bad_input():
@@ -217,15 +217,15 @@ def test_svt_check_noise_solves_eq_69_and_spends_the_budget():
     for t in (0.05, 0.3, 0.9):
         noise = svt_check_noise_for_split(eps_check, alpha, sensitivity=delta, split=t)
         tp = math.sqrt((1 - t) / t)
-        s1 = noise.threshold_sigma
+        s1 = noise.sigma_threshold
         residual = eps_check * s1**2 - 2 * math.sqrt(2) * delta / tp * s1 - alpha * delta**2 / 2
         assert abs(residual) < 1e-12 * eps_check * s1**2
-        assert noise.threshold_sigma**2 / noise.total_variance == pytest.approx(t, rel=1e-12)
+        assert noise.sigma_threshold**2 / noise.total_variance == pytest.approx(t, rel=1e-12)
         assert noise.eps_threshold + noise.eps_query == pytest.approx(eps_check, rel=1e-12)
         rdp = svt_check_rdp(
             alpha,
-            sigma_threshold=noise.threshold_sigma,
-            scale_query=noise.query_scale,
+            sigma_threshold=noise.sigma_threshold,
+            scale_query=noise.scale_query,
             sensitivity=delta,
         )
         assert rdp == pytest.approx(eps_check, rel=1e-12)

@@ -292,11 +292,11 @@ def test_svt_check_noise_matches_app_d():
     delta = 1.0 / n_val
     noise = svt_check_noise(eps_check, alpha, sensitivity=delta)
     # eq. (68): eps_1 = alpha Delta^2 / (2 sigma_1^2), eps_2 = 2 sqrt(2) Delta / sigma_2; sum
-    assert noise.eps_threshold == pytest.approx(alpha * delta**2 / (2 * noise.threshold_sigma**2))
-    assert noise.eps_query == pytest.approx(2 * math.sqrt(2) * delta / noise.query_sigma)
+    assert noise.eps_threshold == pytest.approx(alpha * delta**2 / (2 * noise.sigma_threshold**2))
+    assert noise.eps_query == pytest.approx(2 * math.sqrt(2) * delta / noise.sigma_query)
     assert noise.eps_threshold + noise.eps_query == pytest.approx(eps_check, rel=1e-12)
     # eq. (67): the split t is sigma_1^2 / total, and it minimises the total over t
-    assert noise.split == pytest.approx(noise.threshold_sigma**2 / noise.total_variance)
+    assert noise.split == pytest.approx(noise.sigma_threshold**2 / noise.total_variance)
     grid = np.linspace(0.01, 0.99, 981)
     totals = [
         svt_check_noise_for_split(eps_check, alpha, sensitivity=delta, split=t).total_variance
