@@ -6,8 +6,8 @@
   moment bounded by ZW Prop. 10; autodp's ``RDP_gaussian_svt_c1`` implements the same).
 * :class:`GaussianAboveThreshold`: one instance on queries in [0, 1], with its RDP curve
   (LPB Thm. 7), the (eps, delta)-pDP that curve gives (LPB Sec. 2) and the pure ex-post eps
-  of each output (LPB Thm. 17, :func:`~accounting.mechanisms.selection.
-  gaussian_above_threshold_expost_eps`).
+  of each output (LPB Thm. 17, ``gaussian_above_threshold_expost_eps`` of
+  :mod:`accounting.mechanisms.selection`).
 * Dwork and Roth 2014, Alg. 1: the exact output laws of Laplace AboveThreshold on two
   neighbouring answer vectors (:func:`above_threshold_laws`), for audits.
 

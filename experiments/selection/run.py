@@ -88,7 +88,11 @@ def offline_table(cfg: DictConfig, p: Params, job: dict, rng: np.random.Generato
         # Gaussian bound) and, as LPB App. B.3 describe it, post-processing of the Laplace
         # mechanism on the d-vector (L1 sensitivity d Delta, eps = d Delta / b).
         for mech, scale, pure_eps in (
-            ("laplace_rnm", 2.0 * sens / eps, laplace_report_noisy_max_eps),
+            (
+                "laplace_rnm",
+                2.0 * sens / eps,
+                lambda b, s: laplace_report_noisy_max_eps(scale=b, sensitivity=s),
+            ),
             (
                 "laplace_post",
                 q.size * sens / eps,

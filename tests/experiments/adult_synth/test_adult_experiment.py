@@ -178,13 +178,13 @@ def test_selection_calibrates_to_the_substitution_sensitivities(monkeypatch):
     seen: dict[str, list[float]] = {"l2": [], "score": []}
     noise_variance, exp_mech = queries.noise_variance, queries.exponential_mechanism
 
-    def spy_variance(alpha, sensitivity, eps):
+    def spy_variance(alpha, eps, *, sensitivity):
         seen["l2"].append(sensitivity)
-        return noise_variance(alpha, sensitivity=sensitivity, eps=eps)
+        return noise_variance(alpha, eps, sensitivity=sensitivity)
 
-    def spy_mechanism(scores, eps, sensitivity, rng):
+    def spy_mechanism(scores, eps, *, sensitivity, rng):
         seen["score"].append(sensitivity)
-        return exp_mech(scores, eps, sensitivity, rng)
+        return exp_mech(scores, eps, sensitivity=sensitivity, rng=rng)
 
     monkeypatch.setattr(queries, "noise_variance", spy_variance)
     monkeypatch.setattr(queries, "exponential_mechanism", spy_mechanism)
