@@ -163,7 +163,8 @@ def rdp_to_eps(
     with the KL shortcut; see the module docstring) or ``"classical"`` (Mironov 2017,
     Prop. 3). ``orders`` is the grid for a function curve (default ``DEFAULT_ORDERS``); a
     ``RenyiCurve`` uses its own. delta must be in (0, 1). Returns an :class:`EpsBound`: the
-    eps as a float, with the attaining order in ``.order``.
+    eps as a float, with the attaining order in ``.order``. (``zcdp_to_eps`` offers the same
+    two methods; its default is "classical".)
     """
     delta = _checks.open_unit("delta", delta)
     method = check_method(method)
