@@ -94,6 +94,9 @@ class EpsBound(float):
     def __repr__(self) -> str:
         return f"EpsBound(eps={float(self)!r}, order={self.order!r})"
 
+    def __getnewargs__(self) -> tuple[float, float]:  # type: ignore[override]  # pickle, copy
+        return (float(self), self.order)
+
 
 class DeltaBound(float):
     """A delta from an RDP conversion (a float) and the order that attains it (``.order``)."""
@@ -112,6 +115,9 @@ class DeltaBound(float):
 
     def __repr__(self) -> str:
         return f"DeltaBound(delta={float(self)!r}, order={self.order!r})"
+
+    def __getnewargs__(self) -> tuple[float, float]:  # type: ignore[override]  # pickle, copy
+        return (float(self), self.order)
 
 
 def _dp_terms(alpha: np.ndarray | np.float64, log_delta: float, method: Method) -> tuple[Any, ...]:

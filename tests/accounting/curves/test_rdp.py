@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -46,12 +48,13 @@ def test_default_orders_grid():
 def test_closed_forms_at_one_order():
     curve = RenyiCurve.single(10.0, 0.5)
     classical = rdp_to_eps(curve, 1e-5, "classical")
-    assert classical == EpsBound(0.5 + math.log(1e5) / 9.0, 10.0)
+    assert classical == EpsBound(0.5 + math.log(1e5) / 9.0, 10.0) and classical.order == 10.0
     improved = rdp_to_eps(curve, 1e-5, "improved")
     assert improved.eps == pytest.approx(
         0.5 + math.log(0.9) - (math.log(1e-5) + math.log(10.0)) / 9.0, rel=1e-15
     )
-    assert rdp_to_delta(curve, 2.0, "classical") == DeltaBound(math.exp(9 * (0.5 - 2.0)), 10.0)
+    low = rdp_to_delta(curve, 2.0, "classical")
+    assert low == DeltaBound(math.exp(9 * (0.5 - 2.0)), 10.0) and low.order == 10.0
     assert rdp_to_delta(curve, 2.0).delta == pytest.approx(
         math.exp(9 * (0.5 - 2.0 + math.log(0.9))) / 10.0, rel=1e-14
     )
@@ -277,6 +280,8 @@ def test_conversions_return_floats_that_remember_their_order() -> None:
     low = rdp_to_delta(zcdp_curve(0.1), 2.0)
     assert isinstance(low, DeltaBound) and low.delta == float(low) and low.order > 1
     assert "order=" in repr(bound)
+    again = pickle.loads(pickle.dumps(bound))
+    assert again == bound and again.order == bound.order and copy.copy(low).order == low.order
 
 
 @pytest.mark.parametrize(
