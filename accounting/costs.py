@@ -1,9 +1,12 @@
-"""Typed privacy costs: immutable, validated on construction.
+"""Typed privacy costs: immutable, validated on construction, composed like numbers.
 
 Filters accept costs of one type only, so a query priced in the wrong unit is an error
-instead of a silent mis-accounting. Composition within a type is ``+`` where it is exact
-and free of choices (pure DP, zCDP, RDP at equal orders, GDP in quadrature).
-The privacy loss distribution lives in :mod:`accounting.curves.pld`.
+(:class:`CostTypeError`) instead of a silent mis-accounting. Composition within a type is
+``+`` (and ``sum()``, which starts from 0) and k-fold composition is ``.scaled(k)``, where
+composition is free of choices: pure DP and (eps, delta)-DP by basic composition, zCDP, RDP
+at equal orders, GDP in quadrature. ``ProbabilisticDP`` does not compose by ``+`` (its
+filter, FSRC, needs the outputs). The privacy loss distribution lives in
+:mod:`accounting.curves.pld`.
 """
 
 from __future__ import annotations
@@ -11,15 +14,51 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, TypeVar
 
 import numpy as np
 
 from accounting import _checks
+from accounting.numerics import fraction_up, nudge_up
+
+_C = TypeVar("_C")
+
+
+class CostTypeError(TypeError, ValueError):
+    """A privacy cost of the wrong type (e.g. a ``Gdp`` where a ``Zcdp`` is needed).
+
+    A ``TypeError``, and also a ``ValueError`` so that callers written when a wrong type was
+    a ``ValueError`` keep working. Costs are never converted silently.
+    """
+
+
+def _radd(cost: _C, other: object) -> _C:
+    """``0 + cost`` is ``cost``, so that ``sum(costs)`` works; anything else is an error."""
+    if isinstance(other, int | float) and not isinstance(other, bool) and other == 0:
+        return cost
+    return NotImplemented
+
+
+def _sum_up(a: float, b: float) -> float:
+    """a + b rounded up (never below the exact sum)."""
+    return fraction_up(Fraction(a) + Fraction(b))
+
+
+def _times_up(k: float, x: float) -> float:
+    """k x rounded up (never below the exact product)."""
+    return fraction_up(Fraction(k) * Fraction(x))
 
 
 @dataclass(frozen=True)
 class EpsDelta:
-    """Approximate (eps, delta)-DP: eps >= 0, delta in [0, 1)."""
+    """Approximate (eps, delta)-DP: eps >= 0, delta in [0, 1).
+
+    ``+`` and ``.scaled(k)`` are basic composition, (eps_1 + eps_2, delta_1 + delta_2)
+    (Dwork, Kenthapadi, McSherry, Mironov and Naor 2006; Dwork and Roth 2014, Thm. 3.16),
+    each sum rounded up; a composed delta >= 1 is an error (no guarantee is left). Tighter
+    compositions (advanced, optimal, filters) are choices and live elsewhere.
+    """
 
     eps: float
     delta: float = 0.0
@@ -27,6 +66,27 @@ class EpsDelta:
     def __post_init__(self) -> None:
         object.__setattr__(self, "eps", _checks.nonnegative("eps", self.eps))
         object.__setattr__(self, "delta", _checks.delta("delta", self.delta))
+
+    def __add__(self, other: EpsDelta) -> EpsDelta:
+        if not isinstance(other, EpsDelta):
+            return NotImplemented
+        return _eps_delta(_sum_up(self.eps, other.eps), _sum_up(self.delta, other.delta))
+
+    def __radd__(self, other: Any) -> EpsDelta:
+        return _radd(self, other)
+
+    def scaled(self, k: float) -> EpsDelta:
+        """k-fold basic composition (k >= 0, real for fractional accounting): (k eps, k delta)."""
+        k = _checks.nonnegative("k", k)
+        return _eps_delta(_times_up(k, self.eps), _times_up(k, self.delta))
+
+
+def _eps_delta(eps: float, delta: float) -> EpsDelta:
+    if not delta < 1.0:
+        raise ValueError(
+            f"the composed delta is {delta!r} >= 1: basic composition gives no guarantee"
+        )
+    return EpsDelta(eps, delta)
 
 
 @dataclass(frozen=True)
@@ -43,6 +103,13 @@ class PureDP:
             return NotImplemented
         return PureDP(self.eps + other.eps)
 
+    def __radd__(self, other: Any) -> PureDP:
+        return _radd(self, other)
+
+    def scaled(self, k: float) -> PureDP:
+        """k-fold composition, k eps rounded up (Dwork et al. 2006)."""
+        return PureDP(_times_up(_checks.nonnegative("k", k), self.eps))
+
     def as_eps_delta(self) -> EpsDelta:
         """Pure DP is (eps, 0)-DP; explicit so no filter converts silently."""
         return EpsDelta(self.eps, 0.0)
@@ -50,7 +117,10 @@ class PureDP:
 
 @dataclass(frozen=True)
 class Zcdp:
-    """rho-zero-concentrated DP (Bun and Steinke 2016), rho >= 0."""
+    """rho-zero-concentrated DP (Bun and Steinke 2016), rho >= 0.
+
+    ``+`` adds rho (Bun and Steinke 2016, Lemma 2.3); ``.scaled(k)`` is k rho, rounded up.
+    """
 
     rho: float
 
@@ -62,10 +132,22 @@ class Zcdp:
             return NotImplemented
         return Zcdp(self.rho + other.rho)
 
+    def __radd__(self, other: Any) -> Zcdp:
+        return _radd(self, other)
+
+    def scaled(self, k: float) -> Zcdp:
+        """k-fold composition (k >= 0): k rho, the exact product rounded up."""
+        return Zcdp(_times_up(_checks.nonnegative("k", k), self.rho))
+
 
 @dataclass(frozen=True)
 class Gdp:
-    """mu-Gaussian DP (Dong, Roth and Su 2022), mu >= 0; composes in quadrature."""
+    """mu-Gaussian DP (Dong, Roth and Su 2022), mu >= 0.
+
+    Composition adds mu^2: G_mu1 (x) G_mu2 = G_sqrt(mu1^2 + mu2^2) (Dong, Roth and Su 2022,
+    Cor. 3.3), so ``+`` is ``hypot`` and ``.scaled(k)`` is sqrt(k) mu, rounded up until its
+    square is >= k mu^2 exactly.
+    """
 
     mu: float
 
@@ -76,6 +158,16 @@ class Gdp:
         if not isinstance(other, Gdp):
             return NotImplemented
         return Gdp(math.hypot(self.mu, other.mu))
+
+    def __radd__(self, other: Any) -> Gdp:
+        return _radd(self, other)
+
+    def scaled(self, k: float) -> Gdp:
+        """k-fold composition (k >= 0): sqrt(k) mu, never below the exact value."""
+        k = _checks.nonnegative("k", k)
+        exact = Fraction(k) * Fraction(self.mu) ** 2
+        mu = nudge_up(lambda m: Fraction(m) ** 2 >= exact, math.sqrt(k) * self.mu)
+        return Gdp(_checks.result("mu", mu))
 
 
 @dataclass(frozen=True)
@@ -128,10 +220,47 @@ class RenyiCurve:
             raise ValueError("RDP curves compose only on equal order grids")
         return RenyiCurve(self.orders, tuple(np.add(self.eps, other.eps).tolist()))
 
+    def __radd__(self, other: Any) -> RenyiCurve:
+        return _radd(self, other)
+
     def scaled(self, k: float) -> RenyiCurve:
         """k-fold composition (k >= 0, real for fractional accounting)."""
         k = _checks.nonnegative("k", k)
         return RenyiCurve(self.orders, tuple(np.multiply(k, self.eps).tolist()))
+
+
+@dataclass(frozen=True)
+class ProbabilisticDP:
+    """(eps, delta)-probabilistic DP (Meiser 2018, Def. 4; Lebensold et al. "pDP").
+
+    For every ordered neighbouring pair (D, D'), P_{o ~ M(D)}[L_{D,D'}(o) > eps] <= delta.
+    It implies (eps, delta)-DP but not conversely, so an (eps, delta)-DP cost (``EpsDelta``) is
+    not accepted where a pDP cost is required.
+    """
+
+    eps: float
+    delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eps", _checks.nonnegative("eps", self.eps))
+        object.__setattr__(self, "delta", _checks.delta("delta", self.delta))
+
+
+COST_TYPES: tuple[type, ...] = (EpsDelta, PureDP, Zcdp, Gdp, RenyiCurve, ProbabilisticDP)
+"""Every typed cost of this module."""
+
+
+def parameter_of(name: str, value: object, cost_type: type, field: str) -> float:
+    """The number a conversion needs: ``value`` itself, or its ``field`` if it is a
+    ``cost_type``; another typed cost raises :class:`CostTypeError` (never a conversion)."""
+    if isinstance(value, cost_type):
+        return float(getattr(value, field))
+    if isinstance(value, COST_TYPES):
+        raise CostTypeError(
+            f"{name} must be a {cost_type.__name__} or a number, got a {type(value).__name__}: "
+            "convert it explicitly first"
+        )
+    return value  # type: ignore[return-value]  # validated by the caller's _checks
 
 
 def _vector(name: str, values: Iterable[float]) -> np.ndarray:

@@ -66,14 +66,18 @@ def main() -> None:
     k, sigma, delta = args.k, args.sigma, args.delta
 
     def ours_rdp(method: str) -> float:
-        step = RenyiCurve.from_function(lambda a: gaussian_rdp(a, 1.0, sigma), DEFAULT_ORDERS)
+        step = RenyiCurve.from_function(
+            lambda a: gaussian_rdp(a, sensitivity=1.0, sigma=sigma), DEFAULT_ORDERS
+        )
         total = RenyiCurve(DEFAULT_ORDERS, (0.0,) * len(DEFAULT_ORDERS))
         for _ in range(k):
             total = total + step
         return rdp_to_eps(total, delta, method).eps
 
     def ours_pld(grid_step: float, discretisation: str) -> float:
-        pld = gaussian_pld(1.0, sigma, grid_step, discretisation=discretisation)
+        pld = gaussian_pld(
+            sensitivity=1.0, sigma=sigma, step=grid_step, discretisation=discretisation
+        )
         return self_compose_discretised(pld, k, grid_step).eps(delta)
 
     def dpa_rdp() -> float:
@@ -101,7 +105,11 @@ def main() -> None:
             return get_privacy_spent(orders=orders, rdp=rdp, delta=delta)[0]
 
     routes = [
-        ("exact: Gaussian with mu sqrt(k)", "", lambda: gaussian_eps(delta, math.sqrt(k), sigma)),
+        (
+            "exact: Gaussian with mu sqrt(k)",
+            "",
+            lambda: gaussian_eps(delta, sensitivity=math.sqrt(k), sigma=sigma),
+        ),
         ("ours: RDP, classical", "rdp", lambda: ours_rdp("classical")),
         ("ours: RDP, improved", "rdp", lambda: ours_rdp("improved")),
         ("ours: PLD rounded up, step 1e-4", "pld", lambda: ours_pld(1e-4, "pessimistic")),

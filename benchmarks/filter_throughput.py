@@ -52,7 +52,7 @@ from accounting.filters.expost import ProbabilisticDP
 
 ORDERS = (2.0, 4.0, 8.0)
 REPEATS = 3  # median of 3 runs up to n = 10^4, one run above
-GAUSSIAN = RoundLoss.gaussian(1e3)
+GAUSSIAN = RoundLoss.gaussian(sigma=1e3)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def grid(quick: bool) -> list[tuple[str, str, PhiProductRatio]]:
     sizes = [2, 1000] if quick else [1, 2, 10, 1000, 100_000]
     rhos = [0.5] if quick else [0.0, 0.5, 1.0]
     points = [
-        ("RNM", f"s={s:g} D={dl:g} d={d}", report_noisy_max_ratio(s, dl, d))
+        ("RNM", f"s={s:g} D={dl:g} d={d}", report_noisy_max_ratio(sigma=s, sensitivity=dl, d=d))
         for s, dl, d in itertools.product(sigmas, deltas, sizes)
     ]
     for halted, family in ((True, "AT halted"), (False, "AT exhausted")):
@@ -58,7 +58,14 @@ def grid(quick: bool) -> list[tuple[str, str, PhiProductRatio]]:
             (
                 family,
                 f"s={s:g} D={dl:g} t={t} rho={r:g}",
-                above_threshold_ratio(t, s, SQRT3 * s, dl, r, halted=halted),
+                above_threshold_ratio(
+                    t,
+                    sigma_threshold=s,
+                    sigma_query=SQRT3 * s,
+                    sensitivity=dl,
+                    threshold=r,
+                    halted=halted,
+                ),
             )
             for s, dl, t, r in itertools.product(sigmas, deltas, sizes, rhos)
         ]
@@ -91,7 +98,16 @@ def fig1_row(args: tuple[float, float, np.ndarray]) -> np.ndarray:
     """Ex-post eps of halting at each t for one (sigma_X, rho), batched."""
     sigma, rho, steps = args
     return log_ratios(
-        [above_threshold_ratio(int(t), sigma, SQRT3 * sigma, 1e-3, rho) for t in steps]
+        [
+            above_threshold_ratio(
+                int(t),
+                sigma_threshold=sigma,
+                sigma_query=SQRT3 * sigma,
+                sensitivity=1e-3,
+                threshold=rho,
+            )
+            for t in steps
+        ]
     )
 
 
@@ -107,7 +123,9 @@ def fig1(workers: int) -> dict[str, float]:
     start = time.perf_counter()
     baseline = [
         rdp_to_eps(
-            lambda a, s=s, r=r: gaussian_above_threshold_rdp_nonnegative(a, s, SQRT3 * s, 1e-3, r),
+            lambda a, s=s, r=r: gaussian_above_threshold_rdp_nonnegative(
+                a, sigma_threshold=s, sigma_query=SQRT3 * s, sensitivity=1e-3, threshold=r
+            ),
             1e-5,
         ).eps
         for s, r, _ in jobs

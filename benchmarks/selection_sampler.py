@@ -50,7 +50,7 @@ def main() -> None:
     print("|---|---|---|---|---|")
     gen = torch.Generator(device=device)
     for d in args.ds:
-        numeric = gaussian_report_noisy_max_eps(args.sigma, args.sensitivity, d)
+        numeric = gaussian_report_noisy_max_eps(sigma=args.sigma, sensitivity=args.sensitivity, d=d)
         for batch in args.batches:
             gen.manual_seed(args.seed)
             rnm_eps_monte_carlo(args.sigma, args.sensitivity, d, batch, batch, gen, device)

@@ -66,7 +66,9 @@ def additive_stopping_time(
 
     def plan(t: int) -> tuple[Filter, EpsDelta]:
         d = delta / t * _SPLIT_SAFETY
-        return AdditiveFilter(eps, delta), EpsDelta(gaussian_eps(d, sensitivity, sigma), d)
+        return AdditiveFilter(eps, delta), EpsDelta(
+            gaussian_eps(d, sensitivity=sensitivity, sigma=sigma), d
+        )
 
     return largest_horizon(plan, t_cap)
 
@@ -81,7 +83,9 @@ def advanced_split(
 
     def k_of(log_share: float) -> float:
         delta_pp = delta * math.exp(log_share)
-        eps_i = gaussian_eps((delta - delta_pp) / t * _SPLIT_SAFETY, sensitivity, sigma)
+        eps_i = gaussian_eps(
+            (delta - delta_pp) / t * _SPLIT_SAFETY, sensitivity=sensitivity, sigma=sigma
+        )
         return rogers_k([eps_i] * t, eps, delta, delta_pp)
 
     res = optimize.minimize_scalar(k_of, bounds=(-30.0, math.log1p(-1e-9)), method="bounded")
@@ -98,7 +102,7 @@ def advanced_stopping_time(
         if k > eps:
             return None
         d = (delta - delta_pp) / t * _SPLIT_SAFETY
-        cost = EpsDelta(gaussian_eps(d, sensitivity, sigma), d)
+        cost = EpsDelta(gaussian_eps(d, sensitivity=sensitivity, sigma=sigma), d)
         return AdvancedFilter(eps, delta, delta_pp), cost
 
     return largest_horizon(plan, t_cap)
@@ -125,6 +129,8 @@ def rdp_stopping_time(
             filt = RdpDpFilter(eps, delta, alpha)
         except ValueError:  # no RDP budget left at this order
             return None
-        return filt, RenyiCurve.single(alpha, gaussian_rdp(alpha, sensitivity, sigma))
+        return filt, RenyiCurve.single(
+            alpha, gaussian_rdp(alpha, sensitivity=sensitivity, sigma=sigma)
+        )
 
     return largest_horizon(plan, t_cap)

@@ -40,7 +40,7 @@ def gaussian_counting_analyst(sigma: float, sensitivity: float = 1.0) -> Analyst
     Dataset 0 has count 0, dataset 1 count ``sensitivity``; Y = count + N(0, sigma^2). The
     realised loss of pair (0, 1) is (sensitivity^2 - 2 y sensitivity) / (2 sigma^2).
     """
-    cost = RoundLoss.gaussian(sigma, sensitivity)
+    cost = RoundLoss.gaussian(sigma=sigma, sensitivity=sensitivity)
 
     def release(data: int, rng: np.random.Generator) -> float:
         return _dataset(data) * sensitivity + sigma * float(rng.standard_normal())

@@ -41,8 +41,9 @@ ContinuousAnalyst = Callable[[tuple[Any, ...]], ContinuousQuery | None]
 
 
 def gaussian_query(
-    sigma: float,
     cost: Any,
+    *,
+    sigma: float,
     sensitivity: float = 1.0,
     report: Callable[[float], Any] | None = None,
 ) -> ContinuousQuery:

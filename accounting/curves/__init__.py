@@ -13,6 +13,7 @@ from accounting.curves.domination import (
 )
 from accounting.curves.gdp import (
     GdpProfile,
+    gdp_budget,
     gdp_composed_log_delta,
     gdp_composed_tradeoff,
     gdp_delta,
@@ -35,9 +36,15 @@ from accounting.curves.pld import (
 )
 from accounting.curves.rdp import (
     DEFAULT_ORDERS,
+    METHODS,
+    DeltaBound,
+    EpsBound,
     expost_rdp_to_approximate_dp,
+    rdp_budget,
     rdp_to_delta,
     rdp_to_eps,
+    rdp_to_pdp,
+    rdp_usable_orders,
 )
 from accounting.curves.tradeoff import (
     PiecewiseLinearTradeoff,
@@ -53,8 +60,11 @@ from accounting.curves.zcdp import (
 
 __all__ = [
     "DEFAULT_ORDERS",
+    "DeltaBound",
     "DiscretisationBiasWarning",
+    "EpsBound",
     "GdpProfile",
+    "METHODS",
     "PiecewiseLinearTradeoff",
     "Pld",
     "Profile",
@@ -65,6 +75,7 @@ __all__ = [
     "discretise_continuous",
     "eps_delta_pld",
     "expost_rdp_to_approximate_dp",
+    "gdp_budget",
     "gdp_composed_log_delta",
     "gdp_composed_tradeoff",
     "gdp_delta",
@@ -76,8 +87,11 @@ __all__ = [
     "is_dominated",
     "pure_dp_mu",
     "pure_to_zcdp",
+    "rdp_budget",
     "rdp_to_delta",
     "rdp_to_eps",
+    "rdp_to_pdp",
+    "rdp_usable_orders",
     "self_compose_discretised",
     "smallest_dominating_mu",
     "supremum",

@@ -26,7 +26,7 @@ from scipy.optimize import brentq
 from scipy.special import log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
 
 from accounting import _checks
-from accounting.costs import EpsDelta, Gdp, PureDP
+from accounting.costs import EpsDelta, Gdp, PureDP, parameter_of
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.numerics import log_gaussian_hockey_stick, logsumexp
@@ -42,14 +42,19 @@ def _eps_array(eps: float | np.ndarray) -> np.ndarray:
     return e
 
 
-def gdp_log_delta(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
+def _mu(mu: float | Gdp) -> float:
+    """mu of a number or a ``Gdp`` (another typed cost is a ``CostTypeError``)."""
+    return parameter_of("mu", mu, Gdp, "mu")
+
+
+def gdp_log_delta(eps: float | np.ndarray, mu: float | Gdp) -> float | np.ndarray:
     """log delta_mu(eps) for real eps and mu > 0, accurate down to deltas far below 1e-300.
 
     Evaluated by :func:`accounting.numerics.log_gaussian_hockey_stick` (a common Gaussian
     factor taken out exactly, a well-conditioned difference of scaled tails left; tests:
     mpmath).
     """
-    mu = _checks.positive("mu", mu)
+    mu = _checks.positive("mu", _mu(mu))
     e = _eps_array(eps)
     out = np.asarray(log_gaussian_hockey_stick(e, mu))
     if np.any(np.isnan(out)):
@@ -57,22 +62,22 @@ def gdp_log_delta(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
     return float(out) if e.ndim == 0 else out
 
 
-def gdp_delta(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
+def gdp_delta(eps: float | np.ndarray, mu: float | Gdp) -> float | np.ndarray:
     """delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (DRS 2022, Cor. 2.13).
 
     mu = 0 is the identity pair: delta(eps) = max(0, 1 - e^eps).
     """
-    mu = _checks.nonnegative("mu", mu)
+    mu = _checks.nonnegative("mu", _mu(mu))
     e = _eps_array(eps)
     out = np.maximum(0.0, -np.expm1(e)) if mu == 0 else np.exp(gdp_log_delta(e, mu))
     return float(out) if e.ndim == 0 else out
 
 
-def gdp_eps(delta: float, mu: float) -> float:
+def gdp_eps(delta: float, mu: float | Gdp) -> float:
     """Smallest eps >= 0 with delta_mu(eps) <= delta (exact inversion, nudged to be safe:
     both log delta_mu(eps) <= log delta and ``gdp_delta(eps, mu) <= delta`` hold exactly)."""
     delta = _checks.open_unit("delta", delta)
-    mu = _checks.nonnegative("mu", mu)
+    mu = _checks.nonnegative("mu", _mu(mu))
     if gdp_delta(0.0, mu) <= delta:
         return 0.0
     target = math.log(delta)
@@ -91,9 +96,28 @@ def gdp_eps(delta: float, mu: float) -> float:
     return _checks.result("eps", float(eps))
 
 
-def gdp_tradeoff(alpha: float | np.ndarray, mu: float) -> float | np.ndarray:
+def gdp_budget(eps: float, delta: float) -> float:
+    """The largest mu whose mu-GDP guarantee converts to (eps, delta)-DP, delta_mu(eps) <= delta
+    (the inverse in mu of DRS 2022, Cor. 2.13; delta_mu(eps) increases with mu).
+
+    Brent's method on log delta_mu(eps) = log delta, then stepped down by ulps until
+    ``gdp_delta(eps, mu) <= delta`` holds exactly (the feasible side).
+    """
+    eps = _checks.nonnegative("eps", eps)
+    delta = _checks.open_unit("delta", delta)
+    target = math.log(delta)
+    hi = 1.0
+    while gdp_log_delta(eps, hi) < target:
+        hi *= 2.0
+    mu = brentq(lambda m: gdp_log_delta(eps, m) - target, 1e-9, hi, xtol=1e-14)
+    while gdp_delta(eps, mu) > delta:
+        mu = math.nextafter(mu, 0.0)
+    return mu
+
+
+def gdp_tradeoff(alpha: float | np.ndarray, mu: float | Gdp) -> float | np.ndarray:
     """G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu) (DRS 2022, Def. 2.6), alpha in [0, 1]."""
-    mu = _checks.nonnegative("mu", mu)
+    mu = _checks.nonnegative("mu", _mu(mu))
     a = np.asarray(alpha, dtype=np.float64)
     if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
         raise ValueError("alpha must be in [0, 1]")

@@ -1,12 +1,13 @@
-"""Rényi DP curves and their conversion to (eps, delta)-DP.
+"""Rényi DP curves: conversions to (eps, delta)-DP and to pDP, and the budgets they invert.
 
 A curve is a ``RenyiCurve`` (orders and eps(alpha), composed with ``+``, Mironov 2017,
 Prop. 1) or any function alpha -> eps(alpha), tabulated on an order grid. Conversions
 minimise a per-order bound over the grid, so a coarser grid only gives a looser (never an
-invalid) answer:
+invalid) answer. Two methods (the ``method=`` of every RDP and zCDP conversion here and in
+:mod:`accounting.curves.zcdp`):
 
-* classical: eps = eps(alpha) + log(1/delta) / (alpha - 1)  (Mironov 2017, Prop. 3);
-* improved:  eps = eps(alpha) + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha - 1)
+* ``"classical"``: eps = eps(alpha) + log(1/delta) / (alpha - 1)  (Mironov 2017, Prop. 3);
+* ``"improved"``:  eps = eps(alpha) + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha - 1)
   (Canonne, Kamath and Steinke 2020, Prop. 12; Balle et al. 2020, Thm. 21), together with
   eps = 0 whenever delta >= sqrt(1 - e^{-eps(alpha)}): the total variation distance,
   delta(0), is at most sqrt(1 - e^{-KL}) (Bretagnolle and Huber 1979) and
@@ -14,18 +15,27 @@ invalid) answer:
   skips the improved bound at orders <= 1.01 where we apply it (valid for every alpha > 1),
   so at such orders our value can be smaller than theirs; elsewhere on a common grid the
   results agree.
+
+Each per-order bound is written once (``_dp_terms``): the conversions add its terms to
+eps(alpha), and ``rdp_budget`` (the largest eps(alpha) that converts to a target (eps, delta)
+at one order) subtracts them from eps.
+
+Return convention: every conversion of this package returns a float. ``rdp_to_eps`` and
+``rdp_to_delta`` return an :class:`EpsBound` / :class:`DeltaBound`, a float that also
+records the order attaining it (``.order``; ``.eps`` / ``.delta`` give the plain float).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 
 from accounting import _checks
 from accounting.costs import RenyiCurve
+from accounting.numerics import nudge_down
 
 DEFAULT_ORDERS: tuple[float, ...] = tuple(
     sorted(
@@ -42,21 +52,85 @@ defaults, with the same float values, so results here are at most theirs), then 
 geometric tail up to 8192 for very small losses (the optimal order grows like
 1 + sqrt(log(1/delta) / rho) for a rho-zCDP curve)."""
 
-_METHODS = ("classical", "improved")
+Method = Literal["classical", "improved"]
+METHODS: tuple[Method, ...] = ("classical", "improved")
+
+#: Names used before one vocabulary: a clear error says which method replaced them.
+_RENAMED = {
+    "mironov": "classical",
+    "bun_steinke": "classical",
+    "cks": "improved",
+    "optimal": "improved",
+}
 
 
-class EpsBound(NamedTuple):
-    """An (eps, delta) conversion: the eps and the order that attains it."""
+def check_method(method: str) -> Method:
+    """``method`` if it is one of ``METHODS``; a ValueError naming the new spelling if not."""
+    if method in METHODS:
+        return method  # type: ignore[return-value]
+    if isinstance(method, str) and method in _RENAMED:
+        raise ValueError(
+            f"method must be one of {METHODS}, got {method!r}: it is now spelled "
+            f"method={_RENAMED[method]!r}"
+        )
+    raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
-    eps: float
+
+class EpsBound(float):
+    """An eps from an RDP conversion (a float) and the order that attains it (``.order``)."""
+
     order: float
 
+    def __new__(cls, eps: float, order: float) -> EpsBound:
+        self = super().__new__(cls, eps)
+        self.order = float(order)
+        return self
 
-class DeltaBound(NamedTuple):
-    """A delta for a given eps, and the order that attains it."""
+    @property
+    def eps(self) -> float:
+        """The eps as a plain float."""
+        return float(self)
 
-    delta: float
+    def __repr__(self) -> str:
+        return f"EpsBound(eps={float(self)!r}, order={self.order!r})"
+
+    def __getnewargs__(self) -> tuple[float, float]:  # type: ignore[override]  # pickle, copy
+        return (float(self), self.order)
+
+
+class DeltaBound(float):
+    """A delta from an RDP conversion (a float) and the order that attains it (``.order``)."""
+
     order: float
+
+    def __new__(cls, delta: float, order: float) -> DeltaBound:
+        self = super().__new__(cls, delta)
+        self.order = float(order)
+        return self
+
+    @property
+    def delta(self) -> float:
+        """The delta as a plain float."""
+        return float(self)
+
+    def __repr__(self) -> str:
+        return f"DeltaBound(delta={float(self)!r}, order={self.order!r})"
+
+    def __getnewargs__(self) -> tuple[float, float]:  # type: ignore[override]  # pickle, copy
+        return (float(self), self.order)
+
+
+def _dp_terms(alpha: np.ndarray | np.float64, log_delta: float, method: Method) -> tuple[Any, ...]:
+    """The per-order terms t_i with eps = eps(alpha) + sum_i t_i (added in order).
+
+    classical (Mironov 2017, Prop. 3): -log(delta) / (alpha - 1) is the one term, written
+    -(log delta / (alpha - 1)). improved (Canonne, Kamath and Steinke 2020, Prop. 12):
+    log(1 - 1/alpha), then -(log delta + log alpha) / (alpha - 1). Subtracting the same terms
+    from eps, in the same order, inverts the bound (``rdp_budget``).
+    """
+    if method == "classical":
+        return (-(log_delta / (alpha - 1.0)),)
+    return (np.log1p(-1.0 / alpha), -((log_delta + np.log(alpha)) / (alpha - 1.0)))
 
 
 def _tabulate(
@@ -83,33 +157,29 @@ def _tabulate(
     return grid[finite], eps[finite]
 
 
-def _check_method(method: str) -> str:
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-    return method
-
-
 def rdp_to_eps(
     curve: RenyiCurve | Callable[[float], float],
     delta: float,
-    method: str = "improved",
+    method: Method = "improved",
     orders: Iterable[float] | None = None,
 ) -> EpsBound:
     """Smallest eps over the order grid such that the curve implies (eps, delta)-DP.
 
-    method "classical" (Mironov 2017, Prop. 3) or "improved" (Canonne, Kamath and Steinke
-    2020, Prop. 12, with the KL shortcut; see the module docstring). ``orders`` is the grid
-    for a function curve (default ``DEFAULT_ORDERS``); a ``RenyiCurve`` uses its own.
-    delta must be in (0, 1).
+    ``method``: ``"improved"`` (the default; Canonne, Kamath and Steinke 2020, Prop. 12,
+    with the KL shortcut; see the module docstring) or ``"classical"`` (Mironov 2017,
+    Prop. 3). ``orders`` is the grid for a function curve (default ``DEFAULT_ORDERS``); a
+    ``RenyiCurve`` uses its own. delta must be in (0, 1). Returns an :class:`EpsBound`: the
+    eps as a float, with the attaining order in ``.order``. (``zcdp_to_eps`` offers the same
+    two methods; its default is "classical".)
     """
     delta = _checks.open_unit("delta", delta)
-    method = _check_method(method)
+    method = check_method(method)
     a, e = _tabulate(curve, orders)
     log_delta = math.log(delta)
-    if method == "classical":
-        bound = e - log_delta / (a - 1.0)
-    else:
-        bound = e + np.log1p(-1.0 / a) - (log_delta + np.log(a)) / (a - 1.0)
+    bound = e
+    for term in _dp_terms(a, log_delta, method):
+        bound = bound + term
+    if method == "improved":
         kl_ok = 2.0 * log_delta >= np.log(-np.expm1(-e), where=e > 0, out=np.full(e.shape, -np.inf))
         bound = np.where(kl_ok, 0.0, bound)
     i = int(np.argmin(bound))
@@ -119,18 +189,19 @@ def rdp_to_eps(
 def rdp_to_delta(
     curve: RenyiCurve | Callable[[float], float],
     eps: float,
-    method: str = "improved",
+    method: Method = "improved",
     orders: Iterable[float] | None = None,
 ) -> DeltaBound:
     """Smallest delta over the order grid such that the curve implies (eps, delta)-DP.
 
     classical: delta = e^{(alpha-1)(eps(alpha) - eps)} (Mironov 2017, Prop. 3 solved for
-    delta); improved: delta = e^{(alpha-1)(eps(alpha) - eps + log(1 - 1/alpha))} / alpha
-    (Canonne, Kamath and Steinke 2020, Prop. 12) or sqrt(1 - e^{-eps(alpha)}) (KL bound),
-    whichever is smaller. Capped at 1.
+    delta); improved (the default): delta = e^{(alpha-1)(eps(alpha) - eps + log(1 - 1/alpha))}
+    / alpha (Canonne, Kamath and Steinke 2020, Prop. 12) or sqrt(1 - e^{-eps(alpha)}) (KL
+    bound), whichever is smaller. Capped at 1. Returns a :class:`DeltaBound` (a float with
+    the attaining order in ``.order``).
     """
     eps = _checks.nonnegative("eps", eps)
-    method = _check_method(method)
+    method = check_method(method)
     a, e = _tabulate(curve, orders)
     if method == "classical":
         log_bound = (a - 1.0) * (e - eps)
@@ -156,3 +227,69 @@ def expost_rdp_to_approximate_dp(eps: float, alpha: float, delta: float) -> floa
     alpha = _checks.order("alpha", alpha)
     delta = _checks.open_unit("delta", delta)
     return eps + math.log(1.0 / delta) / (alpha - 1.0)
+
+
+def rdp_to_pdp(
+    curve: RenyiCurve | Callable[[float], float],
+    delta: float,
+    orders: Iterable[float] | None = None,
+) -> float:
+    """eps such that the curve implies (eps, delta)-probabilistic DP (a pDP, not only a DP,
+    guarantee): min over alpha of eps(alpha) + log(1/delta) / (alpha - 1).
+
+    Markov's inequality on e^{(alpha - 1) L} bounds the privacy-loss tail,
+    P[L > eps] <= delta (the proof of Mironov 2017, Prop. 3; Lebensold et al. 2024, Sec. 2),
+    so this is ``rdp_to_eps(method="classical")``; the improved conversion bounds only the
+    hockey stick and gives no pDP.
+    """
+    return rdp_to_eps(curve, delta, "classical", orders).eps
+
+
+def rdp_budget(eps: float, delta: float, alpha: float, method: Method = "improved") -> float:
+    """The largest RDP budget eps(alpha) at order alpha that converts to (eps, delta)-DP.
+
+    The inverse of ``rdp_to_eps`` at one order: ``"classical"``, eps(alpha) = eps -
+    log(1/delta)/(alpha - 1) (Mironov 2017, Prop. 3; the rule of Taylor et al., Sec. II-A);
+    ``"improved"`` (the default), eps(alpha) = eps - log(1 - 1/alpha) - (log(1/delta) -
+    log(alpha))/(alpha - 1) (the inverse of Canonne, Kamath and Steinke 2020, Prop. 12), which
+    is always larger. Raises ValueError if the budget would be negative.
+
+    Safe side, exactly: the conversion recomputed from the budget (``rdp_to_eps`` at this one
+    order, same method) is <= eps; the closed form is stepped down by ulps until it is.
+    """
+    eps = _checks.nonnegative("eps", eps)
+    delta = _checks.open_unit("delta", delta)
+    alpha = _checks.order("alpha", alpha)
+    method = check_method(method)
+    budget = _closed_form_budget(eps, delta, alpha, method)
+    if budget < 0:
+        raise ValueError(
+            f"(eps={eps}, delta={delta}) leaves no RDP budget at alpha={alpha}: choose a larger "
+            "order or eps"
+        )
+
+    def converts(b: float) -> bool:
+        return rdp_to_eps(RenyiCurve((alpha,), (b,)), delta, method).eps <= eps
+
+    return nudge_down(converts, budget)
+
+
+def rdp_usable_orders(
+    eps: float, delta: float, orders: Iterable[float], method: Method = "improved"
+) -> tuple[float, ...]:
+    """The orders (in the given order) at which (eps, delta) leaves a positive RDP budget
+    under ``method`` (the closed form of ``rdp_budget`` is > 0)."""
+    eps = _checks.nonnegative("eps", eps)
+    delta = _checks.open_unit("delta", delta)
+    method = check_method(method)
+    return tuple(
+        a for a in orders if _closed_form_budget(eps, delta, _checks.order("alpha", a), method) > 0
+    )
+
+
+def _closed_form_budget(eps: float, delta: float, alpha: float, method: Method) -> float:
+    """eps minus the per-order terms of ``_dp_terms``, subtracted in order."""
+    budget: Any = eps
+    for term in _dp_terms(np.float64(alpha), math.log(delta), method):
+        budget = budget - term
+    return float(budget)

@@ -1,11 +1,16 @@
 """Zero-concentrated DP (Bun and Steinke 2016): conversions to and from (eps, delta)-DP.
 
 rho-zCDP means (alpha, alpha * rho)-RDP for every alpha > 1 (Bun and Steinke 2016, Def. 1.1).
-Two zCDP -> DP conversions are offered, valid for every rho-zCDP mechanism:
+The two zCDP -> DP conversions are the two RDP methods of :mod:`accounting.curves.rdp`
+minimised over every order alpha > 1 (``method=``, valid for every rho-zCDP mechanism):
 
-* ``zcdp_to_eps``: eps = rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke 2016, Prop. 1.3);
-* ``zcdp_to_eps_optimal`` / ``zcdp_to_delta``: the conversion of Canonne, Kamath and Steinke
-  2020 (Prop. 12 applied at every order, Cor. 13), which is never worse.
+* ``"classical"``: eps = rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke 2016, Prop. 1.3;
+  Mironov 2017, Prop. 3 at its best order); ``zcdp_budget`` inverts it in closed form;
+* ``"improved"``: the conversion of Canonne, Kamath and Steinke 2020 (Prop. 12 applied at
+  every order, Cor. 13), which is never worse (``zcdp_to_eps_optimal``, ``zcdp_to_delta``).
+
+Every conversion takes rho as a number or a ``Zcdp`` (another typed cost is a
+:class:`~accounting.costs.CostTypeError`) and returns a float.
 
 The Gaussian mechanism is the one rho-zCDP mechanism whose exact (eps, delta) curve is
 known in closed form; ``accounting.mechanisms.gaussian.gaussian_zcdp_delta`` /
@@ -17,15 +22,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Literal
 
 import numpy as np
 from scipy import optimize
 
 from accounting import _checks
+from accounting.costs import Zcdp, parameter_of
+from accounting.curves.rdp import Method, check_method
 from accounting.numerics import nudge_down
-
-Conversion = Literal["bun_steinke", "optimal"]
 
 # Orders are searched on u = log(alpha - 1), around a first guess, on a grid then refined.
 _HALF_WIDTH = 20.0
@@ -38,13 +42,23 @@ def pure_to_zcdp(eps: float) -> float:
     return 0.5 * eps * eps
 
 
-def zcdp_to_eps(rho: float, delta: float) -> float:
-    """eps such that rho-zCDP implies (eps, delta)-DP: rho + 2 sqrt(rho log(1/delta)).
+def _rho(rho: float | Zcdp) -> float:
+    return _checks.nonnegative("rho", parameter_of("rho", rho, Zcdp, "rho"))
 
-    Bun and Steinke 2016, Prop. 1.3; it is min over alpha of the Mironov (2017, Prop. 3)
-    conversion alpha rho + log(1/delta) / (alpha - 1), attained at 1 + sqrt(log(1/delta)/rho).
+
+def zcdp_to_eps(rho: float | Zcdp, delta: float, method: Method = "classical") -> float:
+    """eps such that rho-zCDP implies (eps, delta)-DP.
+
+    ``method="classical"`` (the default): rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke
+    2016, Prop. 1.3), the min over alpha of the Mironov (2017, Prop. 3) conversion
+    alpha rho + log(1/delta) / (alpha - 1), attained at 1 + sqrt(log(1/delta)/rho).
+    ``method="improved"``: ``zcdp_to_eps_optimal`` (Canonne, Kamath and Steinke 2020,
+    Cor. 13), never larger. (``rdp_to_eps`` offers the same two methods; its default is
+    "improved".)
     """
-    rho = _checks.nonnegative("rho", rho)
+    if check_method(method) == "improved":
+        return zcdp_to_eps_optimal(rho, delta)
+    rho = _rho(rho)
     delta = _checks.open_unit("delta", delta)
     log_inv_delta = math.log(1.0 / delta)
     product = rho * log_inv_delta
@@ -107,7 +121,7 @@ def _minimise_over_orders(fn: Callable[[np.ndarray], np.ndarray], u0: float) -> 
     return best
 
 
-def zcdp_to_eps_optimal(rho: float, delta: float) -> float:
+def zcdp_to_eps_optimal(rho: float | Zcdp, delta: float) -> float:
     """eps such that rho-zCDP implies (eps, delta)-DP, by Canonne, Kamath and Steinke 2020.
 
     Cor. 13 (Prop. 12 at every order): eps = inf_{alpha > 1} alpha rho + log(1 - 1/alpha)
@@ -115,9 +129,9 @@ def zcdp_to_eps_optimal(rho: float, delta: float) -> float:
     alpha rho + log(1/delta)/(alpha - 1) (both extra terms are negative for alpha > 1), and the
     Bun-Steinke order 1 + sqrt(log(1/delta)/rho) is always tried, so the result never exceeds
     ``zcdp_to_eps``. A negative infimum is clipped to 0 ((eps', delta)-DP with eps' < 0
-    implies (0, delta)-DP).
+    implies (0, delta)-DP). This is ``zcdp_to_eps(rho, delta, method="improved")``.
     """
-    rho = _checks.nonnegative("rho", rho)
+    rho = _rho(rho)
     delta = _checks.open_unit("delta", delta)
     if rho == 0.0:
         return 0.0
@@ -127,13 +141,13 @@ def zcdp_to_eps_optimal(rho: float, delta: float) -> float:
     return max(0.0, _checks.finite_result("eps", eps))
 
 
-def zcdp_to_delta(rho: float, eps: float) -> float:
+def zcdp_to_delta(rho: float | Zcdp, eps: float) -> float:
     """delta such that rho-zCDP implies (eps, delta)-DP (Canonne, Kamath and Steinke 2020).
 
     Cor. 13: delta = inf_{alpha > 1} exp((alpha - 1)(alpha rho - eps)) / (alpha - 1)
     * (1 - 1/alpha)^alpha, minimised in log space; capped at 1 (a trivial bound).
     """
-    rho = _checks.nonnegative("rho", rho)
+    rho = _rho(rho)
     eps = _checks.nonnegative("eps", eps)
     if rho == 0.0:
         return 0.0
@@ -149,25 +163,25 @@ def zcdp_to_delta(rho: float, eps: float) -> float:
     return min(1.0, math.exp(min(0.0, _checks.finite_result("log delta", log_delta))))
 
 
-def zcdp_budget(eps: float, delta: float, conversion: Conversion = "bun_steinke") -> float:
-    """The largest rho whose rho-zCDP guarantee converts to (eps, delta)-DP.
+def zcdp_budget(eps: float, delta: float, method: Method = "classical") -> float:
+    """The largest rho whose rho-zCDP guarantee converts to (eps, delta)-DP by ``method``.
 
-    ``bun_steinke``: B* = (sqrt(log(1/delta) + eps) - sqrt(log(1/delta)))^2, the inverse of
-    Prop. 1.3 and the value stated in Feldman and Zrnic 2021, Thm. 4.8.
-    ``optimal``: the inverse of ``zcdp_to_eps_optimal`` (increasing in rho), found by bisection.
+    ``"classical"`` (the default): B* = (sqrt(log(1/delta) + eps) - sqrt(log(1/delta)))^2,
+    the inverse of Bun and Steinke 2016, Prop. 1.3 and the value stated in Feldman and Zrnic
+    2021, Thm. 4.8. ``"improved"``: the inverse of ``zcdp_to_eps_optimal`` (Canonne, Kamath
+    and Steinke 2020, Cor. 13; increasing in rho), found by bisection.
 
     Either way the result is on the safe side, not within an ulp: the forward conversion
-    recomputed from it, ``zcdp_to_eps(B*, delta)`` or ``zcdp_to_eps_optimal(B*, delta)``, is
-    <= eps exactly (the closed form is stepped down by ulps until it is).
+    recomputed from it, ``zcdp_to_eps(B*, delta, method)``, is <= eps exactly (the closed
+    form is stepped down by ulps until it is).
     """
     eps = _checks.nonnegative("eps", eps)
     delta = _checks.open_unit("delta", delta)
+    method = check_method(method)
     log_inv_delta = -math.log(delta)
     closed_form = (math.sqrt(log_inv_delta + eps) - math.sqrt(log_inv_delta)) ** 2
-    if conversion == "bun_steinke":
+    if method == "classical":
         return nudge_down(lambda rho: zcdp_to_eps(rho, delta) <= eps, closed_form)
-    if conversion != "optimal":
-        raise ValueError(f"conversion must be 'bun_steinke' or 'optimal', got {conversion!r}")
     if eps == 0.0:
         return 0.0
     lo, hi = closed_form, max(2.0 * closed_form, 1e-300)

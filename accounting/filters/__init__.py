@@ -5,13 +5,10 @@ audits it. ``InvalidNaiveRealisationFilter`` is a negative control and gives no 
 ``NaturalFilter`` is not free in general (residue-filters paper, Cor. 1-4).
 """
 
+from accounting.costs import ProbabilisticDP
 from accounting.filters.base import Analyst, Filter, Query, Record, Transcript, run_interaction
 from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
-from accounting.filters.expost import (
-    ExPostRdpComposition,
-    FilteredSelfReportingComposition,
-    ProbabilisticDP,
-)
+from accounting.filters.expost import ExPostRdpComposition, FilteredSelfReportingComposition
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter
 from accounting.filters.individual import IndividualRenyiFilter
 from accounting.filters.natural import NaturalFilter

@@ -1,7 +1,7 @@
 """The one Filter protocol that every privacy filter implements, and an interaction driver.
 
 A filter is built with a budget. Before each query the caller asks ``request(cost)``: the
-filter checks the cost's type (a wrong type is a ``ValueError``, never a conversion) and
+filter checks the cost's type (a wrong type is a ``CostTypeError``, never a conversion) and
 answers CONTINUE (True, and the cost is recorded) or HALT (False). HALT is permanent: the
 filter's guarantee covers the transcript up to the first halt (Rogers et al. 2016, Def. 3).
 Filters whose spend depends on the released output (realisation-level, ex-post, FSRC) are
@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 import numpy as np
 
 from accounting import _checks
+from accounting.costs import CostTypeError
 
 CostT = TypeVar("CostT")
 StateT = TypeVar("StateT")
@@ -145,7 +146,7 @@ class _History:
 class Filter(ABC, Generic[CostT, StateT]):
     """Base class of all filters, generic over the cost type and the state type.
 
-    Subclasses set ``cost_types`` (checked at run time: a wrong type is a ValueError), pass
+    Subclasses set ``cost_types`` (checked at run time: a wrong type is a CostTypeError), pass
     their initial state to ``__init__`` and implement the pure ``_admit``. Subclasses that
     spend on the realised output set ``needs_observation = True`` and implement
     ``_observed_state``; ``request`` then refuses to run ahead of ``observe``. States are
@@ -176,10 +177,11 @@ class Filter(ABC, Generic[CostT, StateT]):
         return [r.cost for r in self._history if r.accepted]
 
     def check_cost(self, cost: object) -> None:
-        """Raise ``ValueError`` unless ``cost`` has one of this filter's cost types."""
+        """Raise :class:`~accounting.costs.CostTypeError` (a ``TypeError`` and a ``ValueError``)
+        unless ``cost`` has one of this filter's cost types."""
         if not isinstance(cost, self.cost_types):
             names = ", ".join(t.__name__ for t in self.cost_types)
-            raise ValueError(
+            raise CostTypeError(
                 f"{type(self).__name__} accepts costs of type {names}, got {type(cost).__name__}"
             )
 

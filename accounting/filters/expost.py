@@ -12,26 +12,9 @@ import math
 from dataclasses import dataclass
 
 from accounting import _checks
-from accounting.costs import EpsDelta, RenyiCurve
+from accounting.costs import EpsDelta, ProbabilisticDP, RenyiCurve
 from accounting.exact_sum import ExactSum
 from accounting.filters.base import Filter
-
-
-@dataclass(frozen=True)
-class ProbabilisticDP:
-    """(eps, delta)-probabilistic DP (Meiser 2018, Def. 4; Lebensold et al. "pDP").
-
-    For every ordered neighbouring pair (D, D'), P_{o ~ M(D)}[L_{D,D'}(o) > eps] <= delta.
-    It implies (eps, delta)-DP but not conversely, so an (eps, delta)-DP cost (``EpsDelta``) is
-    not accepted where a pDP cost is required.
-    """
-
-    eps: float
-    delta: float = 0.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "eps", _checks.nonnegative("eps", self.eps))
-        object.__setattr__(self, "delta", _checks.delta("delta", self.delta))
 
 
 @dataclass(frozen=True)

@@ -152,7 +152,7 @@ class RoundLoss:
         )
 
     @classmethod
-    def gaussian(cls, sigma: float, sensitivity: float = 1.0) -> RoundLoss:
+    def gaussian(cls, *, sigma: float, sensitivity: float = 1.0) -> RoundLoss:
         """Gaussian counting query on two datasets: both orderings have the same law."""
         law = GaussianLoss(
             _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)

@@ -14,19 +14,16 @@ composition): the halted transcript satisfies the budget as an ordinary RDP guar
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 
 from accounting import _checks
 from accounting.costs import PureDP, RenyiCurve, Zcdp
-from accounting.curves.rdp import rdp_to_eps
-from accounting.curves.zcdp import Conversion, zcdp_budget
+from accounting.curves.rdp import Method, check_method, rdp_budget
+from accounting.curves.zcdp import zcdp_budget
 from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.base import Filter
-from accounting.numerics import nudge_down
 
 
 class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
@@ -106,18 +103,19 @@ class PureDpFilterViaZcdp(Filter[PureDP, ExactSquareSum]):
     rho-zCDP implies (eps, delta)-DP. Guarantee: the transcript is B*-zCDP (Rem. 4.4), hence
     (eps, delta)-DP.
 
-    ``conversion="bun_steinke"`` uses the B* of Thm. 4.8,
-    (sqrt(log(1/delta) + eps) - sqrt(log(1/delta)))^2; ``"optimal"`` the larger B* that inverts
-    the Canonne, Kamath and Steinke 2020 (Cor. 13) conversion, as the theorem permits.
+    ``method="classical"`` (the default) uses the B* of Thm. 4.8,
+    (sqrt(log(1/delta) + eps) - sqrt(log(1/delta)))^2; ``"improved"`` the larger B* that
+    inverts the Canonne, Kamath and Steinke 2020 (Cor. 13) conversion, as the theorem permits
+    (``zcdp_budget``).
     """
 
     cost_types = (PureDP,)
 
-    def __init__(self, eps: float, delta: float, conversion: Conversion = "bun_steinke") -> None:
+    def __init__(self, eps: float, delta: float, method: Method = "classical") -> None:
         super().__init__(ExactSquareSum())
         self.target = (_checks.nonnegative("eps", eps), _checks.open_unit("delta", delta))
-        self.conversion = conversion
-        self.budget = zcdp_budget(eps, delta, conversion)
+        self.method = check_method(method)
+        self.budget = zcdp_budget(eps, delta, method)
 
     @property
     def spent(self) -> float:
@@ -130,44 +128,6 @@ class PureDpFilterViaZcdp(Filter[PureDP, ExactSquareSum]):
         return nxt if nxt.half_at_most(self.budget) else None
 
 
-RdpConversion = Literal["mironov", "cks"]
-
-
-def rdp_budget_for_dp(eps: float, delta: float, alpha: float, conversion: RdpConversion) -> float:
-    """The RDP budget at order alpha that converts to (eps, delta)-DP.
-
-    ``mironov``: eps_alpha = eps - log(1/delta)/(alpha - 1) (Mironov 2017, Prop. 3; the rule in
-    Taylor et al., Sec. II-A). ``cks``: the inverse of Canonne, Kamath and Steinke 2020,
-    Prop. 12, eps_alpha = eps - log(1 - 1/alpha) - (log(1/delta) - log(alpha))/(alpha - 1),
-    which is always larger. Raises ValueError if the budget would be negative.
-
-    Safe side, exactly: the conversion recomputed from the budget (``rdp_to_eps`` at this one
-    order, "classical" for ``mironov``, "improved" for ``cks``) is <= eps; the closed form is
-    stepped down by ulps until it is.
-    """
-    eps = _checks.nonnegative("eps", eps)
-    delta = _checks.open_unit("delta", delta)
-    alpha = _checks.order("alpha", alpha)
-    log_inv_delta = -math.log(delta)
-    if conversion == "mironov":
-        budget = eps - log_inv_delta / (alpha - 1.0)
-    elif conversion == "cks":
-        budget = eps - math.log1p(-1.0 / alpha) - (log_inv_delta - math.log(alpha)) / (alpha - 1.0)
-    else:
-        raise ValueError(f"conversion must be 'mironov' or 'cks', got {conversion!r}")
-    if budget < 0:
-        raise ValueError(
-            f"(eps={eps}, delta={delta}) leaves no RDP budget at alpha={alpha}: choose a larger "
-            "order or eps"
-        )
-    method = "classical" if conversion == "mironov" else "improved"
-
-    def converts(b: float) -> bool:
-        return rdp_to_eps(RenyiCurve((alpha,), (b,)), delta, method).eps <= eps
-
-    return nudge_down(converts, budget)
-
-
 class RdpDpFilter(RenyiFilter):
     """Mechanism-level RDP filter for (eps, delta)-DP (Taylor, Vippathalla and Coon, Sec. II-A).
 
@@ -175,13 +135,15 @@ class RdpDpFilter(RenyiFilter):
     eps_alpha = eps - log(1/delta)/(alpha - 1). The transcript is then (alpha, eps_alpha)-RDP
     (Feldman and Zrnic 2021, Thm. 4.3) and so (eps, delta)-DP (Mironov 2017, Prop. 3).
     Optimising alpha after seeing the adaptive rho_i is NOT valid (the rho_i depend on the run),
-    which is why alpha is a constructor argument. ``conversion="cks"`` uses the tighter
-    RDP -> DP conversion (Canonne, Kamath and Steinke 2020, Prop. 12) at the same fixed alpha.
+    which is why alpha is a constructor argument. ``method="classical"`` (the default) is that
+    rule; ``"improved"`` uses the tighter RDP -> DP conversion (Canonne, Kamath and Steinke
+    2020, Prop. 12) at the same fixed alpha (``rdp_budget``).
     """
 
     def __init__(
-        self, eps: float, delta: float, alpha: float, conversion: RdpConversion = "mironov"
+        self, eps: float, delta: float, alpha: float, method: Method = "classical"
     ) -> None:
-        super().__init__(alpha, rdp_budget_for_dp(eps, delta, alpha, conversion))
+        method = check_method(method)
+        super().__init__(alpha, rdp_budget(eps, delta, alpha, method))
         self.target = (float(eps), float(delta))
-        self.conversion = conversion
+        self.method = method

@@ -15,6 +15,13 @@ from accounting.mechanisms.brownian import (
     precision_weighted_gaussian,
 )
 from accounting.mechanisms.erasure import ERASED, binary_erasure_laws
+from accounting.mechanisms.filtered_gd import (
+    GdPrivacyPlan,
+    count_queries_zcdp,
+    filtered_gd_zcdp,
+    noise_multiplier_for,
+    plan_filtered_gd,
+)
 from accounting.mechanisms.finite import (
     FiniteMechanism,
 )
@@ -25,6 +32,7 @@ from accounting.mechanisms.gaussian import (
     gaussian_log_delta,
     gaussian_pld,
     gaussian_rdp,
+    gaussian_rdp_curve,
     gaussian_sigma,
     gaussian_zcdp,
     gaussian_zcdp_delta,
@@ -57,6 +65,7 @@ from accounting.mechanisms.selection import (
     permute_and_flip_probabilities,
 )
 from accounting.mechanisms.sparse_vector import (
+    GaussianAboveThreshold,
     above_threshold_laws,
     gaussian_above_threshold_rdp,
     gaussian_above_threshold_rdp_nonnegative,
@@ -82,6 +91,8 @@ from accounting.mechanisms.threshold_checks import (
 __all__ = [
     "ERASED",
     "FiniteMechanism",
+    "GaussianAboveThreshold",
+    "GdPrivacyPlan",
     "NoiseReductionRun",
     "SvtCheckNoise",
     "SvtThresholdCheck",
@@ -89,8 +100,10 @@ __all__ = [
     "binary_erasure_laws",
     "brownian_mechanism",
     "canonical_laws",
+    "count_queries_zcdp",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
+    "filtered_gd_zcdp",
     "fixed_schedule",
     "gaussian_above_threshold",
     "gaussian_above_threshold_expost_eps",
@@ -105,6 +118,7 @@ __all__ = [
     "gaussian_log_delta",
     "gaussian_pld",
     "gaussian_rdp",
+    "gaussian_rdp_curve",
     "gaussian_report_noisy_max",
     "gaussian_report_noisy_max_eps",
     "gaussian_sigma",
@@ -119,9 +133,11 @@ __all__ = [
     "laplace_report_noisy_max_eps",
     "log_stopping_time_moment",
     "log_stopping_time_moment_bound",
+    "noise_multiplier_for",
     "noise_variance",
     "permute_and_flip",
     "permute_and_flip_probabilities",
+    "plan_filtered_gd",
     "precision_weighted_gaussian",
     "pure_dp_delta",
     "randomized_response_laws",

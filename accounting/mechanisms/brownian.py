@@ -52,7 +52,7 @@ class NoiseReductionRun:
         return tuple(fraction_up(Fraction(b) - Fraction(a)) for a, b in itertools.pairwise(levels))
 
 
-def noise_variance(alpha: float, sensitivity: float, eps: float) -> float:
+def noise_variance(alpha: float, eps: float, *, sensitivity: float) -> float:
     """Gaussian variance T = alpha Delta^2 / (2 eps) that is (alpha, eps)-RDP (Mironov 2017).
 
     The exact value rounded up, so alpha Delta^2 / (2 T) <= eps exactly.
@@ -108,7 +108,7 @@ def _run(
     eps: list[float] = []
     variances: list[float] = []
     while (level := _levels(selector, estimates, eps, max_releases)) is not None:
-        t = noise_variance(alpha, sensitivity, level)
+        t = noise_variance(alpha, level, sensitivity=sensitivity)
         if eps:
             estimates.append(later(t, variances[-1], estimates[-1]))
         else:
@@ -122,6 +122,7 @@ def _run(
 
 def brownian_mechanism(
     value: np.ndarray | float,
+    *,
     sensitivity: float,
     alpha: float,
     selector: EpsSelector,
@@ -147,6 +148,7 @@ def brownian_mechanism(
 
 def precision_weighted_gaussian(
     value: np.ndarray | float,
+    *,
     sensitivity: float,
     alpha: float,
     selector: EpsSelector,

@@ -32,18 +32,19 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from accounting import _checks
-from accounting.curves.zcdp import Conversion, zcdp_budget, zcdp_to_eps, zcdp_to_eps_optimal
+from accounting.curves.rdp import Method, check_method
+from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps
 from accounting.numerics import fraction_up, nudge_down, nudge_up
 
-CONVERSIONS: tuple[Conversion, ...] = ("bun_steinke", "optimal")
 
-
-def filtered_gd_zcdp(budget_steps: float, noise_multiplier: float) -> float:
+def filtered_gd_zcdp(budget_steps: float, *, noise_multiplier: float) -> float:
     """rho of Algorithm 3: B_norm / (2 sigma^2 C^2) (Feldman and Zrnic 2021, Prop. 5.1).
 
     ``budget_steps`` is B_norm / C^2 (the squared-norm budget in units of C^2; k for private GD
-    with k steps) and ``noise_multiplier`` is sigma (the noise s.d. is sigma C). The exact
-    value rounded up: never below the true rho, even where sigma^2 under- or overflows.
+    with k steps). ``noise_multiplier`` is sigma / sensitivity: the noise s.d. divided by the
+    clipping norm C, the sensitivity of the sum of clipped gradients (Opacus's and
+    dp_accounting's ``noise_multiplier``). The exact value rounded up: never below the true
+    rho, even where sigma^2 under- or overflows.
     """
     b = _checks.positive("budget_steps", budget_steps)
     sigma = _checks.positive("noise_multiplier", noise_multiplier)
@@ -51,20 +52,21 @@ def filtered_gd_zcdp(budget_steps: float, noise_multiplier: float) -> float:
 
 
 def noise_multiplier_for(budget_steps: float, rho: float) -> float:
-    """sigma with B_norm / (2 sigma^2 C^2) = rho, i.e. sqrt(budget_steps / (2 rho)) (Prop. 5.1).
+    """The noise multiplier (sigma / C) with B_norm / (2 sigma^2 C^2) = rho, i.e.
+    sqrt(budget_steps / (2 rho)) (Prop. 5.1).
 
-    Safe side, exactly: ``filtered_gd_zcdp(budget_steps, sigma) <= rho`` (the closed form is
-    stepped up by ulps until it holds).
+    Safe side, exactly: ``filtered_gd_zcdp(budget_steps, noise_multiplier=m) <= rho`` (the
+    closed form is stepped up by ulps until it holds).
     """
     b = _checks.positive("budget_steps", budget_steps)
     rho = _checks.positive("rho", rho)
     sigma = math.sqrt(b) / (math.sqrt(2.0) * math.sqrt(rho))  # no under/overflow of b / rho
-    sigma = nudge_up(lambda s: filtered_gd_zcdp(b, s) <= rho, sigma)
+    sigma = nudge_up(lambda s: filtered_gd_zcdp(b, noise_multiplier=s) <= rho, sigma)
     return _checks.result("noise_multiplier", sigma)
 
 
-def count_queries_zcdp(n_queries: int, noise_std: float) -> float:
-    """rho of m Gaussian counting queries (sensitivity 1, s.d. s): m / (2 s^2).
+def count_queries_zcdp(n_queries: int, *, sigma: float) -> float:
+    """rho of m Gaussian counting queries (sensitivity 1, noise s.d. s = ``sigma``): m / (2 s^2).
 
     Bun and Steinke 2016, Prop. 1.6 (one query) and Lemma 2.3 (composition). The exact
     value rounded up.
@@ -72,40 +74,27 @@ def count_queries_zcdp(n_queries: int, noise_std: float) -> float:
     m = _checks.integer("n_queries", n_queries, minimum=0)
     if m == 0:
         return 0.0
-    s = _checks.positive("noise_std", noise_std)
+    s = _checks.positive("sigma", sigma)
     return fraction_up(Fraction(m) / (2 * Fraction(s) ** 2))
 
 
 def _query_noise_for(n_queries: int, rho_queries: float) -> float:
     """s with m / (2 s^2) <= rho_q exactly (closed form sqrt(m / (2 rho_q)), stepped up)."""
     s = math.sqrt(n_queries) / (math.sqrt(2.0) * math.sqrt(rho_queries))
-    return nudge_up(lambda x: count_queries_zcdp(n_queries, x) <= rho_queries, s)
+    return nudge_up(lambda x: count_queries_zcdp(n_queries, sigma=x) <= rho_queries, s)
 
 
-def zcdp_eps(rho: float, delta: float, conversion: Conversion) -> float:
-    """eps such that rho-zCDP implies (eps, delta)-DP, by the named conversion.
-
-    ``bun_steinke``: Bun and Steinke 2016, Prop. 1.3 (the B* of Feldman and Zrnic 2021,
-    Thm. 4.8); ``optimal``: Canonne, Kamath and Steinke 2020, Cor. 13.
-    """
-    if conversion == "bun_steinke":
-        return zcdp_to_eps(rho, delta)
-    if conversion == "optimal":
-        return zcdp_to_eps_optimal(rho, delta)
-    raise ValueError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GdPrivacyPlan:
     """How a target (eps, delta) is spent by one run of Algorithm 3 and its stopping queries."""
 
     eps: float
     delta: float
-    conversion: Conversion
+    method: Method  # the zCDP -> DP conversion (``zcdp_to_eps``'s method)
     rho: float  # total zCDP budget: the conversion's B* for (eps, delta)
     rho_gd: float  # spent by the gradient steps, B_norm / (2 sigma^2 C^2)
     rho_queries: float  # spent by the stopping queries, m / (2 s^2)
-    noise_multiplier: float  # sigma: the gradient noise s.d. is sigma C
+    noise_multiplier: float  # sigma / C: the gradient noise s.d. is sigma C
     query_noise_std: float  # s: s.d. of each noisy count (inf when there are no queries)
 
     @property
@@ -117,14 +106,16 @@ class GdPrivacyPlan:
 def plan_filtered_gd(
     eps: float,
     delta: float,
-    conversion: Conversion,
+    method: Method,
     budget_steps: float,
     n_queries: int = 0,
     query_share: float = 0.0,
 ) -> GdPrivacyPlan:
     """Noise of Algorithm 3 and of its stopping queries for a whole-run (eps, delta)-DP.
 
-    rho = B* (eps, delta) under ``conversion`` (``zcdp_budget``); the m = ``n_queries``
+    rho = B* (eps, delta) under ``method`` (``zcdp_budget``; "classical" is the B* of
+    Feldman and Zrnic 2021, Thm. 4.8, "improved" that of Canonne, Kamath and Steinke 2020,
+    Cor. 13); the m = ``n_queries``
     accuracy queries get rho_q = ``query_share`` rho, i.e. s = sqrt(m / (2 rho_q)); the
     gradient steps get rho - rho_q, i.e. sigma = sqrt(budget_steps / (2 (rho - rho_q)))
     (Prop. 5.1). ``query_share`` must be in (0, 1) when there are queries and 0 otherwise.
@@ -132,13 +123,12 @@ def plan_filtered_gd(
     Guarantee, exactly (no ulp of excess): rho_gd + rho_queries <= rho as exact reals (hence
     also as a float sum), with rho_gd and rho_queries the spends recomputed from sigma and s
     (``filtered_gd_zcdp``, ``count_queries_zcdp``), and
-    zcdp_eps(rho_gd + rho_queries, delta, conversion) <= eps. Rounding is always absorbed by
+    zcdp_to_eps(rho_gd + rho_queries, delta, method) <= eps. Rounding is always absorbed by
     more noise or a smaller part, never by an excess.
     """
     eps = _checks.positive("eps", eps)
     delta = _checks.open_unit("delta", delta)
-    if conversion not in CONVERSIONS:
-        raise ValueError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
+    method = check_method(method)
     b = _checks.positive("budget_steps", budget_steps)
     m = _checks.integer("n_queries", n_queries, minimum=0)
     share = _checks.finite("query_share", query_share)
@@ -146,11 +136,11 @@ def plan_filtered_gd(
         raise ValueError(f"query_share must be in (0, 1) with {m} queries, got {query_share!r}")
     if m == 0 and share != 0.0:
         raise ValueError(f"query_share must be 0 without queries, got {query_share!r}")
-    # zcdp_budget is on the safe side: zcdp_eps(rho, delta, conversion) <= eps
-    rho = _checks.positive("rho", zcdp_budget(eps, delta, conversion))
+    # zcdp_budget is on the safe side: zcdp_to_eps(rho, delta, method) <= eps
+    rho = _checks.positive("rho", zcdp_budget(eps, delta, method))
     if m > 0:
         s = _query_noise_for(m, _checks.positive("rho_queries", share * rho))
-        rho_queries = count_queries_zcdp(m, s)
+        rho_queries = count_queries_zcdp(m, sigma=s)
     else:
         s, rho_queries = math.inf, 0.0
     exact_rest = Fraction(rho) - Fraction(rho_queries)  # >= 0: rho_queries <= share rho
@@ -161,13 +151,16 @@ def plan_filtered_gd(
     # rho_gd <= rho_gd_target, so rho_gd + rho_queries <= rho; the conversion of the float sum
     # is checked too (a numerical conversion need not be monotone to the last ulp)
     sigma = nudge_up(
-        lambda x: zcdp_eps(filtered_gd_zcdp(b, x) + rho_queries, delta, conversion) <= eps, sigma
+        lambda x: (
+            zcdp_to_eps(filtered_gd_zcdp(b, noise_multiplier=x) + rho_queries, delta, method) <= eps
+        ),
+        sigma,
     )
-    rho_gd = filtered_gd_zcdp(b, sigma)
+    rho_gd = filtered_gd_zcdp(b, noise_multiplier=sigma)
     return GdPrivacyPlan(
         eps=eps,
         delta=delta,
-        conversion=conversion,
+        method=method,
         rho=rho,
         rho_gd=rho_gd,
         rho_queries=rho_queries,

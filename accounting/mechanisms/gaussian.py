@@ -12,14 +12,16 @@ Every guarantee depends only on mu = D / sigma. The privacy loss of the worst pa
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from fractions import Fraction
 
 import numpy as np
 from scipy import special
 
 from accounting import _checks
-from accounting.costs import Gdp, Zcdp
+from accounting.costs import Gdp, RenyiCurve, Zcdp
 from accounting.curves.pld import Pld, discretise_continuous
+from accounting.curves.rdp import DEFAULT_ORDERS
 from accounting.numerics import (
     fraction_up,
     log_gaussian_hockey_stick,
@@ -41,19 +43,30 @@ def _half_mu_squared(sensitivity: float, sigma: float) -> Fraction:
     return Fraction(sensitivity) ** 2 / (2 * Fraction(sigma) ** 2)
 
 
-def gaussian_rdp(alpha: float, sensitivity: float, sigma: float) -> float:
+def gaussian_rdp(alpha: float, *, sensitivity: float, sigma: float) -> float:
     """RDP of the Gaussian mechanism at order alpha: alpha D^2 / (2 sigma^2) (Mironov 2017,
     Prop. 7); the exact value rounded up, never below the true cost."""
     alpha = _checks.order("alpha", alpha)
     return fraction_up(Fraction(alpha) * _half_mu_squared(sensitivity, sigma))
 
 
-def gaussian_zcdp(sensitivity: float, sigma: float) -> Zcdp:
+def gaussian_rdp_curve(
+    *, sensitivity: float, sigma: float, orders: Iterable[float] = DEFAULT_ORDERS
+) -> RenyiCurve:
+    """The Gaussian mechanism's RDP curve alpha D^2 / (2 sigma^2) on ``orders`` (Mironov 2017,
+    Prop. 7), each order's value rounded up as by ``gaussian_rdp``; compose with ``+`` or
+    ``.scaled(k)`` and convert with ``rdp_to_eps``."""
+    return RenyiCurve.from_function(
+        lambda a: gaussian_rdp(a, sensitivity=sensitivity, sigma=sigma), orders
+    )
+
+
+def gaussian_zcdp(*, sensitivity: float, sigma: float) -> Zcdp:
     """rho = D^2 / (2 sigma^2) zCDP (Bun and Steinke 2016, Prop. 1.6); rounded up."""
     return Zcdp(fraction_up(_half_mu_squared(sensitivity, sigma)))
 
 
-def gaussian_gdp(sensitivity: float, sigma: float) -> Gdp:
+def gaussian_gdp(*, sensitivity: float, sigma: float) -> Gdp:
     """mu = D / sigma Gaussian DP, which is exact (Dong, Roth and Su 2022, Thm. 2.7); the
     quotient rounded up."""
     _mu(sensitivity, sigma)
@@ -65,7 +78,7 @@ def _satisfies(log_delta: float, delta: float) -> bool:
     return log_delta <= math.log(delta) and math.exp(log_delta) <= delta
 
 
-def gaussian_log_delta(eps: float, sensitivity: float, sigma: float) -> float:
+def gaussian_log_delta(eps: float, *, sensitivity: float, sigma: float) -> float:
     """log of the exact delta(eps) of the Gaussian mechanism (Balle and Wang 2018, Thm. 8).
 
     Finite even where delta itself underflows, e.g. log delta = -1e4.
@@ -76,15 +89,15 @@ def gaussian_log_delta(eps: float, sensitivity: float, sigma: float) -> float:
     )
 
 
-def gaussian_delta(eps: float, sensitivity: float, sigma: float) -> float:
+def gaussian_delta(eps: float, *, sensitivity: float, sigma: float) -> float:
     """Exact delta(eps) = Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D) of the
     Gaussian mechanism (Balle and Wang 2018, Thm. 8), accurate to ~1e-12 relative down to
     1e-300 (see ``accounting.numerics.log_gaussian_hockey_stick``); 0.0 only where
     delta < 1e-323."""
-    return math.exp(gaussian_log_delta(eps, sensitivity, sigma))
+    return math.exp(gaussian_log_delta(eps, sensitivity=sensitivity, sigma=sigma))
 
 
-def gaussian_eps(delta: float, sensitivity: float, sigma: float) -> float:
+def gaussian_eps(delta: float, *, sensitivity: float, sigma: float) -> float:
     """Smallest eps >= 0 with delta(eps) <= delta for the Gaussian mechanism (inverse of
     ``gaussian_delta``, Balle and Wang 2018, Thm. 8); 0 if delta >= delta(0).
 
@@ -102,11 +115,11 @@ def gaussian_eps(delta: float, sensitivity: float, sigma: float) -> float:
     return nudge_up(lambda e: _satisfies(float(log_gaussian_hockey_stick(e, mu)), delta), eps)
 
 
-def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
+def gaussian_sigma(eps: float, delta: float, *, sensitivity: float) -> float:
     """Smallest sigma for which the Gaussian mechanism is (eps, delta)-DP (Balle and Wang
     2018, Thm. 8, solved for sigma). delta must be in (0, 1).
 
-    The answer is on the safe side: gaussian_delta(eps, D, sigma) <= delta.
+    The answer is on the safe side: gaussian_delta(eps, sensitivity=D, sigma=sigma) <= delta.
     """
     eps = _checks.nonnegative("eps", eps)
     delta = _checks.open_unit("delta", delta)
@@ -137,6 +150,7 @@ def gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
 
 
 def gaussian_pld(
+    *,
     sensitivity: float,
     sigma: float,
     step: float = 1e-4,
@@ -175,11 +189,11 @@ def gaussian_zcdp_delta(rho: float, eps: float) -> float:
     """
     rho = _checks.nonnegative("rho", rho)
     eps = _checks.nonnegative("eps", eps)
-    return 0.0 if rho == 0.0 else gaussian_delta(eps, math.sqrt(2.0 * rho), 1.0)
+    return 0.0 if rho == 0.0 else gaussian_delta(eps, sensitivity=math.sqrt(2.0 * rho), sigma=1.0)
 
 
 def gaussian_zcdp_eps(rho: float, delta: float) -> float:
     """Exact eps(delta) of the Gaussian mechanism that is exactly rho-zCDP (mu = sqrt(2 rho))."""
     rho = _checks.nonnegative("rho", rho)
     delta = _checks.open_unit("delta", delta)
-    return 0.0 if rho == 0.0 else gaussian_eps(delta, math.sqrt(2.0 * rho), 1.0)
+    return 0.0 if rho == 0.0 else gaussian_eps(delta, sensitivity=math.sqrt(2.0 * rho), sigma=1.0)

@@ -23,7 +23,7 @@ def _eps0(sensitivity: float, scale: float) -> float:
     return _checks.sensitivity_ratio(sensitivity, "scale", scale)
 
 
-def laplace_delta(eps: float, sensitivity: float, scale: float) -> float:
+def laplace_delta(eps: float, *, sensitivity: float, scale: float) -> float:
     """Exact delta(eps) = max(0, 1 - e^{(eps - eps0)/2}) of the Laplace mechanism.
 
     Derived from the hockey-stick divergence: the set {L > eps} is o < (D - eps b)/2, whose
@@ -36,13 +36,13 @@ def laplace_delta(eps: float, sensitivity: float, scale: float) -> float:
     return -math.expm1((eps - eps0) / 2.0) if eps < eps0 else 0.0
 
 
-def laplace_eps(delta: float, sensitivity: float, scale: float) -> float:
+def laplace_eps(delta: float, *, sensitivity: float, scale: float) -> float:
     """Smallest eps >= 0 with laplace_delta(eps) <= delta: max(0, eps0 + 2 log(1 - delta))."""
     delta = _checks.delta("delta", delta)
     return max(0.0, _eps0(sensitivity, scale) + 2.0 * math.log1p(-delta))
 
 
-def laplace_rdp(alpha: float, sensitivity: float, scale: float) -> float:
+def laplace_rdp(alpha: float, *, sensitivity: float, scale: float) -> float:
     """RDP of the Laplace mechanism (Mironov 2017, Prop. 6, with 1/lambda = eps0 = D/b):
     log(alpha/(2 alpha - 1) e^{(alpha-1) eps0} + (alpha-1)/(2 alpha - 1) e^{-alpha eps0})
     / (alpha - 1), evaluated in log space; increases from KL = eps0 + e^{-eps0} - 1 to eps0.
@@ -56,7 +56,7 @@ def laplace_rdp(alpha: float, sensitivity: float, scale: float) -> float:
     return _checks.result("laplace_rdp", min(max(value, 0.0), eps0))
 
 
-def laplace_pld(sensitivity: float, scale: float, step: float = 1e-4) -> Pld:
+def laplace_pld(*, sensitivity: float, scale: float, step: float = 1e-4) -> Pld:
     """Pessimistic grid PLD of the Laplace mechanism (every loss rounded up to step * Z).
 
     The loss is bounded, so nothing is truncated: for all eps,

@@ -69,7 +69,7 @@ def _evaluate(ratio: PhiProductRatio, engine: Engine) -> float:
 
 
 def report_noisy_max_ratio(
-    sigma: float, sensitivity: float, d: int, lower: float = 0.0, upper: float = 1.0
+    d: int, *, sigma: float, sensitivity: float, lower: float = 0.0, upper: float = 1.0
 ) -> PhiProductRatio:
     """The ratio of LPB Thm. 12, eq. (1), as a :class:`PhiProductRatio`.
 
@@ -84,12 +84,12 @@ def report_noisy_max_ratio(
 
 
 def gaussian_report_noisy_max_eps(
+    d: int,
+    *,
     sigma: float,
     sensitivity: float,
-    d: int,
     lower: float = 0.0,
     upper: float = 1.0,
-    *,
     engine: Engine = "fast",
 ) -> float:
     """Pure eps of Gaussian Report Noisy Max over d queries in [lower, upper] (LPB Thm. 8/12).
@@ -101,11 +101,14 @@ def gaussian_report_noisy_max_eps(
     c = upper - lower (the theorem displays the ratio; eps is its logarithm). Tight; d = 1
     gives 0. The d = 2 closed-form check: ``docs/proofs/gaussian_report_noisy_max.md``.
     """
-    return _evaluate(report_noisy_max_ratio(sigma, sensitivity, d, lower, upper), engine)
+    ratio = report_noisy_max_ratio(
+        d, sigma=sigma, sensitivity=sensitivity, lower=lower, upper=upper
+    )
+    return _evaluate(ratio, engine)
 
 
 def gaussian_report_noisy_max(
-    scores: Sequence[float] | np.ndarray, sigma: float, rng: np.random.Generator
+    scores: Sequence[float] | np.ndarray, *, sigma: float, rng: np.random.Generator
 ) -> int:
     """Index of the largest score after adding N(0, sigma^2) to each (LPB Sec. 2)."""
     scores = _checks.score_vector("scores", scores)
@@ -120,13 +123,13 @@ def gaussian_report_noisy_max(
 
 def above_threshold_ratio(
     steps: int,
+    *,
     sigma_threshold: float,
     sigma_query: float,
     sensitivity: float,
     threshold: float,
     lower: float = 0.0,
     upper: float = 1.0,
-    *,
     halted: bool = True,
 ) -> PhiProductRatio:
     """The ratio of the ex-post bound of :func:`gaussian_above_threshold_expost_eps`.
@@ -152,13 +155,13 @@ def above_threshold_ratio(
 
 def gaussian_above_threshold_expost_eps(
     steps: int,
+    *,
     sigma_threshold: float,
     sigma_query: float,
     sensitivity: float,
     threshold: float,
     lower: float = 0.0,
     upper: float = 1.0,
-    *,
     halted: bool = True,
     engine: Engine = "fast",
 ) -> float:
@@ -182,13 +185,21 @@ def gaussian_above_threshold_expost_eps(
     translation-invariant one. Derivation: ``docs/proofs/gaussian_above_threshold_expost.md``.
     """
     ratio = above_threshold_ratio(
-        steps, sigma_threshold, sigma_query, sensitivity, threshold, lower, upper, halted=halted
+        steps,
+        sigma_threshold=sigma_threshold,
+        sigma_query=sigma_query,
+        sensitivity=sensitivity,
+        threshold=threshold,
+        lower=lower,
+        upper=upper,
+        halted=halted,
     )
     return _evaluate(ratio, engine)
 
 
 def gaussian_above_threshold(
     queries: Sequence[float] | np.ndarray,
+    *,
     threshold: float,
     sigma_threshold: float,
     sigma_query: float,
@@ -214,7 +225,7 @@ def gaussian_above_threshold(
 
 
 def laplace_report_noisy_max_eps(
-    scale: float, sensitivity: float, *, monotone: bool = False
+    *, scale: float, sensitivity: float, monotone: bool = False
 ) -> float:
     """Pure eps of Report Noisy Max with Laplace(scale) noise on Delta-sensitive scores.
 
@@ -229,7 +240,7 @@ def laplace_report_noisy_max_eps(
 
 
 def laplace_report_noisy_max(
-    scores: Sequence[float] | np.ndarray, scale: float, rng: np.random.Generator
+    scores: Sequence[float] | np.ndarray, *, scale: float, rng: np.random.Generator
 ) -> int:
     """Index of the largest score after adding Laplace(scale) noise to each."""
     scores = _checks.score_vector("scores", scores)
@@ -245,7 +256,7 @@ def _log_weights(scores: np.ndarray, eps: float, sensitivity: float, factor: flo
 
 
 def exponential_mechanism_probabilities(
-    scores: Sequence[float] | np.ndarray, eps: float, sensitivity: float, *, monotone: bool = False
+    scores: Sequence[float] | np.ndarray, eps: float, *, sensitivity: float, monotone: bool = False
 ) -> np.ndarray:
     """Output distribution of the eps-DP exponential mechanism (McSherry and Talwar 2007).
 
@@ -261,19 +272,21 @@ def exponential_mechanism_probabilities(
 def exponential_mechanism(
     scores: Sequence[float] | np.ndarray,
     eps: float,
+    *,
     sensitivity: float,
     rng: np.random.Generator,
-    *,
     monotone: bool = False,
 ) -> int:
     """Sample from :func:`exponential_mechanism_probabilities` (eps-DP)."""
     rng = _checks.generator("rng", rng)
-    probs = exponential_mechanism_probabilities(scores, eps, sensitivity, monotone=monotone)
+    probs = exponential_mechanism_probabilities(
+        scores, eps, sensitivity=sensitivity, monotone=monotone
+    )
     return int(rng.choice(probs.size, p=probs))
 
 
 def permute_and_flip_probabilities(
-    scores: Sequence[float] | np.ndarray, eps: float, sensitivity: float
+    scores: Sequence[float] | np.ndarray, eps: float, *, sensitivity: float
 ) -> np.ndarray:
     """Exact output distribution of eps-DP permute-and-flip (McKenna and Sheldon 2020).
 
@@ -295,7 +308,11 @@ def permute_and_flip_probabilities(
 
 
 def permute_and_flip(
-    scores: Sequence[float] | np.ndarray, eps: float, sensitivity: float, rng: np.random.Generator
+    scores: Sequence[float] | np.ndarray,
+    eps: float,
+    *,
+    sensitivity: float,
+    rng: np.random.Generator,
 ) -> int:
     """Run eps-DP permute-and-flip (McKenna and Sheldon 2020, Alg. 1)."""
     scores = _checks.score_vector("scores", scores)

@@ -4,6 +4,10 @@
   NeurIPS 2020 (below "ZW"), as restated by Lebensold et al. 2024 (LPB) Thm. 6 (general
   bound with a stopping-time moment) and Thm. 7 (closed form for nonnegative queries, the
   moment bounded by ZW Prop. 10; autodp's ``RDP_gaussian_svt_c1`` implements the same).
+* :class:`GaussianAboveThreshold`: one instance on queries in [0, 1], with its RDP curve
+  (LPB Thm. 7), the (eps, delta)-pDP that curve gives (LPB Sec. 2) and the pure ex-post eps
+  of each output (LPB Thm. 17, ``gaussian_above_threshold_expost_eps`` of
+  :mod:`accounting.mechanisms.selection`).
 * Dwork and Roth 2014, Alg. 1: the exact output laws of Laplace AboveThreshold on two
   neighbouring answer vectors (:func:`above_threshold_laws`), for audits.
 
@@ -19,7 +23,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import integrate
@@ -27,10 +32,14 @@ from scipy.optimize import minimize_scalar
 from scipy.special import log_ndtr
 
 from accounting import _checks
+from accounting.costs import RenyiCurve
+from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_pdp
+from accounting.mechanisms.selection import gaussian_above_threshold_expost_eps
 from accounting.mechanisms.selection_numerics import log_phi_product_expectation
 from accounting.numerics import adaptive_log_integral
 
 __all__ = [
+    "GaussianAboveThreshold",
     "above_threshold_laws",
     "gaussian_above_threshold_rdp",
     "gaussian_above_threshold_rdp_nonnegative",
@@ -46,10 +55,10 @@ __all__ = [
 
 def gaussian_above_threshold_rdp(
     alpha: float,
+    *,
     sigma_threshold: float,
     sigma_query: float,
     sensitivity: float,
-    *,
     gamma: float,
     log_stopping_moment: float,
 ) -> float:
@@ -78,6 +87,7 @@ def gaussian_above_threshold_rdp(
 
 def log_stopping_time_moment(
     gamma: float,
+    *,
     sigma_threshold: float,
     sigma_query: float,
     threshold: float,
@@ -176,7 +186,7 @@ def _log_capped_geometric_mean(z: np.ndarray, n: int) -> np.ndarray:
 
 
 def log_stopping_time_moment_bound(
-    gamma: float, sigma_threshold: float, sigma_query: float, threshold: float
+    gamma: float, *, sigma_threshold: float, sigma_query: float, threshold: float
 ) -> float:
     """ZW Prop. 10 bound on log E_x[E[T | x]^gamma] for nonnegative queries.
 
@@ -207,11 +217,11 @@ def log_stopping_time_moment_bound(
 
 def gaussian_above_threshold_rdp_nonnegative(
     alpha: float,
+    *,
     sigma_threshold: float,
     sigma_query: float,
     sensitivity: float,
     threshold: float,
-    *,
     published: bool = False,
 ) -> float:
     """RDP of Gaussian Above Threshold with nonnegative queries (LPB Thm. 7).
@@ -232,16 +242,18 @@ def gaussian_above_threshold_rdp_nonnegative(
     the published value wherever Prop. 10 holds, never below what Thm. 6 certifies.
     Numbers and details: ``docs/proofs/gaussian_svt_moment_bound.md``.
     """
-    moment = log_stopping_time_moment_bound(2.0, sigma_threshold, sigma_query, threshold)
+    moment = log_stopping_time_moment_bound(
+        2.0, sigma_threshold=sigma_threshold, sigma_query=sigma_query, threshold=threshold
+    )
     if not published:
         moment = max(
             moment, _worst_case_moment(float(sigma_threshold), float(sigma_query), float(threshold))
         )
     return gaussian_above_threshold_rdp(
         alpha,
-        sigma_threshold,
-        sigma_query,
-        sensitivity,
+        sigma_threshold=sigma_threshold,
+        sigma_query=sigma_query,
+        sensitivity=sensitivity,
         gamma=2.0,
         log_stopping_moment=moment,
     )
@@ -250,11 +262,14 @@ def gaussian_above_threshold_rdp_nonnegative(
 @functools.lru_cache(maxsize=4096)
 def _worst_case_moment(sigma_threshold: float, sigma_query: float, threshold: float) -> float:
     """Exact gamma = 2 moment of the all-zero endless stream (cached: RDP curves reuse it)."""
-    return log_stopping_time_moment(2.0, sigma_threshold, sigma_query, threshold, 0.0)
+    return log_stopping_time_moment(
+        2.0, sigma_threshold=sigma_threshold, sigma_query=sigma_query, threshold=threshold
+    )
 
 
 def gaussian_above_threshold_rdp_numeric(
     alpha: float,
+    *,
     sigma_threshold: float,
     sigma_query: float,
     sensitivity: float,
@@ -273,9 +288,20 @@ def gaussian_above_threshold_rdp_numeric(
     alpha = _checks.order("alpha", alpha)
 
     def bound(g: float) -> float:
-        moment = log_stopping_time_moment(g, sigma_threshold, sigma_query, threshold, queries)
+        moment = log_stopping_time_moment(
+            g,
+            sigma_threshold=sigma_threshold,
+            sigma_query=sigma_query,
+            threshold=threshold,
+            queries=queries,
+        )
         return gaussian_above_threshold_rdp(
-            alpha, sigma_threshold, sigma_query, sensitivity, gamma=g, log_stopping_moment=moment
+            alpha,
+            sigma_threshold=sigma_threshold,
+            sigma_query=sigma_query,
+            sensitivity=sensitivity,
+            gamma=g,
+            log_stopping_moment=moment,
         )
 
     if gamma is not None:
@@ -291,6 +317,77 @@ def gaussian_above_threshold_rdp_numeric(
         options={"xatol": 1e-6},
     )
     return bound(1.0 + math.exp(res.x))
+
+
+# ---------------------------------------------------------------------------------------
+# one Gaussian Above Threshold instance and its three guarantees
+
+
+@dataclass(frozen=True, kw_only=True)
+class GaussianAboveThreshold:
+    """Gaussian Above Threshold (LPB Alg. 3) on Delta-sensitive queries in [0, 1].
+
+    Threshold ``threshold``, threshold noise N(0, sigma_threshold^2), query noise
+    N(0, sigma_query^2), Delta = ``sensitivity``. Three guarantees of one instance:
+    ``rdp_curve`` (ex ante, LPB Thm. 7), ``pdp_eps`` (that curve as (eps, delta)-pDP,
+    LPB Sec. 2) and ``expost_eps`` (pure ex post for the output produced, LPB Thm. 17).
+    """
+
+    threshold: float
+    sigma_threshold: float
+    sigma_query: float
+    sensitivity: float
+
+    def __post_init__(self) -> None:
+        _checks.finite("threshold", self.threshold)
+        _checks.positive("sigma_threshold", self.sigma_threshold)
+        _checks.positive("sigma_query", self.sigma_query)
+        _checks.positive("sensitivity", self.sensitivity)
+
+    def rdp_curve(self, orders: Iterable[float] = DEFAULT_ORDERS) -> RenyiCurve:
+        """Zhu-Wang RDP (LPB Thm. 7, exact moment where Prop. 10 fails; see
+        :func:`gaussian_above_threshold_rdp_nonnegative`) on ``orders``."""
+        return RenyiCurve.from_function(
+            lambda a: gaussian_above_threshold_rdp_nonnegative(
+                a,
+                sigma_threshold=self.sigma_threshold,
+                sigma_query=self.sigma_query,
+                sensitivity=self.sensitivity,
+                threshold=self.threshold,
+            ),
+            orders,
+        )
+
+    def pdp_eps(self, delta: float, orders: Iterable[float] = DEFAULT_ORDERS) -> float:
+        """eps_max with the instance (eps_max, delta)-pDP: the RDP curve by Markov's inequality,
+        min_alpha eps(alpha) + log(1/delta)/(alpha - 1) (LPB Sec. 2; ``rdp_to_pdp``)."""
+        return rdp_to_pdp(self.rdp_curve(orders), delta)
+
+    def expost_eps(self, steps: int, halted: bool = True) -> float:
+        """Pure ex-post eps of the output (LPB Thm. 17; not halted: the stream ran out after
+        ``steps`` answers). Cached: a run asks for the same few outputs many times."""
+        return _expost_eps(
+            steps, halted, self.sigma_threshold, self.sigma_query, self.sensitivity, self.threshold
+        )
+
+
+@functools.lru_cache(maxsize=65536)
+def _expost_eps(
+    steps: int,
+    halted: bool,
+    sigma_threshold: float,
+    sigma_query: float,
+    sensitivity: float,
+    threshold: float,
+) -> float:
+    return gaussian_above_threshold_expost_eps(
+        steps,
+        sigma_threshold=sigma_threshold,
+        sigma_query=sigma_query,
+        sensitivity=sensitivity,
+        threshold=threshold,
+        halted=halted,
+    )
 
 
 # ---------------------------------------------------------------------------------------

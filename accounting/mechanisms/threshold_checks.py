@@ -32,7 +32,7 @@ __all__ = [
 
 
 def gaussian_check_sigma(
-    eps_check: float, alpha: float, sensitivity: float, max_checks: int
+    eps_check: float, alpha: float, *, sensitivity: float, max_checks: int
 ) -> float:
     """Noise std of the plain Gaussian accuracy check (RKH App. D, "Plain Gaussian").
 
@@ -40,7 +40,8 @@ def gaussian_check_sigma(
     (alpha, alpha Delta^2 / (2 sigma^2))-RDP (Mironov 2017, Cor. 3); ``max_checks`` checks
     (m - 1 for m candidate eps values) compose to eps_check-RDP at alpha when
     sigma^2 = alpha Delta^2 max_checks / (2 eps_check). Safe side, exactly:
-    ``gaussian_check_rdp(alpha, sigma, sensitivity, max_checks) <= eps_check``.
+    ``gaussian_check_rdp(alpha, sigma=sigma, sensitivity=sensitivity, checks=max_checks)
+    <= eps_check``.
     """
     eps_check = _checks.positive("eps_check", eps_check)
     alpha = _checks.order("alpha", alpha)
@@ -48,12 +49,16 @@ def gaussian_check_sigma(
     max_checks = _checks.integer("max_checks", max_checks, minimum=1)
     sigma = math.sqrt(alpha * sensitivity**2 * max_checks / (2.0 * eps_check))
     sigma = nudge_up(
-        lambda s: gaussian_check_rdp(alpha, s, sensitivity, max_checks) <= eps_check, sigma
+        lambda s: (
+            gaussian_check_rdp(alpha, sigma=s, sensitivity=sensitivity, checks=max_checks)
+            <= eps_check
+        ),
+        sigma,
     )
     return _checks.result("sigma", sigma)
 
 
-def gaussian_check_rdp(alpha: float, sigma: float, sensitivity: float, checks: int) -> float:
+def gaussian_check_rdp(alpha: float, *, sigma: float, sensitivity: float, checks: int) -> float:
     """RDP at order alpha of ``checks`` plain Gaussian checks: checks alpha Delta^2/(2 sigma^2).
 
     The exact value rounded up (Mironov 2017, Cor. 3, composed ``checks`` times).
@@ -67,28 +72,29 @@ def gaussian_check_rdp(alpha: float, sigma: float, sensitivity: float, checks: i
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SvtCheckNoise:
     """Noise of the SVT accuracy check (RKH App. D): Gaussian on the threshold, Laplace on
     each checked value; ``split`` is t = sigma_1^2 / (sigma_1^2 + sigma_2^2) of eq. (67)."""
 
-    threshold_sigma: float  # sigma_1
-    query_scale: float  # Laplace scale b; its std is sigma_2 = sqrt(2) b
+    sigma_threshold: float  # sigma_1
+    scale_query: float  # Laplace scale b; its std is sigma_2 = sqrt(2) b
     split: float
     eps_threshold: float  # eps_1 = alpha Delta^2 / (2 sigma_1^2), RDP of the threshold
     eps_query: float  # eps_2 = 2 Delta / b = 2 sqrt(2) Delta / sigma_2, pure DP of the queries
 
     @property
-    def query_sigma(self) -> float:
-        return math.sqrt(2.0) * self.query_scale
+    def sigma_query(self) -> float:
+        """sigma_2 = sqrt(2) b, the standard deviation of the Laplace query noise."""
+        return math.sqrt(2.0) * self.scale_query
 
     @property
     def total_variance(self) -> float:
-        return self.threshold_sigma**2 + self.query_sigma**2
+        return self.sigma_threshold**2 + self.sigma_query**2
 
 
 def svt_check_rdp(
-    alpha: float, threshold_sigma: float, query_scale: float, sensitivity: float
+    alpha: float, *, sigma_threshold: float, scale_query: float, sensitivity: float
 ) -> float:
     """RDP of the SVT check with cut-off 1 and any number of queries (ZW Thm. 8, eq. (3)).
 
@@ -98,31 +104,32 @@ def svt_check_rdp(
     value rounded up.
     """
     alpha = _checks.order("alpha", alpha)
-    s1 = _checks.positive("threshold_sigma", threshold_sigma)
-    b = _checks.positive("query_scale", query_scale)
+    s1 = _checks.positive("sigma_threshold", sigma_threshold)
+    b = _checks.positive("scale_query", scale_query)
     sensitivity = _checks.positive("sensitivity", sensitivity)
     return fraction_up(_threshold_rdp(alpha, s1, sensitivity) + _query_dp(b, sensitivity))
 
 
-def _threshold_rdp(alpha: float, threshold_sigma: float, sensitivity: float) -> Fraction:
+def _threshold_rdp(alpha: float, sigma_threshold: float, sensitivity: float) -> Fraction:
     """alpha Delta^2 / (2 sigma_1^2), exactly."""
-    return Fraction(alpha) * Fraction(sensitivity) ** 2 / (2 * Fraction(threshold_sigma) ** 2)
+    return Fraction(alpha) * Fraction(sensitivity) ** 2 / (2 * Fraction(sigma_threshold) ** 2)
 
 
-def _query_dp(query_scale: float, sensitivity: float) -> Fraction:
+def _query_dp(scale_query: float, sensitivity: float) -> Fraction:
     """2 Delta / b, exactly."""
-    return 2 * Fraction(sensitivity) / Fraction(query_scale)
+    return 2 * Fraction(sensitivity) / Fraction(scale_query)
 
 
 def svt_check_noise_for_split(
-    eps_check: float, alpha: float, sensitivity: float, split: float
+    eps_check: float, alpha: float, *, sensitivity: float, split: float
 ) -> SvtCheckNoise:
     """SVT check noise for a given variance split t (RKH App. D, eqs. (67)-(69)).
 
     sigma_2 = t' sigma_1 with t' = sqrt((1 - t)/t) (eq. (67)); eps_1 + eps_2 = eps_check with
     eq. (68) gives eps_check sigma_1^2 - (2 sqrt 2 Delta / t') sigma_1 - alpha Delta^2 / 2 = 0
     (eq. (69)), whose unique positive root is sigma_1. Safe side, exactly: sigma_1 is stepped
-    up by ulps until ``svt_check_rdp(alpha, sigma_1, b, sensitivity) <= eps_check``, and the
+    up by ulps until ``svt_check_rdp(alpha, sigma_threshold=sigma_1, scale_query=b,
+    sensitivity=sensitivity) <= eps_check``, and the
     reported eps_threshold + eps_query (each rounded up) is <= eps_check too.
     """
     eps_check = _checks.positive("eps_check", eps_check)
@@ -139,17 +146,17 @@ def svt_check_noise_for_split(
         e2 = fraction_up(_query_dp(b, sensitivity))
         return Fraction(e1) + Fraction(e2) <= eps_check  # implies svt_check_rdp <= eps_check
 
-    s1 = _checks.result("threshold_sigma", nudge_up(within, s1))
+    s1 = _checks.result("sigma_threshold", nudge_up(within, s1))
     return SvtCheckNoise(
-        threshold_sigma=s1,
-        query_scale=b,
+        sigma_threshold=s1,
+        scale_query=b,
         split=t,
         eps_threshold=fraction_up(_threshold_rdp(alpha, s1, sensitivity)),
         eps_query=fraction_up(_query_dp(b, sensitivity)),
     )
 
 
-def svt_check_noise(eps_check: float, alpha: float, sensitivity: float) -> SvtCheckNoise:
+def svt_check_noise(eps_check: float, alpha: float, *, sensitivity: float) -> SvtCheckNoise:
     """SVT check noise with the variance split that minimises sigma_1^2 + sigma_2^2 (RKH App. D).
 
     RKH optimise t numerically. Written in eps_1 = alpha Delta^2 / (2 sigma_1^2) instead,
@@ -170,7 +177,9 @@ def svt_check_noise(eps_check: float, alpha: float, sensitivity: float) -> SvtCh
     )
     s1_sq = alpha * sensitivity**2 / (2.0 * e1)
     s2_sq = (2.0 * math.sqrt(2.0) * sensitivity / (eps_check - e1)) ** 2
-    return svt_check_noise_for_split(eps_check, alpha, sensitivity, s1_sq / (s1_sq + s2_sq))
+    return svt_check_noise_for_split(
+        eps_check, alpha, sensitivity=sensitivity, split=s1_sq / (s1_sq + s2_sq)
+    )
 
 
 class SvtThresholdCheck:
@@ -183,9 +192,9 @@ class SvtThresholdCheck:
 
     def __init__(self, threshold: float, noise: SvtCheckNoise, rng: np.random.Generator):
         self._noisy_threshold = _checks.finite("threshold", threshold) + rng.normal(
-            0.0, noise.threshold_sigma
+            0.0, noise.sigma_threshold
         )
-        self._scale = noise.query_scale
+        self._scale = noise.scale_query
         self._rng = rng
         self.passed = False
 

@@ -42,13 +42,15 @@ def accepted_index(
         raise ValueError(f"need at least 2 releases to check between, got {m}")
     sensitivity = accuracy_sensitivity(n_val)
     if kind == "plain":
-        sigma = gaussian_check_sigma(eps_check, alpha, sensitivity, m - 1)
+        sigma = gaussian_check_sigma(eps_check, alpha, sensitivity=sensitivity, max_checks=m - 1)
 
         def check(value: float) -> bool:
             return bool(value + rng.normal(0.0, sigma) >= threshold)
 
     elif kind == "svt":
-        check = SvtThresholdCheck(threshold, svt_check_noise(eps_check, alpha, sensitivity), rng)
+        check = SvtThresholdCheck(
+            threshold, svt_check_noise(eps_check, alpha, sensitivity=sensitivity), rng
+        )
     else:
         raise ValueError(f"check kind must be one of {CHECKS}, got {kind!r}")
     for i in range(m - 1):

@@ -83,7 +83,7 @@ def select_queries(
     eps_one_way = one_way_share * eps_query
     # sigma^2 = alpha Delta^2 / (2 eps_1) with Delta^2 = 2 d (substitution, neighbours.py),
     # stepped up until the 1-way RDP is <= eps_1 exactly
-    sigma = math.sqrt(noise_variance(alpha, marginals_l2(d), eps_one_way))
+    sigma = math.sqrt(noise_variance(alpha, eps_one_way, sensitivity=marginals_l2(d)))
     sigma = nudge_up(lambda s: one_way_rdp(alpha, d, s) <= eps_one_way, sigma)
     spent_one_way = one_way_rdp(alpha, d, sigma)
     # the d - 1 picks share the rest: spent_one_way + (d - 1) eps_pick <= eps_query exactly
@@ -118,7 +118,9 @@ def select_queries(
     for i in range(d - 1):
         candidates = [p for p in pairs if root(p[0]) != root(p[1])]
         pick = candidates[
-            exponential_mechanism([scores[p] for p in candidates], eps_em, SCORE_SENSITIVITY, rng)
+            exponential_mechanism(
+                [scores[p] for p in candidates], eps_em, sensitivity=SCORE_SENSITIVITY, rng=rng
+            )
         ]
         tree.append(pick)
         component[root(pick[0])] = root(pick[1])

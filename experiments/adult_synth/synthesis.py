@@ -60,7 +60,9 @@ def brownian_releases(
     """All releases of one repeat at ``levels`` (the Brownian path is fixed by ``rng``);
     l2-sensitivity sqrt(2 k) for k = ``n_queries`` marginals (substitution neighbours)."""
     sensitivity = marginals_l2(n_queries)
-    return brownian_mechanism(answers, sensitivity, alpha, fixed_schedule(levels), rng)
+    return brownian_mechanism(
+        answers, sensitivity=sensitivity, alpha=alpha, selector=fixed_schedule(levels), rng=rng
+    )
 
 
 def fit_pgm(

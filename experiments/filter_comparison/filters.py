@@ -31,16 +31,14 @@ incomparable for it; the reasons are in ``INCOMPARABLE`` and docs/filters.md).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from scipy import optimize
-
-from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
-from accounting.curves.gdp import gdp_delta, gdp_log_delta
+from accounting.costs import EpsDelta, Gdp, ProbabilisticDP, PureDP, RenyiCurve, Zcdp
+from accounting.curves.gdp import gdp_budget
+from accounting.curves.rdp import rdp_budget, rdp_usable_orders
 from accounting.curves.zcdp import pure_to_zcdp, zcdp_budget
 from accounting.filters import (
     AdditiveFilter,
@@ -49,14 +47,12 @@ from accounting.filters import (
     FilteredSelfReportingComposition,
     GdpFilter,
     GdpResidueFilter,
-    ProbabilisticDP,
     PureDpFilterViaZcdp,
     RdpDpFilter,
     RenyiFilter,
     WhitehouseFilter,
     ZcdpFilter,
 )
-from accounting.filters.renyi import rdp_budget_for_dp
 from accounting.mechanisms.gaussian import gaussian_eps, gaussian_rdp
 from accounting.mechanisms.randomized_response import randomized_response_rdp
 from accounting.mechanisms.subsampled_gaussian import (
@@ -107,34 +103,12 @@ class Budget:
     rdp_orders: tuple[float, ...]
 
 
-def gdp_budget(eps: float, delta: float) -> float:
-    """The largest mu with delta_mu(eps) <= delta (bisection on log delta, feasible side)."""
-    target = math.log(delta)
-    hi = 1.0
-    while gdp_log_delta(eps, hi) < target:
-        hi *= 2.0
-    mu = optimize.brentq(lambda m: gdp_log_delta(eps, m) - target, 1e-9, hi, xtol=1e-14)
-    while gdp_delta(eps, mu) > delta:
-        mu = math.nextafter(mu, 0.0)
-    return mu
-
-
-def usable_orders(budget: Budget) -> tuple[float, ...]:
-    """Orders at which (eps, delta) leaves a positive RDP budget."""
-    log_inv = -math.log(budget.delta)
-    return tuple(
-        a
-        for a in budget.rdp_orders
-        if budget.eps - math.log1p(-1.0 / a) - (log_inv - math.log(a)) / (a - 1.0) > 0
-    )
-
-
 def query_rdp(query: Query, alpha: float) -> float:
     """RDP at ``alpha``: alpha / (2 sigma^2) for a Gaussian (Mironov 2017, Prop. 7), that of
     randomized response for a pure-DP query (Mironov 2017, Prop. 5), that of the subsampled
     Gaussian for a DP-SGD step (Mironov, Talwar and Zhang 2019)."""
     if query.kind == "gaussian":
-        return gaussian_rdp(alpha, 1.0, query.value)
+        return gaussian_rdp(alpha, sensitivity=1.0, sigma=query.value)
     if query.kind == "subsampled":
         assert query.rate is not None
         return subsampled_gaussian_rdp(q=query.rate, sigma=query.value, orders=(alpha,)).eps[0]
@@ -144,13 +118,13 @@ def query_rdp(query: Query, alpha: float) -> float:
 def choose_alpha(budget: Budget, representative: Sequence[Query]) -> float:
     """The order admitting the most copies of the representative queries (one round of them
     repeated), fixed from the configuration before any stream runs."""
-    orders = usable_orders(budget)
+    orders = rdp_usable_orders(budget.eps, budget.delta, budget.rdp_orders, "improved")
     if not orders:
         raise ValueError("params.eps/delta leave no RDP budget at any of params.rdp_orders")
 
     def copies(a: float) -> float:
         per_round = sum(query_rdp(q, a) for q in representative)
-        return rdp_budget_for_dp(budget.eps, budget.delta, a, "cks") / per_round
+        return rdp_budget(budget.eps, budget.delta, a, "improved") / per_round
 
     return max(orders, key=copies)
 
@@ -168,15 +142,15 @@ def contenders(budget: Budget, alpha: float) -> list[Contender]:
     """Every comparable filter of docs/filters.md under ``budget``."""
     eps, delta = budget.eps, budget.delta
     per_delta = equal_share(delta, budget.horizon)  # horizon copies fit delta exactly
-    orders = usable_orders(budget)
-    multi_budgets = [rdp_budget_for_dp(eps, delta, a, "cks") for a in orders]
-    rho = zcdp_budget(eps, delta, "optimal")
+    orders = rdp_usable_orders(budget.eps, budget.delta, budget.rdp_orders, "improved")
+    multi_budgets = [rdp_budget(eps, delta, a, "improved") for a in orders]
+    rho = zcdp_budget(eps, delta, "improved")
     mu = gdp_budget(eps, delta)
 
     @lru_cache(maxsize=4096)
     def eps_delta(q: Query) -> EpsDelta:
         if q.kind == "gaussian":
-            return EpsDelta(gaussian_eps(per_delta, 1.0, q.value), per_delta)
+            return EpsDelta(gaussian_eps(per_delta, sensitivity=1.0, sigma=q.value), per_delta)
         if q.kind == "subsampled":
             return EpsDelta(subsampled_eps(q, per_delta), per_delta)
         return EpsDelta(q.value, 0.0)
@@ -202,11 +176,11 @@ def contenders(budget: Budget, alpha: float) -> list[Contender]:
         Contender("advanced", lambda: AdvancedFilter(eps, delta), eps_delta),
         Contender("whitehouse", lambda: WhitehouseFilter(eps, delta), eps_delta),
         Contender(
-            "rdp (one order)", lambda: RdpDpFilter(eps, delta, alpha, "cks"), renyi((alpha,))
+            "rdp (one order)", lambda: RdpDpFilter(eps, delta, alpha, "improved"), renyi((alpha,))
         ),
         Contender("rdp (all orders)", lambda: RenyiFilter(orders, multi_budgets), renyi(orders)),
         Contender("zcdp", lambda: ZcdpFilter(rho), zcdp),
-        Contender("zcdp -> dp (pure)", lambda: PureDpFilterViaZcdp(eps, delta, "optimal"), pure),
+        Contender("zcdp -> dp (pure)", lambda: PureDpFilterViaZcdp(eps, delta, "improved"), pure),
         Contender("gdp", lambda: GdpFilter(mu), gdp),
         Contender("gdp residue", lambda: GdpResidueFilter(mu), gdp),
         Contender("fsrc", lambda: FilteredSelfReportingComposition(eps, delta), pdp),

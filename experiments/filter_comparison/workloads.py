@@ -38,9 +38,14 @@ def _expost_table(at: tuple[int, float, float, float, float]) -> tuple[float, ..
     """Ex-post eps of halting at steps 1..m, then of the no-halt output (index m)."""
     steps, s_thr, s_q, sens, thr = at
     halted = [
-        gaussian_above_threshold_expost_eps(t, s_thr, s_q, sens, thr) for t in range(1, steps + 1)
+        gaussian_above_threshold_expost_eps(
+            t, sigma_threshold=s_thr, sigma_query=s_q, sensitivity=sens, threshold=thr
+        )
+        for t in range(1, steps + 1)
     ]
-    free = gaussian_above_threshold_expost_eps(steps, s_thr, s_q, sens, thr, halted=False)
+    free = gaussian_above_threshold_expost_eps(
+        steps, sigma_threshold=s_thr, sigma_query=s_q, sensitivity=sens, threshold=thr, halted=False
+    )
     return (*halted, free)
 
 
@@ -105,7 +110,11 @@ def stream(p: Params, workload: str, index: int, rng: np.random.Generator) -> li
         for _ in range(n):
             queries = rng.uniform(0.0, 1.0, at.steps)
             step = gaussian_above_threshold(
-                queries, at.threshold, at.sigma_threshold, at.sigma_query, rng
+                queries,
+                threshold=at.threshold,
+                sigma_threshold=at.sigma_threshold,
+                sigma_query=at.sigma_query,
+                rng=rng,
             )
             out.append(Query("pure", eps_max, table[at.steps if step is None else step - 1]))
         return out

@@ -43,12 +43,12 @@ import torch
 from omegaconf import DictConfig
 
 from accounting.curves.zcdp import zcdp_to_eps, zcdp_to_eps_optimal
-from accounting.mechanisms.filtered_gd import filtered_gd_zcdp, plan_filtered_gd, zcdp_eps
+from accounting.mechanisms.filtered_gd import filtered_gd_zcdp, plan_filtered_gd
 from experiments.common.app import experiment_main, index, pick
 from experiments.common.atomic import atomic_path
 from experiments.mnist_gd import jobs
 from experiments.mnist_gd.data import fresh_model, load_mnist
-from experiments.mnist_gd.schema import Params
+from experiments.mnist_gd.schema import CONVERSIONS, Params
 from experiments.mnist_gd.train import GdSettings, accuracy, query_schedule, resolve_device, train
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ def search(cfg: DictConfig, p: Params) -> pd.DataFrame:
     eps = p.eps[eps_index]
     clip, steps, lr = points[point]
     device, (x, y, x_test, y_test) = setup(cfg, p)
-    plan = plan_filtered_gd(eps, p.delta, p.conversion, budget_steps=steps)  # type: ignore[arg-type]
+    plan = plan_filtered_gd(eps, p.delta, CONVERSIONS[p.conversion], budget_steps=steps)
     rows = []
     for trial in range(p.search.n_trials):
         seed = np.random.SeedSequence([p.seed, SEARCH, eps_index, point, trial])
@@ -158,16 +158,18 @@ def settings(
         raise ValueError(f"suboptimal clip factor {factor} leaves fewer than 1 step of {steps}")
     filtered = arm == "filtered"
     n_queries = p.stop.n_queries if filtered else 0
-    plan = plan_filtered_gd(eps, p.delta, p.conversion, budget, n_queries,  # type: ignore[arg-type]
+    plan = plan_filtered_gd(eps, p.delta, CONVERSIONS[p.conversion], budget, n_queries,
                             p.stop.share if filtered else 0.0)  # fmt: skip
     queries = query_schedule(first, n_queries, p.stop.every)
     n_steps = queries[-1] if filtered else first
     s = GdSettings(factor * clip, lr, budget, n_steps, plan.noise_multiplier, filtered, queries,
                    plan.query_noise_std, p.chunk_size, p.conv_method)  # fmt: skip
-    spent_gd = filtered_gd_zcdp(budget if filtered else first, plan.noise_multiplier)
+    spent_gd = filtered_gd_zcdp(
+        budget if filtered else first, noise_multiplier=plan.noise_multiplier
+    )
     rho = spent_gd + plan.rho_queries
     # no tolerance: the plan's parts add up to at most rho exactly (plan_filtered_gd)
-    if rho > plan.rho or zcdp_eps(rho, p.delta, p.conversion) > eps:  # type: ignore[arg-type]
+    if rho > plan.rho or zcdp_to_eps(rho, p.delta, CONVERSIONS[p.conversion]) > eps:
         raise RuntimeError(f"run would spend rho {rho} > budget {plan.rho} (eps {eps})")
     cols = {
         "eps": eps,

@@ -43,9 +43,9 @@ def noisy_max_accuracy(
 def exact_accuracy(queries: np.ndarray, mechanism: str, eps: float, sensitivity: float) -> float:
     """Eq. 39 under the exact output law of "exponential" or "permute_and_flip" (eps-DP)."""
     if mechanism == "exponential":
-        probs = exponential_mechanism_probabilities(queries, eps, sensitivity)
+        probs = exponential_mechanism_probabilities(queries, eps, sensitivity=sensitivity)
     elif mechanism == "permute_and_flip":
-        probs = permute_and_flip_probabilities(queries, eps, sensitivity)
+        probs = permute_and_flip_probabilities(queries, eps, sensitivity=sensitivity)
     else:
         raise ValueError(
             f"mechanism must be 'exponential' or 'permute_and_flip', got {mechanism!r}"

@@ -17,21 +17,17 @@ are exactly the days with q_t >= rho. Three accountings of the same run:
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from accounting.costs import EpsDelta, RenyiCurve
-from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_eps
+from accounting.costs import EpsDelta, ProbabilisticDP, RenyiCurve
+from accounting.curves.rdp import rdp_to_eps, rdp_to_pdp
 from accounting.filters.dp import WhitehouseFilter
-from accounting.filters.expost import FilteredSelfReportingComposition, ProbabilisticDP
-from accounting.mechanisms.selection import (
-    gaussian_above_threshold,
-    gaussian_above_threshold_expost_eps,
-)
-from accounting.mechanisms.sparse_vector import gaussian_above_threshold_rdp_nonnegative
+from accounting.filters.expost import FilteredSelfReportingComposition
+from accounting.mechanisms.selection import gaussian_above_threshold
+from accounting.mechanisms.sparse_vector import GaussianAboveThreshold
 from accounting.numerics import equal_share, fraction_up
 
 
@@ -60,7 +56,11 @@ def detect_online(
     start = 0
     while start < len(queries):
         step = gaussian_above_threshold(
-            queries[start:], threshold, sigma_threshold, sigma_query, rng
+            queries[start:],
+            threshold=threshold,
+            sigma_threshold=sigma_threshold,
+            sigma_query=sigma_query,
+            rng=rng,
         )
         if step is None:
             instances.append(Instance(start, len(queries) - start, False))
@@ -91,46 +91,6 @@ def f1_score(released: np.ndarray, truth: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class Mechanism:
-    """Gaussian Above Threshold on queries in [0, 1] with sensitivity ``sensitivity``."""
-
-    threshold: float
-    sigma_threshold: float
-    sigma_query: float
-    sensitivity: float
-
-    def rdp_curve(self) -> RenyiCurve:
-        """Zhu-Wang RDP (LPB Thm. 7, exact moment where Prop. 10 fails) on the order grid."""
-        return RenyiCurve.from_function(
-            lambda a: gaussian_above_threshold_rdp_nonnegative(
-                a, self.sigma_threshold, self.sigma_query, self.sensitivity, self.threshold
-            ),
-            DEFAULT_ORDERS,
-        )
-
-    @functools.cache  # noqa: B019 - frozen, few instances per job
-    def expost_eps(self, steps: int, halted: bool) -> float:
-        """Pure ex-post eps of the output (LPB Thm. 17; not halted: the stream ran out)."""
-        return gaussian_above_threshold_expost_eps(
-            steps,
-            self.sigma_threshold,
-            self.sigma_query,
-            self.sensitivity,
-            self.threshold,
-            halted=halted,
-        )
-
-
-def pdp_eps(curve: RenyiCurve, delta: float) -> float:
-    """(eps, delta)-pDP from RDP by Markov: min_alpha eps(alpha) + log(1/delta)/(alpha - 1).
-
-    LPB Sec. 2 (Mironov 2017, Prop. 3 bounds the privacy-loss tail, hence pDP, not only DP);
-    this is ``rdp_to_eps(method="classical")``.
-    """
-    return rdp_to_eps(curve, delta, method="classical").eps
-
-
-@dataclass(frozen=True)
 class Spend:
     """Cumulative eps after each instance has started (the open one charged ex ante)."""
 
@@ -143,7 +103,7 @@ class Spend:
 
 def account(
     instances: list[Instance],
-    mech: Mechanism,
+    mech: GaussianAboveThreshold,
     delta: float,
     n_days: int,
     delta_pp_share: float,
@@ -159,8 +119,8 @@ def account(
     # per-instance shares whose n_days copies sum to at most the budget exactly (the filters
     # compare exact sums)
     per_delta = equal_share(delta, n_days)
-    eps_max = pdp_eps(curve, per_delta)
-    eps_max_paper = pdp_eps(curve, delta)
+    eps_max = rdp_to_pdp(curve, per_delta)
+    eps_max_paper = rdp_to_pdp(curve, delta)
     fsrc = FilteredSelfReportingComposition(eps_budget, delta)
     if not n_days * delta < 1.0:
         raise ValueError(

@@ -29,12 +29,12 @@ from accounting.mechanisms.selection import (
     gaussian_report_noisy_max_eps,
     laplace_report_noisy_max_eps,
 )
+from accounting.mechanisms.sparse_vector import GaussianAboveThreshold
 from experiments.common.app import experiment_main, index, pick
 from experiments.selection.data import load_series
 from experiments.selection.jobs import job_rng, jobs
 from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
 from experiments.selection.online import (
-    Mechanism,
     account,
     detect_online,
     f1_score,
@@ -57,8 +57,8 @@ def offline_table(cfg: DictConfig, p: Params, job: dict, rng: np.random.Generato
     rows = []
     for sigma in p.offline.sigmas:
         acc, se = noisy_max_accuracy(q, "gaussian", sigma, p.offline.n_trials, rng)
-        ours = gaussian_report_noisy_max_eps(sigma, sens, task.days)
-        post = gaussian_eps(delta, math.sqrt(task.days) * sens, sigma)
+        ours = gaussian_report_noisy_max_eps(sigma=sigma, sensitivity=sens, d=task.days)
+        post = gaussian_eps(delta, sensitivity=math.sqrt(task.days) * sens, sigma=sigma)
         for mech, eps, dlt in (("gaussian_ours", ours, 0.0), ("gaussian_post", post, delta)):
             rows.append(
                 {
@@ -88,8 +88,16 @@ def offline_table(cfg: DictConfig, p: Params, job: dict, rng: np.random.Generato
         # Gaussian bound) and, as LPB App. B.3 describe it, post-processing of the Laplace
         # mechanism on the d-vector (L1 sensitivity d Delta, eps = d Delta / b).
         for mech, scale, pure_eps in (
-            ("laplace_rnm", 2.0 * sens / eps, laplace_report_noisy_max_eps),
-            ("laplace_post", q.size * sens / eps, lambda b, s: laplace_eps(0.0, q.size * s, b)),
+            (
+                "laplace_rnm",
+                2.0 * sens / eps,
+                lambda b, s: laplace_report_noisy_max_eps(scale=b, sensitivity=s),
+            ),
+            (
+                "laplace_post",
+                q.size * sens / eps,
+                lambda b, s: laplace_eps(0.0, sensitivity=q.size * s, scale=b),
+            ),
         ):
             acc, se = noisy_max_accuracy(q, "laplace", scale, p.offline.n_trials, rng)
             rows.append(
@@ -112,7 +120,9 @@ def online_table(cfg: DictConfig, p: Params, job: dict, rng: np.random.Generator
     series, n_users = load_series(task.dataset, cfg.processed[task.dataset], p.data)
     sx = float(job["sigma_x"])
     sz = p.online.query_noise_ratio * sx
-    mech = Mechanism(task.threshold, sx, sz, 1.0 / n_users)
+    mech = GaussianAboveThreshold(
+        threshold=task.threshold, sigma_threshold=sx, sigma_query=sz, sensitivity=1.0 / n_users
+    )
     truth = series >= task.threshold
     frames = []
     for run in range(p.online.n_runs):
@@ -156,7 +166,10 @@ def worst_case_stopping_times(
     zeros = np.zeros(max_steps)
     return np.array(
         [
-            gaussian_above_threshold(zeros, threshold, sx, sz, rng) or max_steps + 1
+            gaussian_above_threshold(
+                zeros, threshold=threshold, sigma_threshold=sx, sigma_query=sz, rng=rng
+            )
+            or max_steps + 1
             for _ in range(n_sim)
         ]
     )
@@ -170,12 +183,18 @@ def heatmap_table(cfg: DictConfig, p: Params, job: dict, rng: np.random.Generato
     for sx in np.linspace(h.sigma_min, h.sigma_max, h.n_sigmas):
         sz = h.query_noise_ratio * sx
         exante = rdp_to_eps(
-            Mechanism(rho, sx, sz, h.sensitivity).rdp_curve(), h.delta, method="improved"
+            GaussianAboveThreshold(
+                threshold=rho, sigma_threshold=sx, sigma_query=sz, sensitivity=h.sensitivity
+            ).rdp_curve(),
+            h.delta,
+            method="improved",
         ).eps
         stops = worst_case_stopping_times(rho, sx, sz, h.n_sim, h.max_steps, rng)
         median, p80 = np.percentile(stops, [50, 80])
         for t in range(h.t_min, h.t_max + 1):
-            post = gaussian_above_threshold_expost_eps(t, sx, sz, h.sensitivity, rho)
+            post = gaussian_above_threshold_expost_eps(
+                t, sigma_threshold=sx, sigma_query=sz, sensitivity=h.sensitivity, threshold=rho
+            )
             rows.append(
                 {
                     "threshold": rho,
@@ -203,7 +222,13 @@ def threshold_sweep_table(
                 "threshold": rho,
                 "t": t,
                 "sigma_x": s.sigma_x,
-                "expost": gaussian_above_threshold_expost_eps(t, s.sigma_x, sz, s.sensitivity, rho),
+                "expost": gaussian_above_threshold_expost_eps(
+                    t,
+                    sigma_threshold=s.sigma_x,
+                    sigma_query=sz,
+                    sensitivity=s.sensitivity,
+                    threshold=rho,
+                ),
             }
             for t in s.steps
             for rho in np.linspace(0.0, 1.0, s.n_thresholds)
@@ -221,7 +246,9 @@ def rnm_mc_table(cfg: DictConfig, p: Params, job: dict, rng: np.random.Generator
     device = resolve_device(str(cfg.device))
     gen = torch.Generator(device=device)
     gen.manual_seed(int(rng.integers(2**63 - 1)))
-    numeric = gaussian_report_noisy_max_eps(job["sigma"], q.sensitivity, job["d"])
+    numeric = gaussian_report_noisy_max_eps(
+        sigma=job["sigma"], sensitivity=q.sensitivity, d=job["d"]
+    )
     rows = []
     for k in range(job["n_trials"]):
         est = rnm_eps_monte_carlo(
@@ -249,8 +276,8 @@ def rnm_bounds_table(
     rows = []
     for sigma in b.sigmas:
         for d in b.ds:
-            ours = gaussian_report_noisy_max_eps(sigma, b.sensitivity, d)
-            exante = gaussian_eps(b.delta, math.sqrt(d) * b.sensitivity, sigma)
+            ours = gaussian_report_noisy_max_eps(sigma=sigma, sensitivity=b.sensitivity, d=d)
+            exante = gaussian_eps(b.delta, sensitivity=math.sqrt(d) * b.sensitivity, sigma=sigma)
             rows.append(
                 {
                     "sigma": sigma,

@@ -48,7 +48,9 @@ CASES = [(1.0, 1), (5.0, 100), (50.0, 1000), (0.8, 10), (2.0, 3)]
 
 
 def gaussian_curve(sigma: float, k: int, orders) -> RenyiCurve:
-    return RenyiCurve.from_function(lambda a: gaussian_rdp(a, 1.0, sigma), orders).scaled(k)
+    return RenyiCurve.from_function(
+        lambda a: gaussian_rdp(a, sensitivity=1.0, sigma=sigma), orders
+    ).scaled(k)
 
 
 @pytest.mark.parametrize(("sigma", "k"), CASES)
@@ -90,17 +92,21 @@ def test_exact_gaussian_profile_of_dp_accounting(sigma):
     for eps in (0.0, 0.1, 1.0, 3.0):
         theirs = loss.get_delta_for_epsilon(eps)
         if theirs > 1e-12:  # their direct difference loses relative accuracy below
-            assert gaussian_delta(eps, 1.0, sigma) == pytest.approx(theirs, rel=1e-6)
+            assert gaussian_delta(eps, sensitivity=1.0, sigma=sigma) == pytest.approx(
+                theirs, rel=1e-6
+            )
     for delta in (1e-3, 1e-6, 1e-12):
         their_eps = dp_accounting.get_epsilon_gaussian(sigma, delta)
-        assert gaussian_eps(delta, 1.0, sigma) == pytest.approx(their_eps, rel=1e-6, abs=1e-9)
+        assert gaussian_eps(delta, sensitivity=1.0, sigma=sigma) == pytest.approx(
+            their_eps, rel=1e-6, abs=1e-9
+        )
 
 
 @pytest.mark.parametrize(("eps", "delta"), [(0.5, 1e-5), (1.0, 1e-6), (4.0, 1e-9), (0.1, 0.2)])
 def test_gaussian_calibration_of_dp_accounting_and_autodp(eps, delta):
-    sigma = gaussian_sigma(eps, delta, 1.0)
+    sigma = gaussian_sigma(eps, delta, sensitivity=1.0)
     assert sigma == pytest.approx(dp_accounting.get_sigma_gaussian(eps, delta), rel=1e-6)
-    assert gaussian_eps(delta, 1.0, sigma) == pytest.approx(
+    assert gaussian_eps(delta, sensitivity=1.0, sigma=sigma) == pytest.approx(
         dp_bank.get_eps_ana_gaussian(sigma, delta), rel=1e-6
     )
 
@@ -111,7 +117,7 @@ def test_gaussian_grid_pld_equals_privacy_buckets(sigma):
     theirs = dpa_pld.from_gaussian_mechanism(
         sigma, value_discretization_interval=step, use_connect_dots=False
     )
-    ours = gaussian_pld(1.0, sigma, step)
+    ours = gaussian_pld(sensitivity=1.0, sigma=sigma, step=step)
     for eps in (0.0, 0.5, 1.0, 2.0, 4.0):
         assert ours.delta(eps) == pytest.approx(theirs.get_delta_for_epsilon(eps), rel=1e-6)
 
@@ -122,8 +128,10 @@ def test_gaussian_composition_against_the_pld_accountant():
     sigma, k, step, delta = 10.0, 100, 1e-4, 1e-5
     acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=step)
     acc.compose(dp_accounting.GaussianDpEvent(sigma), k)
-    exact = gaussian_eps(delta, math.sqrt(k), sigma)
-    ours = self_compose_discretised(gaussian_pld(1.0, sigma, step), k, step).eps(delta)
+    exact = gaussian_eps(delta, sensitivity=math.sqrt(k), sigma=sigma)
+    ours = self_compose_discretised(
+        gaussian_pld(sensitivity=1.0, sigma=sigma, step=step), k, step
+    ).eps(delta)
     theirs = acc.get_epsilon(delta)
     assert exact <= theirs <= exact * (1 + 1e-6)
     assert exact <= ours <= exact + k * step
@@ -133,18 +141,18 @@ def test_gaussian_composition_against_the_pld_accountant():
 def test_laplace_against_dp_accounting_and_autodp(b):
     loss = privacy_loss_mechanism.LaplacePrivacyLoss(b, sensitivity=1.0)
     for eps in (0.0, 0.2, 0.9 / b):
-        assert laplace_delta(eps, 1.0, b) == pytest.approx(
+        assert laplace_delta(eps, sensitivity=1.0, scale=b) == pytest.approx(
             loss.get_delta_for_epsilon(eps), rel=1e-9
         )
     step = 1e-3
     theirs = dpa_pld.from_laplace_mechanism(
         b, value_discretization_interval=step, use_connect_dots=False
     )
-    ours = laplace_pld(1.0, b, step)
+    ours = laplace_pld(sensitivity=1.0, scale=b, step=step)
     for eps in (0.0, 0.3 / b, 0.9 / b):
         assert ours.delta(eps) == pytest.approx(theirs.get_delta_for_epsilon(eps), rel=1e-6)
     for alpha in (1.5, 2.0, 10.0, 100.0):
-        assert laplace_rdp(alpha, 1.0, b) == pytest.approx(
+        assert laplace_rdp(alpha, sensitivity=1.0, scale=b) == pytest.approx(
             rdp_bank.RDP_laplace({"b": b}, alpha), rel=1e-9
         )
 

@@ -56,7 +56,7 @@ def test_gdp_eps_of_a_huge_mu_is_a_clear_error() -> None:
 
 def test_gaussian_sigma_beyond_the_float_range_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="sensitivity=1e\\+308 is too large"):
-        gaussian_sigma(1.0, 1e-5, 1e308)
+        gaussian_sigma(1.0, 1e-5, sensitivity=1e308)
 
 
 def test_zcdp_to_eps_of_a_huge_rho_is_finite_and_correct() -> None:
@@ -109,12 +109,20 @@ def _one_query(outputs):
 RNG_USERS = {
     "run_interaction": lambda rng: run_interaction(AdditiveFilter(1.0, 0.0), _one_query, None, rng),
     "gaussian_above_threshold": lambda rng: selection.gaussian_above_threshold(
-        [0.1, 0.9], 0.5, 1.0, 1.0, rng
+        [0.1, 0.9], threshold=0.5, sigma_threshold=1.0, sigma_query=1.0, rng=rng
     ),
-    "gaussian_report_noisy_max": lambda rng: selection.gaussian_report_noisy_max([0, 1], 1.0, rng),
-    "laplace_report_noisy_max": lambda rng: selection.laplace_report_noisy_max([0, 1], 1.0, rng),
-    "exponential_mechanism": lambda rng: selection.exponential_mechanism([0, 1], 1.0, 1.0, rng),
-    "permute_and_flip": lambda rng: selection.permute_and_flip([0, 1], 1.0, 1.0, rng),
+    "gaussian_report_noisy_max": lambda rng: selection.gaussian_report_noisy_max(
+        [0, 1], sigma=1.0, rng=rng
+    ),
+    "laplace_report_noisy_max": lambda rng: selection.laplace_report_noisy_max(
+        [0, 1], scale=1.0, rng=rng
+    ),
+    "exponential_mechanism": lambda rng: selection.exponential_mechanism(
+        [0, 1], 1.0, sensitivity=1.0, rng=rng
+    ),
+    "permute_and_flip": lambda rng: selection.permute_and_flip(
+        [0, 1], 1.0, sensitivity=1.0, rng=rng
+    ),
     "filtered_gaussian_sum": lambda rng: filtered_gaussian_sum(
         IndividualRenyiFilter(2, 1.0), np.ones((2, 3)), 1.0, rng
     ),
@@ -131,21 +139,23 @@ def test_a_missing_generator_is_a_clear_error(name, rng) -> None:
 
 SCORE_USERS = {
     "exponential_mechanism_probabilities": lambda s: selection.exponential_mechanism_probabilities(
-        s, 1.0, 1.0
+        s, 1.0, sensitivity=1.0
     ),
     "permute_and_flip_probabilities": lambda s: selection.permute_and_flip_probabilities(
-        s, 1.0, 1.0
+        s, 1.0, sensitivity=1.0
     ),
     "gaussian_report_noisy_max": lambda s: selection.gaussian_report_noisy_max(
-        s, 1.0, np.random.default_rng(0)
+        s, sigma=1.0, rng=np.random.default_rng(0)
     ),
     "laplace_report_noisy_max": lambda s: selection.laplace_report_noisy_max(
-        s, 1.0, np.random.default_rng(0)
+        s, scale=1.0, rng=np.random.default_rng(0)
     ),
     "exponential_mechanism": lambda s: selection.exponential_mechanism(
-        s, 1.0, 1.0, np.random.default_rng(0)
+        s, 1.0, sensitivity=1.0, rng=np.random.default_rng(0)
     ),
-    "permute_and_flip": lambda s: selection.permute_and_flip(s, 1.0, 1.0, np.random.default_rng(0)),
+    "permute_and_flip": lambda s: selection.permute_and_flip(
+        s, 1.0, sensitivity=1.0, rng=np.random.default_rng(0)
+    ),
 }
 
 
@@ -163,7 +173,11 @@ def test_selection_scores_must_be_a_nonempty_vector_of_numbers(name, scores) -> 
 def test_above_threshold_refuses_a_2d_stream() -> None:
     with pytest.raises(ValueError, match="queries must be a 1-d sequence"):
         selection.gaussian_above_threshold(
-            np.zeros((2, 2)), 0.5, 1.0, 1.0, np.random.default_rng(0)
+            np.zeros((2, 2)),
+            threshold=0.5,
+            sigma_threshold=1.0,
+            sigma_query=1.0,
+            rng=np.random.default_rng(0),
         )
 
 

@@ -1,6 +1,12 @@
-"""The re-exported public API resolves, drives a filter end to end, and keeps its layers."""
+"""The re-exported public API resolves, drives a filter end to end, keeps its layers, and
+takes every noise scale by keyword."""
 
 import ast
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +29,9 @@ LAYERS = {
     "analysis": {"curves", "mechanisms", "filters", "analysis"},
     "audit": {"curves", "mechanisms", "filters", "audit"},
 }
+
+#: A parameter named like a noise scale (issue 22: sensitivity, sigma*, scale, noise_multiplier).
+SCALE = re.compile(r"^(sensitivity|scale|scale_\w+|\w+_scale|sigma\w*|\w+_sigma|noise_\w+)$")
 
 
 def layer_modules(layer: str) -> list[Path]:
@@ -54,7 +63,7 @@ def test_no_upward_imports(layer: str) -> None:
 
 
 def test_top_level_names_drive_an_interaction() -> None:
-    sigma = accounting.gaussian_sigma(0.5, 1e-6, 1.0)
+    sigma = accounting.gaussian_sigma(0.5, 1e-6, sensitivity=1.0)
     cost = accounting.EpsDelta(0.5, 1e-6)
     filt = filters.AdditiveFilter(2.0, 1e-5)
 
@@ -64,7 +73,7 @@ def test_top_level_names_drive_an_interaction() -> None:
     transcript = filters.run_interaction(filt, analyst, 3.0, np.random.default_rng(0))
     assert transcript.halted
     assert transcript.stopping_time == 4
-    assert accounting.gaussian_delta(0.5, 1.0, sigma) <= 1e-6
+    assert accounting.gaussian_delta(0.5, sensitivity=1.0, sigma=sigma) <= 1e-6
 
 
 def test_package_names_audit_a_finite_mechanism() -> None:
@@ -79,3 +88,74 @@ def test_package_names_audit_a_finite_mechanism() -> None:
     )
     assert result.passed
     assert result.detail["halt_probability"] == pytest.approx(1.0)
+
+
+def _public_modules() -> list:
+    """``accounting``, its sub-packages and every module of it that declares ``__all__``."""
+    found = [accounting, audit, curves, filters, mechanisms]
+    for info in pkgutil.walk_packages(accounting.__path__, "accounting."):
+        module = importlib.import_module(info.name)
+        if hasattr(module, "__all__") and module not in found:
+            found.append(module)
+    return found
+
+
+def _public_callables() -> Iterator[tuple[str, Callable]]:
+    """Every exported function, and every exported class's constructor and public methods."""
+    for module in _public_modules():
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj):
+                if "__init__" in vars(obj) or hasattr(obj, "__dataclass_fields__"):
+                    yield f"{name}.__init__", obj.__init__
+                for attr, value in vars(obj).items():
+                    if attr.startswith("_"):
+                        continue
+                    if isinstance(value, classmethod | staticmethod):
+                        yield f"{name}.{attr}", value.__func__
+                    elif inspect.isfunction(value):
+                        yield f"{name}.{attr}", value
+            elif callable(obj):
+                yield name, obj
+
+
+def _scale_parameters() -> list[tuple[str, inspect.Parameter]]:
+    out = []
+    for name, fn in _public_callables():
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):  # a builtin without a signature
+            continue
+        out += [(name, p) for p in params if SCALE.match(p.name)]
+    return out
+
+
+def test_every_scale_parameter_is_keyword_only() -> None:
+    """A swapped (sigma, sensitivity) pair must fail loudly, never give a wrong number
+    (issue 22: ``gaussian_eps(1e-5, 1.1, 1.0)`` returned 4.89 with the two swapped)."""
+    found = _scale_parameters()
+    positional = sorted({f"{name}({p.name})" for name, p in found if p.kind != p.KEYWORD_ONLY})
+    assert positional == []
+    assert len({name for name, _ in found}) >= 40  # the walk sees the mechanisms
+
+
+def test_one_spelling_per_scale() -> None:
+    """sensitivity, sigma, scale (Laplace), sigma_threshold, sigma_query, noise_multiplier
+    (sigma / sensitivity); a Laplace query scale is scale_query."""
+    allowed = {
+        "sensitivity",
+        "sigma",
+        "scale",
+        "sigma_threshold",
+        "sigma_query",
+        "scale_query",
+        "noise_multiplier",
+    }
+    assert sorted({p.name for _, p in _scale_parameters()} - allowed) == []
+
+
+def test_swapped_scales_fail_loudly() -> None:
+    with pytest.raises(TypeError):
+        accounting.gaussian_eps(1e-5, 1.1, 1.0)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        mechanisms.gaussian_report_noisy_max_eps(1.0, 0.01, 10)  # type: ignore[misc]

@@ -16,27 +16,22 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
+from accounting.costs import EpsDelta, Gdp, ProbabilisticDP, PureDP, RenyiCurve, Zcdp
 from accounting.curves.gdp import gdp_delta, gdp_eps
-from accounting.curves.rdp import rdp_to_eps
+from accounting.curves.rdp import rdp_budget, rdp_to_eps
 from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps, zcdp_to_eps_optimal
 from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
-from accounting.filters.expost import (
-    ExPostRdpComposition,
-    FilteredSelfReportingComposition,
-    ProbabilisticDP,
-)
+from accounting.filters.expost import ExPostRdpComposition, FilteredSelfReportingComposition
 from accounting.filters.gdp import GdpFilter
 from accounting.filters.renyi import (
     PureDpFilterViaZcdp,
     RenyiFilter,
     ZcdpFilter,
-    rdp_budget_for_dp,
 )
 from accounting.mechanisms.bounded_range import exponential_mechanism_eps
 from accounting.mechanisms.brownian import NoiseReductionRun, noise_variance
-from accounting.mechanisms.filtered_gd import noise_multiplier_for, plan_filtered_gd, zcdp_eps
+from accounting.mechanisms.filtered_gd import noise_multiplier_for, plan_filtered_gd
 from accounting.mechanisms.gaussian import (
     gaussian_delta,
     gaussian_gdp,
@@ -214,22 +209,22 @@ def test_noise_multiplier_for_never_overspends(budget_steps, rho) -> None:
 @given(wide, order_st, wide, st.integers(1, 10_000))
 def test_gaussian_check_sigma_never_overspends(eps_check, alpha, sensitivity, checks) -> None:
     assume(1e-150 < sensitivity < 1e100 and 1e-250 < eps_check < 1e250)
-    sigma = gaussian_check_sigma(eps_check, alpha, sensitivity, checks)
+    sigma = gaussian_check_sigma(eps_check, alpha, sensitivity=sensitivity, max_checks=checks)
     assert checks * F(alpha) * F(sensitivity) ** 2 / (2 * F(sigma) ** 2) <= F(eps_check)
 
 
 def test_adult_plain_checks_recompute_within_eps_check() -> None:
     """The six Adult checks recomputed to 0.010000000000000002 against 0.01 before the fix."""
     for checks in range(1, 7):
-        sigma = gaussian_check_sigma(0.01, 32.0, 1 / 9000, checks)
+        sigma = gaussian_check_sigma(0.01, 32.0, sensitivity=1 / 9000, max_checks=checks)
         assert checks * F(32.0) * F(1 / 9000) ** 2 / (2 * F(sigma) ** 2) <= F(0.01)
 
 
 @SLOW
 @given(st.floats(min_value=1e-4, max_value=1e4), order_st, st.floats(1e-50, 1e50))
 def test_svt_check_noise_never_overspends(eps_check, alpha, sensitivity) -> None:
-    noise = svt_check_noise(eps_check, alpha, sensitivity)
-    d, s1, b = F(sensitivity), F(noise.threshold_sigma), F(noise.query_scale)
+    noise = svt_check_noise(eps_check, alpha, sensitivity=sensitivity)
+    d, s1, b = F(sensitivity), F(noise.sigma_threshold), F(noise.scale_query)
     assert F(alpha) * d**2 / (2 * s1**2) + 2 * d / b <= F(eps_check)
     assert F(noise.eps_threshold) + F(noise.eps_query) <= F(eps_check)
 
@@ -237,7 +232,7 @@ def test_svt_check_noise_never_overspends(eps_check, alpha, sensitivity) -> None
 @FAST
 @given(order_st, st.floats(1e-100, 1e100), st.floats(1e-100, 1e100))
 def test_brownian_variance_never_overspends(alpha, sensitivity, eps) -> None:
-    t = noise_variance(alpha, sensitivity, eps)
+    t = noise_variance(alpha, sensitivity=sensitivity, eps=eps)
     assert F(alpha) * F(sensitivity) ** 2 / (2 * F(t)) <= F(eps)
 
 
@@ -252,31 +247,30 @@ def test_exponential_mechanism_eps_never_overspends(alpha, rdp) -> None:
 @FAST
 @given(st.floats(min_value=0.0, max_value=1e6), delta_st)
 def test_zcdp_budget_bun_steinke_converts_within_eps(eps, delta) -> None:
-    assert zcdp_to_eps(zcdp_budget(eps, delta, "bun_steinke"), delta) <= eps
+    assert zcdp_to_eps(zcdp_budget(eps, delta, "classical"), delta) <= eps
 
 
 @SLOW
 @given(st.floats(min_value=1e-3, max_value=50.0), st.floats(min_value=1e-15, max_value=0.1))
 def test_zcdp_budget_optimal_converts_within_eps(eps, delta) -> None:
-    assert zcdp_to_eps_optimal(zcdp_budget(eps, delta, "optimal"), delta) <= eps
+    assert zcdp_to_eps_optimal(zcdp_budget(eps, delta, "improved"), delta) <= eps
 
 
 @FAST
-@given(st.floats(0.0, 100.0), delta_st, order_st, st.sampled_from(["mironov", "cks"]))
-def test_rdp_budget_for_dp_converts_within_eps(eps, delta, alpha, conversion) -> None:
+@given(st.floats(0.0, 100.0), delta_st, order_st, st.sampled_from(["classical", "improved"]))
+def test_rdp_budget_converts_within_eps(eps, delta, alpha, method) -> None:
     try:
-        budget = rdp_budget_for_dp(eps, delta, alpha, conversion)
+        budget = rdp_budget(eps, delta, alpha, method)
     except ValueError:
         return  # no budget left at this order
-    method = "classical" if conversion == "mironov" else "improved"
     assert rdp_to_eps(RenyiCurve((alpha,), (budget,)), delta, method).eps <= eps
 
 
 @SLOW
 @given(st.floats(1e-3, 20.0), st.floats(1e-12, 0.5), st.floats(1e-3, 1e3))
 def test_gaussian_sigma_is_on_the_safe_side(eps, delta, sensitivity) -> None:
-    sigma = gaussian_sigma(eps, delta, sensitivity)
-    assert gaussian_delta(eps, sensitivity, sigma) <= delta
+    sigma = gaussian_sigma(eps, delta, sensitivity=sensitivity)
+    assert gaussian_delta(eps, sensitivity=sensitivity, sigma=sigma) <= delta
 
 
 def _plan_holds(eps, delta, conversion, budget_steps, n_queries=0, share=0.0) -> bool:
@@ -288,15 +282,15 @@ def _plan_holds(eps, delta, conversion, budget_steps, n_queries=0, share=0.0) ->
     return (
         exact <= F(plan.rho)
         and F(plan.rho_gd) + F(plan.rho_queries) <= F(plan.rho)
-        and zcdp_eps(spent, delta, conversion) <= eps
-        and zcdp_eps(plan.rho, delta, conversion) <= eps
+        and zcdp_to_eps(spent, delta, conversion) <= eps
+        and zcdp_to_eps(plan.rho, delta, conversion) <= eps
     )
 
 
 ORDINARY = list(
     itertools.product(
         (0.1, 0.3, 0.5, 1.0, 2.0, 4.0),
-        ("bun_steinke", "optimal"),
+        ("classical", "improved"),
         (1.0, 20.0, 37.5, 100.0),
         ((0, 0.0), (20, 0.1)),
     )
@@ -309,7 +303,7 @@ def test_plan_filtered_gd_ordinary_cases_spend_within_target() -> None:
     assert bad == []
 
 
-@pytest.mark.parametrize("conversion", ["bun_steinke", "optimal"])
+@pytest.mark.parametrize("conversion", ["classical", "improved"])
 def test_plan_filtered_gd_subnormal_budget_steps(conversion) -> None:
     """budget_steps = 1e-320 overspent rho by 5e-6 relative before the fix."""
     assert _plan_holds(1.0, 1e-5, conversion, 1e-320)
@@ -318,7 +312,7 @@ def test_plan_filtered_gd_subnormal_budget_steps(conversion) -> None:
 
 def test_default_private_gd_run_records_eps_within_target() -> None:
     """MNIST default: eps 0.3, k = 20 steps recorded eps 0.30000000000000004 before the fix."""
-    plan = plan_filtered_gd(0.3, 1e-5, "bun_steinke", 20.0)
+    plan = plan_filtered_gd(0.3, 1e-5, "classical", 20.0)
     assert zcdp_to_eps(plan.rho_gd, 1e-5) <= 0.3
 
 
@@ -332,7 +326,7 @@ def test_default_private_gd_run_records_eps_within_target() -> None:
 )
 def test_plan_filtered_gd_never_overspends(eps, delta, budget_steps, n_queries, share) -> None:
     assume(budget_steps < 1e200)
-    assert _plan_holds(eps, delta, "bun_steinke", budget_steps, n_queries, share * (n_queries > 0))
+    assert _plan_holds(eps, delta, "classical", budget_steps, n_queries, share * (n_queries > 0))
 
 
 # ------------------------------------------------------------------- spends (never rounded down)
@@ -343,9 +337,9 @@ def test_plan_filtered_gd_never_overspends(eps, delta, budget_steps, n_queries, 
 def test_gaussian_spends_are_never_below_the_exact_value(alpha, sensitivity, sigma) -> None:
     half_mu_sq = F(sensitivity) ** 2 / (2 * F(sigma) ** 2)
     assume(half_mu_sq * F(alpha) < 1e300 and half_mu_sq > 1e-300)
-    assert F(gaussian_rdp(alpha, sensitivity, sigma)) >= F(alpha) * half_mu_sq
-    assert F(gaussian_zcdp(sensitivity, sigma).rho) >= half_mu_sq
-    assert F(gaussian_gdp(sensitivity, sigma).mu) >= F(sensitivity) / F(sigma)
+    assert F(gaussian_rdp(alpha, sensitivity=sensitivity, sigma=sigma)) >= F(alpha) * half_mu_sq
+    assert F(gaussian_zcdp(sensitivity=sensitivity, sigma=sigma).rho) >= half_mu_sq
+    assert F(gaussian_gdp(sensitivity=sensitivity, sigma=sigma).mu) >= F(sensitivity) / F(sigma)
 
 
 @FAST

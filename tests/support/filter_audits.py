@@ -303,7 +303,7 @@ def realisation_state(filt: Filter) -> Hashable:
 
 
 def gaussian_realisation_query(sigma: float) -> ContinuousQuery:
-    query = gaussian_query(sigma, RoundLoss.gaussian(sigma))
+    query = gaussian_query(sigma, RoundLoss.gaussian(sigma=sigma))
     return replace(query, report=lambda y: (query.log_ratio(y), -query.log_ratio(y)))
 
 

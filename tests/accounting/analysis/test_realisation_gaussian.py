@@ -78,4 +78,4 @@ def test_optimal_parameters_satisfy_the_constraint_in_floats(n_max, delta):
     dt, th = gaussian_parameters(n_max, delta)
     assert realisation_delta(n_max, dt, th) <= delta
     assert realisation_delta(n_max, dt, th) == pytest.approx(delta, rel=1e-12)
-    RealisationFilter(1.0, delta, n_max, dt, th, [RoundLoss.gaussian(SIGMA)])
+    RealisationFilter(1.0, delta, n_max, dt, th, [RoundLoss.gaussian(sigma=SIGMA)])

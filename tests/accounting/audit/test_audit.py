@@ -403,7 +403,7 @@ def test_invalid_inputs_raise() -> None:
 def test_runaway_analyst_is_an_error() -> None:
     with pytest.raises(ValueError, match="max_rounds"):
         transcript_distributions(AlwaysContinue, lambda h: rr(0.1), max_rounds=5)
-    gauss = gaussian_query(1.0, None)
+    gauss = gaussian_query(sigma=1.0, cost=None)
     with pytest.raises(ValueError, match="max_rounds"):
         sample_losses(AlwaysContinue, lambda h: gauss, 0, 2, np.random.default_rng(0), 5)
     losses, lengths, halts = sample_losses(
@@ -448,7 +448,7 @@ def test_monte_carlo_covers_the_gaussian_closed_form() -> None:
     promise = Promise.of(Gdp(1.0), eps_grid=[0.0, 0.5, 1.0, 2.0])
     result = monte_carlo_audit(
         lambda: CountFilter(4),
-        lambda h: gaussian_query(2.0, None),
+        lambda h: gaussian_query(sigma=2.0, cost=None),
         promise,
         n=3000,
         rng=np.random.default_rng(11),
@@ -465,7 +465,7 @@ def test_monte_carlo_covers_the_gaussian_closed_form() -> None:
 def test_monte_carlo_fails_never_halting_filter() -> None:
     result = monte_carlo_audit(
         AlwaysContinue,
-        lambda h: gaussian_query(2.0, None) if len(h) < 9 else None,
+        lambda h: gaussian_query(sigma=2.0, cost=None) if len(h) < 9 else None,
         Promise.of(Gdp(1.0), eps_grid=[0.0, 0.5, 1.0, 2.0]),
         n=2000,
         rng=np.random.default_rng(12),
@@ -494,7 +494,7 @@ def test_sampling_is_seeded() -> None:
     def run() -> np.ndarray:
         return sample_losses(
             lambda: CountFilter(3),
-            lambda h: gaussian_query(1.0, None),
+            lambda h: gaussian_query(sigma=1.0, cost=None),
             0,
             50,
             np.random.default_rng(5),

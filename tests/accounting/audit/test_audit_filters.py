@@ -287,7 +287,7 @@ def test_rdp_filters_agree_with_the_rdp_accountant_at_their_order() -> None:
         assert accountant.get_epsilon(1e-5) == pytest.approx(want, rel=1e-12)
         assert spent == pytest.approx(math.fsum(alpha / (2 * s * s) for s in admitted), abs=1e-12)
     eps, delta, alpha = 3.0, 1e-5, 8.0
-    mech_filter, admitted = RdpDpFilter(eps, delta, alpha, "cks"), []
+    mech_filter, admitted = RdpDpFilter(eps, delta, alpha, "improved"), []
     for s in sigmas:
         if not mech_filter.request(RenyiCurve.single(alpha, alpha / (2 * s * s))):
             break

@@ -16,6 +16,7 @@ from accounting.costs import EpsDelta, Gdp, PureDP, Zcdp
 from accounting.curves.domination import is_dominated
 from accounting.curves.gdp import (
     GdpProfile,
+    gdp_budget,
     gdp_composed_log_delta,
     gdp_composed_tradeoff,
     gdp_delta,
@@ -61,7 +62,7 @@ def test_log_delta_is_the_gaussian_mechanism_profile() -> None:
     """One implementation: arrays, scalars and the Gaussian mechanism (D = mu, sigma = 1)."""
     eps = np.linspace(0.0, 40.0, 81)
     for mu in (1e-5, 0.7, 30.0):
-        scalars = [gaussian_log_delta(float(e), mu, 1.0) for e in eps]
+        scalars = [gaussian_log_delta(float(e), sensitivity=mu, sigma=1.0) for e in eps]
         assert np.array_equal(gdp_log_delta(eps, mu), scalars)
 
 
@@ -103,6 +104,12 @@ def test_eps_inverts_delta_and_is_safe(mu: float, delta: float) -> None:
         return
     assert math.exp(gdp_log_delta(eps, mu) - math.log(delta)) <= 1.0
     assert math.exp(gdp_log_delta(eps * (1 - 1e-9), mu) - math.log(delta)) > 1.0
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(2.0, 1e-6), (0.5, 1e-5), (8.0, 1e-9)])
+def test_gdp_budget_is_the_largest_feasible_mu(eps: float, delta: float) -> None:
+    mu = gdp_budget(eps, delta)
+    assert gdp_delta(eps, mu) <= delta < gdp_delta(eps, mu * (1 + 1e-9))
 
 
 def test_tradeoff_is_conjugate_of_delta() -> None:

@@ -60,13 +60,13 @@ def test_connect_dots_is_never_looser_than_rounding_up(pld):
 
 def test_single_gaussian_is_exact_on_the_grid_and_above_it_between():
     sigma, step = 2.0, 1e-3
-    pld = gaussian_pld(1.0, sigma, step, discretisation="connect_dots")
+    pld = gaussian_pld(sensitivity=1.0, sigma=sigma, step=step, discretisation="connect_dots")
     for eps in (0.0, 0.2, 0.5, 1.0, 2.0):  # grid points
-        exact = gaussian_delta(eps, 1.0, sigma)
+        exact = gaussian_delta(eps, sensitivity=1.0, sigma=sigma)
         assert pld.delta(eps) == pytest.approx(exact, rel=1e-8)
         assert pld.delta(eps) >= exact
     for eps in (0.0004, 0.2007, 1.0003):  # between grid points: the chord is above
-        assert gaussian_delta(eps, 1.0, sigma) <= pld.delta(eps)
+        assert gaussian_delta(eps, sensitivity=1.0, sigma=sigma) <= pld.delta(eps)
 
 
 @pytest.mark.parametrize("step", [1e-3, 3e-4, 1e-4])
@@ -75,27 +75,31 @@ def test_composition_is_a_valid_upper_bound_on_the_closed_form(step):
     composition is above it at every eps (where delta is above the FFT noise floor), and its
     eps at delta = 1e-5 is within 1e-4 relative of the exact one (bias ~ 0.4 k step^2)."""
     k, sigma, delta = 1000, 30.0, 1e-5
-    base = gaussian_pld(1.0, sigma, step, discretisation="connect_dots")
+    base = gaussian_pld(sensitivity=1.0, sigma=sigma, step=step, discretisation="connect_dots")
     pld = self_compose_discretised(base, k, step)
     for eps in np.linspace(0.0, 6.5, 27):
-        exact = gaussian_delta(eps, math.sqrt(k), sigma)
+        exact = gaussian_delta(eps, sensitivity=math.sqrt(k), sigma=sigma)
         shifted = eps - k * step
-        upper = gaussian_delta(shifted, math.sqrt(k), sigma) if shifted >= 0 else 1.0
+        upper = (
+            gaussian_delta(shifted, sensitivity=math.sqrt(k), sigma=sigma) if shifted >= 0 else 1.0
+        )
         assert exact <= pld.delta(eps) <= upper + 1e-12
-    exact_eps = gaussian_eps(delta, math.sqrt(k), sigma)
+    exact_eps = gaussian_eps(delta, sensitivity=math.sqrt(k), sigma=sigma)
     ours = pld.eps(delta)
     assert exact_eps <= ours <= exact_eps * (1 + 1e-4)
-    rounded_up = self_compose_discretised(gaussian_pld(1.0, sigma, step), k, step).eps(delta)
+    rounded_up = self_compose_discretised(
+        gaussian_pld(sensitivity=1.0, sigma=sigma, step=step), k, step
+    ).eps(delta)
     assert ours < rounded_up
 
 
 def test_direct_composition_is_above_the_closed_form_in_the_far_tail():
     """Without the FFT noise floor (method="direct") the bound holds down to delta ~ 1e-14."""
     k, sigma, step = 8, 2.0, 2e-3
-    base = gaussian_pld(1.0, sigma, step, discretisation="connect_dots")
+    base = gaussian_pld(sensitivity=1.0, sigma=sigma, step=step, discretisation="connect_dots")
     pld = compose_discretised([base] * k, step, method="direct")
     for eps in np.linspace(0.0, 9.0, 19):
-        exact = gaussian_delta(eps, math.sqrt(k), sigma)
+        exact = gaussian_delta(eps, sensitivity=math.sqrt(k), sigma=sigma)
         assert exact <= pld.delta(eps) * (1 + 1e-12)
         assert pld.delta(eps) <= 1.01 * exact + 1e-15
 
@@ -110,9 +114,9 @@ def test_same_eps_as_dp_accounting_connect_the_dots_composition(step):
         .self_compose(k)
         .get_epsilon_for_delta(delta)
     )
-    base = gaussian_pld(1.0, sigma, step, discretisation="connect_dots")
+    base = gaussian_pld(sensitivity=1.0, sigma=sigma, step=step, discretisation="connect_dots")
     ours = self_compose_discretised(base, k, step).eps(delta)
-    exact = gaussian_eps(delta, math.sqrt(k), sigma)
+    exact = gaussian_eps(delta, sensitivity=math.sqrt(k), sigma=sigma)
     assert abs(ours - theirs) <= 1e-2 * (theirs - exact)  # same bias to 1%
 
 

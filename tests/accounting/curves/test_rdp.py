@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -14,9 +16,14 @@ from accounting.curves.rdp import (
     DEFAULT_ORDERS,
     DeltaBound,
     EpsBound,
+    _closed_form_budget,
+    _dp_terms,
     expost_rdp_to_approximate_dp,
+    rdp_budget,
     rdp_to_delta,
     rdp_to_eps,
+    rdp_to_pdp,
+    rdp_usable_orders,
 )
 from accounting.mechanisms.gaussian import gaussian_delta, gaussian_eps, gaussian_rdp
 from accounting.mechanisms.laplace import laplace_delta, laplace_rdp
@@ -41,12 +48,13 @@ def test_default_orders_grid():
 def test_closed_forms_at_one_order():
     curve = RenyiCurve.single(10.0, 0.5)
     classical = rdp_to_eps(curve, 1e-5, "classical")
-    assert classical == EpsBound(0.5 + math.log(1e5) / 9.0, 10.0)
+    assert classical == EpsBound(0.5 + math.log(1e5) / 9.0, 10.0) and classical.order == 10.0
     improved = rdp_to_eps(curve, 1e-5, "improved")
     assert improved.eps == pytest.approx(
         0.5 + math.log(0.9) - (math.log(1e-5) + math.log(10.0)) / 9.0, rel=1e-15
     )
-    assert rdp_to_delta(curve, 2.0, "classical") == DeltaBound(math.exp(9 * (0.5 - 2.0)), 10.0)
+    low = rdp_to_delta(curve, 2.0, "classical")
+    assert low == DeltaBound(math.exp(9 * (0.5 - 2.0)), 10.0) and low.order == 10.0
     assert rdp_to_delta(curve, 2.0).delta == pytest.approx(
         math.exp(9 * (0.5 - 2.0 + math.log(0.9))) / 10.0, rel=1e-14
     )
@@ -66,7 +74,7 @@ def test_gaussian_classical_optimum():
 def test_conversions_are_valid_upper_bounds_for_the_gaussian(rho, delta):
     """The converted eps must never be below the exact Gaussian eps (soundness)."""
     sigma = 1.0 / math.sqrt(2 * rho)
-    exact = gaussian_eps(delta, 1.0, sigma)
+    exact = gaussian_eps(delta, sensitivity=1.0, sigma=sigma)
     improved = rdp_to_eps(zcdp_curve(rho), delta, "improved").eps
     classical = rdp_to_eps(zcdp_curve(rho), delta, "classical").eps
     assert exact <= improved * (1 + 1e-12) + 1e-12
@@ -78,15 +86,20 @@ def test_conversions_are_valid_upper_bounds_for_the_gaussian(rho, delta):
 def test_delta_conversion_is_a_valid_upper_bound(eps, rho):
     sigma = 1.0 / math.sqrt(2 * rho)
     bound = rdp_to_delta(zcdp_curve(rho), eps).delta
-    assert gaussian_delta(eps, 1.0, sigma) <= bound * (1 + 1e-12) + 1e-300
+    assert gaussian_delta(eps, sensitivity=1.0, sigma=sigma) <= bound * (1 + 1e-12) + 1e-300
     assert bound <= rdp_to_delta(zcdp_curve(rho), eps, "classical").delta * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("eps0", [0.1, 1.0, 3.0])
 def test_laplace_conversion_is_valid(eps0):
-    curve = RenyiCurve.from_function(lambda a: laplace_rdp(a, eps0, 1.0), DEFAULT_ORDERS)
+    curve = RenyiCurve.from_function(
+        lambda a: laplace_rdp(a, sensitivity=eps0, scale=1.0), DEFAULT_ORDERS
+    )
     for eps in (0.0, 0.5 * eps0, 0.9 * eps0):
-        assert laplace_delta(eps, eps0, 1.0) <= rdp_to_delta(curve, eps).delta + 1e-15
+        assert (
+            laplace_delta(eps, sensitivity=eps0, scale=1.0)
+            <= rdp_to_delta(curve, eps).delta + 1e-15
+        )
 
 
 @given(rhos, deltas, deltas)
@@ -119,9 +132,11 @@ def test_composition_is_additive_per_order(r1, r2, k):
     total = zcdp_curve(r1) + zcdp_curve(r2)
     np.testing.assert_allclose(total.eps, zcdp_curve(r1 + r2).eps, rtol=1e-14)
     sigma = 1.0 / math.sqrt(2 * r1)
-    one = RenyiCurve.from_function(lambda a: gaussian_rdp(a, 1.0, sigma), DEFAULT_ORDERS)
+    one = RenyiCurve.from_function(
+        lambda a: gaussian_rdp(a, sensitivity=1.0, sigma=sigma), DEFAULT_ORDERS
+    )
     many = RenyiCurve.from_function(
-        lambda a: gaussian_rdp(a, 1.0, sigma / math.sqrt(k)), DEFAULT_ORDERS
+        lambda a: gaussian_rdp(a, sensitivity=1.0, sigma=sigma / math.sqrt(k)), DEFAULT_ORDERS
     )
     np.testing.assert_allclose(one.scaled(k).eps, many.eps, rtol=1e-12)
 
@@ -185,3 +200,95 @@ def test_expost_conversion_reproduces_raisa_table_3(rdp, adp):
 def test_invalid_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@settings(max_examples=40, deadline=None)
+@given(eps=st.floats(0.5, 20.0), alpha=st.floats(1.5, 200.0), delta=st.floats(1e-10, 1e-2))
+def test_rdp_budget_conversions(eps: float, alpha: float, delta: float) -> None:
+    try:
+        classical = rdp_budget(eps, delta, alpha, "classical")
+    except ValueError:
+        assert eps < math.log(1 / delta) / (alpha - 1)
+        return
+    improved = rdp_budget(eps, delta, alpha, "improved")
+    assert improved >= classical
+    assert classical + math.log(1 / delta) / (alpha - 1) == pytest.approx(eps, rel=1e-12)
+    assert rdp_to_eps(RenyiCurve.single(alpha, improved), delta).eps <= eps
+
+
+# The closed forms as they were written before the conversions shared one per-order formula
+# (``_dp_terms``): the forward conversion in numpy, its inverse and the usable-order test in
+# math. The shared formula must reproduce every one of them bit for bit.
+
+
+def _old_forward(e: np.ndarray, a: np.ndarray, delta: float, method: str) -> np.ndarray:
+    log_delta = math.log(delta)
+    if method == "classical":
+        return e - log_delta / (a - 1.0)
+    return e + np.log1p(-1.0 / a) - (log_delta + np.log(a)) / (a - 1.0)
+
+
+def _old_inverse(eps: float, delta: float, alpha: float, method: str) -> float:
+    log_inv_delta = -math.log(delta)
+    if method == "classical":
+        return eps - log_inv_delta / (alpha - 1.0)
+    return eps - math.log1p(-1.0 / alpha) - (log_inv_delta - math.log(alpha)) / (alpha - 1.0)
+
+
+@pytest.mark.parametrize("method", ["classical", "improved"])
+def test_one_cks_and_mironov_formula_reproduces_the_old_three_bit_for_bit(method: str) -> None:
+    rng = np.random.default_rng(7)
+    alphas = np.concatenate([np.array(DEFAULT_ORDERS), 1.0 + rng.exponential(8.0, 400)])
+    for delta in (1e-3, 1e-5, 1e-6 / 1000, 1e-9, 1e-30):
+        for eps in (0.1, 0.5, 1.0, 2.0, 8.0, 31.7):
+            e = rng.uniform(0.0, 2.0 * eps, alphas.size)
+            bound = e
+            for term in _dp_terms(alphas, math.log(delta), method):  # type: ignore[arg-type]
+                bound = bound + term
+            assert np.array_equal(bound, _old_forward(e, alphas, delta, method))
+            old = [_old_inverse(eps, delta, float(a), method) for a in alphas]
+            new = [_closed_form_budget(eps, delta, float(a), method) for a in alphas]  # type: ignore[arg-type]
+            assert new == old
+            usable = tuple(float(a) for a, b in zip(alphas, old, strict=True) if b > 0)
+            assert rdp_usable_orders(eps, delta, alphas.tolist(), method) == usable  # type: ignore[arg-type]
+
+
+def test_usable_orders_are_those_with_a_budget() -> None:
+    # improved at alpha = 8: 1 - log(7/8) - (log(1e5) - log 8) / 7 = -0.213 < 0; at 32: 0.772
+    usable = rdp_usable_orders(1.0, 1e-5, (1.5, 2.0, 8.0, 32.0))
+    assert usable == (32.0,)
+    assert rdp_budget(1.0, 1e-5, 32.0) == pytest.approx(0.772162, abs=1e-6)
+    with pytest.raises(ValueError, match="no RDP budget"):
+        rdp_budget(1.0, 1e-5, 8.0)
+    with pytest.raises(ValueError, match="alpha"):
+        rdp_usable_orders(1.0, 1e-5, (1.0,))
+
+
+def test_pdp_is_the_classical_conversion() -> None:
+    curve = zcdp_curve(0.1)
+    assert rdp_to_pdp(curve, 1e-5) == rdp_to_eps(curve, 1e-5, "classical").eps
+    assert rdp_to_pdp(curve, 1e-5) > rdp_to_eps(curve, 1e-5, "improved")
+
+
+def test_conversions_return_floats_that_remember_their_order() -> None:
+    """One return convention: a float; the RDP ones also carry the attaining order."""
+    bound = rdp_to_eps(zcdp_curve(0.1), 1e-5)
+    assert isinstance(bound, float) and isinstance(bound, EpsBound)
+    assert bound.eps == float(bound) and type(bound.eps) is float
+    assert bound.order in DEFAULT_ORDERS
+    assert 2 * bound == 2 * bound.eps
+    low = rdp_to_delta(zcdp_curve(0.1), 2.0)
+    assert isinstance(low, DeltaBound) and low.delta == float(low) and low.order > 1
+    assert "order=" in repr(bound)
+    again = pickle.loads(pickle.dumps(bound))
+    assert again == bound and again.order == bound.order and copy.copy(low).order == low.order
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), [("mironov", "classical"), ("cks", "improved"), ("optimal", "improved")]
+)
+def test_old_method_names_say_the_new_one(old: str, new: str) -> None:
+    with pytest.raises(ValueError, match=f"method={new!r}"):
+        rdp_to_eps(zcdp_curve(0.1), 1e-5, old)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=f"method={new!r}"):
+        rdp_budget(1.0, 1e-5, 10.0, old)  # type: ignore[arg-type]

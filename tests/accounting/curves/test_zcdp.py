@@ -46,11 +46,11 @@ def test_feldman_zrnic_b_star() -> None:
 
 def test_optimal_budget_is_feasible_and_tight() -> None:
     for eps, delta in [(0.1, 1e-6), (1.0, 1e-5), (8.0, 1e-9)]:
-        b = zcdp_budget(eps, delta, "optimal")
+        b = zcdp_budget(eps, delta, "improved")
         assert b > zcdp_budget(eps, delta)
         assert zcdp_to_eps_optimal(b, delta) <= eps
         assert zcdp_to_eps_optimal(b * (1 + 1e-9), delta) > eps * (1 - 1e-9)
-    assert zcdp_budget(1.0, 1e-5, "optimal") == pytest.approx(0.0305566, abs=1e-6)
+    assert zcdp_budget(1.0, 1e-5, "improved") == pytest.approx(0.0305566, abs=1e-6)
 
 
 def _mp_cks_eps(rho: float, delta: float) -> float:
@@ -128,10 +128,12 @@ def test_gaussian_delta_matches_mpmath() -> None:
 
 
 def test_gaussian_is_rho_zcdp_with_mu_sqrt_2rho() -> None:
-    rho = gaussian_zcdp(1.0, 2.0).rho  # Delta^2 / (2 sigma^2) = 1/8
+    rho = gaussian_zcdp(sensitivity=1.0, sigma=2.0).rho  # Delta^2 / (2 sigma^2) = 1/8
     assert rho == 0.125
     for eps in (0.0, 0.5, 2.0):
-        assert gaussian_zcdp_delta(rho, eps) == pytest.approx(gaussian_delta(eps, 1.0, 2.0))
+        assert gaussian_zcdp_delta(rho, eps) == pytest.approx(
+            gaussian_delta(eps, sensitivity=1.0, sigma=2.0)
+        )
     for r, delta in [(0.01, 1e-6), (0.125, 1e-5), (3.0, 1e-9)]:
         eps = gaussian_zcdp_eps(r, delta)
         assert gaussian_zcdp_delta(r, eps) == pytest.approx(delta, rel=1e-9)
@@ -144,7 +146,7 @@ def test_zero_rho() -> None:
     assert zcdp_to_delta(0.0, 0.0) == 0.0
     assert gaussian_zcdp_delta(0.0, 1.0) == 0.0
     assert gaussian_zcdp_eps(0.0, 1e-5) == 0.0
-    assert zcdp_budget(0.0, 1e-5, "optimal") == 0.0
+    assert zcdp_budget(0.0, 1e-5, "improved") == 0.0
 
 
 @settings(max_examples=60, deadline=None)

@@ -207,9 +207,11 @@ def test_expost_validation() -> None:
 
 def test_gaussian_check_noise() -> None:
     # sigma^2 = m alpha Delta^2 / (2 eps_T) = 6 * 20 * 1e-6 / 0.02 = 0.006.
-    assert gaussian_check_sigma(0.01, 20.0, 1e-3, 6) == pytest.approx(math.sqrt(0.006))
+    assert gaussian_check_sigma(0.01, 20.0, sensitivity=1e-3, max_checks=6) == pytest.approx(
+        math.sqrt(0.006)
+    )
     with pytest.raises(ValueError):
-        gaussian_check_sigma(0.0, 20.0, 1e-3, 6)
+        gaussian_check_sigma(0.0, 20.0, sensitivity=1e-3, max_checks=6)
 
 
 def test_algorithm_1_with_brownian_style_releases() -> None:
@@ -217,11 +219,15 @@ def test_algorithm_1_with_brownian_style_releases() -> None:
     max(eps_K, eps_T) where eps_K is the last level, since the increments sum to it."""
     alpha, eps_t, levels = 20.0, 0.01, (0.01, 0.03, 0.1, 0.3, 1.0)
     run = precision_weighted_gaussian(
-        0.0, 1.0, alpha, fixed_schedule(levels), np.random.default_rng(3)
+        0.0,
+        sensitivity=1.0,
+        alpha=alpha,
+        selector=fixed_schedule(levels),
+        rng=np.random.default_rng(3),
     )
     increments = list(run.increments)
     check_rng = np.random.default_rng(4)
-    sigma_check = gaussian_check_sigma(eps_t, alpha, 1e-3, len(levels))
+    sigma_check = gaussian_check_sigma(eps_t, alpha, sensitivity=1e-3, max_checks=len(levels))
 
     def analyst(outputs: list) -> Query | None:
         if len(outputs) == len(increments):

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from accounting.costs import EpsDelta, Gdp, RenyiCurve, Zcdp
+from accounting.costs import EpsDelta, Gdp, ProbabilisticDP, RenyiCurve, Zcdp
 from accounting.filters import (
     AdditiveFilter,
     FilteredSelfReportingComposition,
@@ -18,7 +18,6 @@ from accounting.filters import (
     ZcdpFilter,
 )
 from accounting.filters.base import HISTORY_CHUNK, Filter, Record
-from accounting.filters.expost import ProbabilisticDP
 
 N = 5 * HISTORY_CHUNK
 ORDERS = (2.0, 4.0, 8.0)

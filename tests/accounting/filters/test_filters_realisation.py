@@ -100,7 +100,7 @@ def test_round_loss_validation():
         RoundLoss(())
     with pytest.raises(ValueError):
         RoundLoss((0.5,))
-    assert RoundLoss.gaussian(2.0) == RoundLoss((GaussianLoss(0.5), GaussianLoss(0.5)))
+    assert RoundLoss.gaussian(sigma=2.0) == RoundLoss((GaussianLoss(0.5), GaussianLoss(0.5)))
 
 
 # --------------------------------------------------------------------------- parameters
@@ -123,7 +123,7 @@ def test_published_parameters_imply_delta():
 )
 def test_parameter_constraint_errors(delta, n_max, delta_tilde, theta):
     with pytest.raises(ValueError):
-        RealisationFilter(10.0, delta, n_max, delta_tilde, theta, [RoundLoss.gaussian(SIGMA)])
+        RealisationFilter(10.0, delta, n_max, delta_tilde, theta, [RoundLoss.gaussian(sigma=SIGMA)])
 
 
 # --------------------------------------------------------------------------- Algorithm 1
@@ -153,7 +153,7 @@ def test_general_algorithm_matches_proposition_1(eps):
     closed = gaussian_stopping_times(
         np.cumsum(losses, axis=1), gaussian_kappa(eps, SIGMA, DT, TH), N
     )
-    allowed = [RoundLoss.gaussian(SIGMA)]
+    allowed = [RoundLoss.gaussian(sigma=SIGMA)]
     general = []
     for path in outputs:
         filt = RealisationFilter(eps, realisation_delta(N, DT, TH), N, DT, TH, allowed)
@@ -167,16 +167,16 @@ def test_first_step_check_and_tiny_budget():
     # eps below mu^2/2 + mu Phi^-1(1 - delta~) = 0.125 + 2.213 refuses query 1
     assert not gaussian_first_step_ok(2.3, SIGMA, DT)
     assert gaussian_first_step_ok(2.4, SIGMA, DT)
-    filt = RealisationFilter(2.3, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
-    assert not filt.request(RoundLoss.gaussian(SIGMA))
+    filt = RealisationFilter(2.3, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
+    assert not filt.request(RoundLoss.gaussian(sigma=SIGMA))
     assert gaussian_stopping_times(np.zeros((1, N)), -1.0, N, first_step_ok=False)[0] == 0
     # kappa < 0 but query 1 allowed: exactly one release
     assert gaussian_stopping_times(np.zeros((1, N)), -0.1, N)[0] == 1
 
 
 def test_halt_decision_is_made_before_the_output():
-    filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
-    cost = RoundLoss.gaussian(SIGMA)
+    filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
+    cost = RoundLoss.gaussian(sigma=SIGMA)
     assert filt.request(cost)
     decided = filt._state.next_ok  # decision for query 2, fixed before y_1 is observed
     filt.observe((50.0, -50.0))  # an enormous realised loss does not change it
@@ -188,23 +188,23 @@ def test_halt_decision_is_made_before_the_output():
 
 
 def test_requests_outside_the_allowable_set_and_wrong_types():
-    filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
+    filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
     with pytest.raises(ValueError, match="allowable"):
-        filt.request(RoundLoss.gaussian(1.0))
+        filt.request(RoundLoss.gaussian(sigma=1.0))
     with pytest.raises(ValueError, match="RoundLoss"):
         filt.request(EpsDelta(1.0, 1e-6))
-    assert filt.request(RoundLoss.gaussian(SIGMA))
+    assert filt.request(RoundLoss.gaussian(sigma=SIGMA))
     with pytest.raises(ValueError):
         filt.observe((0.1,))  # one loss per pair
 
 
 def test_worst_case_next_request_is_used():
     # R_i = {sigma = 2, sigma = 1}: the look-ahead uses the worse (sigma = 1) next query
-    allowed = [RoundLoss.gaussian(2.0), RoundLoss.gaussian(1.0)]
+    allowed = [RoundLoss.gaussian(sigma=2.0), RoundLoss.gaussian(sigma=1.0)]
     eps = 9.0
     filt = RealisationFilter(eps, 1e-5, N, DT, TH, allowed)
     steps = 0
-    while filt.request(RoundLoss.gaussian(2.0)):
+    while filt.request(RoundLoss.gaussian(sigma=2.0)):
         steps += 1
         filt.observe((0.4, -0.4))
     # closed form: query i + 1 needs sf_{sigma=2}(eps - isf_{sigma=1}(DT) - l^(i-1)) <= TH
@@ -214,18 +214,18 @@ def test_worst_case_next_request_is_used():
 
 def test_allowable_sets_may_change_with_the_step():
     def allowed(i: int):
-        return [RoundLoss.gaussian(2.0 if i % 2 else 4.0)]
+        return [RoundLoss.gaussian(sigma=2.0 if i % 2 else 4.0)]
 
     filt = RealisationFilter(9.0, 1e-5, N, DT, TH, allowed)
     with pytest.raises(ValueError, match="R_1"):
-        filt.request(RoundLoss.gaussian(4.0))
-    assert filt.request(RoundLoss.gaussian(2.0))
+        filt.request(RoundLoss.gaussian(sigma=4.0))
+    assert filt.request(RoundLoss.gaussian(sigma=2.0))
     filt.observe((0.1, -0.1))
-    assert filt.request(RoundLoss.gaussian(4.0))
+    assert filt.request(RoundLoss.gaussian(sigma=4.0))
 
 
 def test_filter_stops_at_n_max():
-    filt = RealisationFilter(50.0, 1e-3, 3, 1e-4, 1e-4, [RoundLoss.gaussian(SIGMA)])
+    filt = RealisationFilter(50.0, 1e-3, 3, 1e-4, 1e-4, [RoundLoss.gaussian(sigma=SIGMA)])
     released = run_interaction(filt, gaussian_counting_analyst(SIGMA), 0, np.random.default_rng(1))
     assert released.stopping_time == 3 and released.halted
 
@@ -281,8 +281,8 @@ def test_realisation_filter_bounds_the_erasure_leak():
 
 
 def test_an_invalid_report_keeps_the_filter_waiting():
-    filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
-    cost = RoundLoss.gaussian(SIGMA)
+    filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
+    cost = RoundLoss.gaussian(sigma=SIGMA)
     assert filt.request(cost)
     with pytest.raises(ValueError):
         filt.observe((math.nan, math.nan))
@@ -301,16 +301,16 @@ class TestRealisationFilterContract(FilterContract):
     filter_class = RealisationFilter
 
     def make(self) -> RealisationFilter:
-        return RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
+        return RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
 
     def make_halting(self) -> RealisationFilter:
-        return RealisationFilter(0.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(SIGMA)])
+        return RealisationFilter(0.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
 
     def admitted_cost(self) -> RoundLoss:
-        return RoundLoss.gaussian(SIGMA)
+        return RoundLoss.gaussian(sigma=SIGMA)
 
     def halting_cost(self) -> RoundLoss:
-        return RoundLoss.gaussian(SIGMA)
+        return RoundLoss.gaussian(sigma=SIGMA)
 
     def observation(self) -> tuple[float, float]:
         return (0.5, -0.5)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import dp_accounting
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant
@@ -27,13 +25,13 @@ from hypothesis import strategies as st
 
 from accounting.audit import ContinuousQuery, Promise, gaussian_query, randomized_response_laws
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
+from accounting.curves.rdp import rdp_budget
 from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps, zcdp_to_eps_optimal
 from accounting.filters.renyi import (
     PureDpFilterViaZcdp,
     RdpDpFilter,
     RenyiFilter,
     ZcdpFilter,
-    rdp_budget_for_dp,
 )
 from accounting.mechanisms.gaussian import gaussian_rdp
 
@@ -42,7 +40,9 @@ ORDERS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 
 def gaussian_curve(sigma: float, orders=ORDERS, sensitivity: float = 1.0) -> RenyiCurve:
     """RDP of the Gaussian mechanism, alpha Delta^2 / (2 sigma^2) (Mironov 2017)."""
-    return RenyiCurve.from_function(lambda a: gaussian_rdp(a, sensitivity, sigma), orders)
+    return RenyiCurve.from_function(
+        lambda a: gaussian_rdp(a, sensitivity=sensitivity, sigma=sigma), orders
+    )
 
 
 def accepted(filt, costs) -> int:
@@ -108,11 +108,13 @@ def test_pure_dp_filter_theorem_4_8() -> None:
     assert filt.budget == pytest.approx(0.0208199, abs=1e-7)
     assert accepted(filt, [PureDP(0.1)] * 10) == 4
     # The optimal (Canonne-Kamath-Steinke) B* = 0.0305566 lets floor(6.11) = 6 run.
-    filt = PureDpFilterViaZcdp(1.0, 1e-5, conversion="optimal")
+    filt = PureDpFilterViaZcdp(1.0, 1e-5, method="improved")
     assert accepted(filt, [PureDP(0.1)] * 10) == 6
     assert zcdp_to_eps_optimal(filt.spent, 1e-5) <= 1.0
-    with pytest.raises(ValueError):
-        PureDpFilterViaZcdp(1.0, 1e-5, conversion="mironov")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="method='improved'"):
+        PureDpFilterViaZcdp(1.0, 1e-5, method="optimal")  # type: ignore[arg-type]  # old name
+    with pytest.raises(ValueError, match="method must be one of"):
+        PureDpFilterViaZcdp(1.0, 1e-5, method="renyi")  # type: ignore[arg-type]
 
 
 def test_rdp_dp_filter_taylor() -> None:
@@ -121,13 +123,13 @@ def test_rdp_dp_filter_taylor() -> None:
     assert filt.budgets[0] == pytest.approx(0.720786, abs=1e-6)
     assert accepted(filt, [RenyiCurve.single(10.0, 0.1)] * 10) == 7
     # cks: 2 - ln(0.9) - (ln(1e5) - ln(10)) / 9 = 2 + 0.1053605 - 1.0233711 = 1.0819894.
-    filt = RdpDpFilter(2.0, 1e-5, 10.0, conversion="cks")
+    filt = RdpDpFilter(2.0, 1e-5, 10.0, method="improved")
     assert filt.budgets[0] == pytest.approx(1.0819894, abs=1e-7)
     assert accepted(filt, [RenyiCurve.single(10.0, 0.1)] * 20) == 10
     with pytest.raises(ValueError):
         RdpDpFilter(2.0, 1e-5, 2.0)  # ln(1e5) / 1 > 2: no budget left at alpha = 2
-    with pytest.raises(ValueError):
-        RdpDpFilter(2.0, 1e-5, 10.0, conversion="bun_steinke")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="method='improved'"):
+        RdpDpFilter(2.0, 1e-5, 10.0, method="cks")  # type: ignore[arg-type]  # old name
 
 
 def test_degenerate_schedule_matches_dp_accounting() -> None:
@@ -143,7 +145,7 @@ def test_degenerate_schedule_matches_dp_accounting() -> None:
     for alpha, rdp in zip(ORDERS[1:], acct._rdp[1:], strict=True):
         eps, _ = rdp_privacy_accountant.compute_epsilon([alpha], [rdp], delta)
         if eps > 0:
-            assert rdp_budget_for_dp(eps, delta, alpha, "cks") == pytest.approx(rdp, rel=1e-9)
+            assert rdp_budget(eps, delta, alpha, "improved") == pytest.approx(rdp, rel=1e-9)
     # zCDP view: the same schedule is k/(2 sigma^2)-zCDP.
     zfilt = ZcdpFilter(k / (2 * sigma**2))
     assert accepted(zfilt, [Zcdp(1 / (2 * sigma**2))] * k) == k
@@ -170,19 +172,6 @@ def test_never_beyond_budget_and_monotone(b: float, costs: list[float], extra: f
     accepted(p, [PureDP(c) for c in costs])
     assert p.spent <= p.budget
     assert zcdp_to_eps(p.spent, 1e-6) <= (1.0 + b) * (1 + 1e-12)
-
-
-@settings(max_examples=40, deadline=None)
-@given(eps=st.floats(0.5, 20.0), alpha=st.floats(1.5, 200.0), delta=st.floats(1e-10, 1e-2))
-def test_rdp_budget_conversions(eps: float, alpha: float, delta: float) -> None:
-    try:
-        mironov = rdp_budget_for_dp(eps, delta, alpha, "mironov")
-    except ValueError:
-        assert eps < math.log(1 / delta) / (alpha - 1)
-        return
-    cks = rdp_budget_for_dp(eps, delta, alpha, "cks")
-    assert cks >= mironov
-    assert mironov + math.log(1 / delta) / (alpha - 1) == pytest.approx(eps, rel=1e-12)
 
 
 # ---------------------------------------------------------------- the shared filter contract
@@ -244,7 +233,7 @@ class TestRdpDpFilterContract(FilterContract):
         """Both the (eps, delta) promise and the filter's own RDP guarantee, each conversion."""
         eps, delta, alpha = 2.0, 0.05, 4.0
         audits: dict[str, Audit] = {}
-        for conversion in ("mironov", "cks"):
+        for conversion in ("classical", "improved"):
 
             def make(c: str = conversion) -> RdpDpFilter:
                 return RdpDpFilter(eps, delta, alpha, c)  # type: ignore[arg-type]
@@ -315,7 +304,7 @@ class TestPureDpFilterViaZcdpContract(FilterContract):
         eps, delta = 1.0, 0.05
         menu = [mechanism(randomized_response_laws(e), PureDP(e)) for e in (0.2, 0.4)]
         audits: dict[str, Audit] = {}
-        for conversion in ("bun_steinke", "optimal"):
+        for conversion in ("classical", "improved"):
 
             def make(c: str = conversion) -> PureDpFilterViaZcdp:
                 return PureDpFilterViaZcdp(eps, delta, c)  # type: ignore[arg-type]

@@ -38,14 +38,14 @@ def test_bound_dominates_exact_divergence(alpha):
         k = int(rng.integers(2, 8))
         q = rng.normal(0, 3, size=k)
         shift = rng.choice([-sens, sens], size=k) * rng.uniform(0.5, 1.0, size=k)
-        p0 = exponential_mechanism_probabilities(q, eps, sens)
-        p1 = exponential_mechanism_probabilities(q + shift, eps, sens)
+        p0 = exponential_mechanism_probabilities(q, eps, sensitivity=sens)
+        p1 = exponential_mechanism_probabilities(q + shift, eps, sensitivity=sens)
         worst = max(worst, _renyi(p0, p1, alpha), _renyi(p1, p0, alpha))
     assert worst <= bound
     # two equal scores, shifted by +Delta and -Delta: a Bernoulli pair, divergence ~ the bound
     # for small eps alpha (the zCDP constant 1/8 is tight for bounded range)
-    p0 = exponential_mechanism_probabilities([0.0, 0.0], 0.05, sens)
-    p1 = exponential_mechanism_probabilities([sens, -sens], 0.05, sens)
+    p0 = exponential_mechanism_probabilities([0.0, 0.0], 0.05, sensitivity=sens)
+    p1 = exponential_mechanism_probabilities([sens, -sens], 0.05, sensitivity=sens)
     assert _renyi(p0, p1, 2.0) == pytest.approx(exponential_mechanism_rdp(2.0, 0.05), rel=0.01)
 
 

@@ -24,8 +24,12 @@ D = 40_000  # independent coordinates = independent runs of a fixed schedule
 def both(levels=LEVELS, value=None, seed=0):
     value = np.full(D, 3.0) if value is None else value
     sel = fixed_schedule(levels)
-    bro = brownian_mechanism(value, DELTA_F, ALPHA, sel, np.random.default_rng(seed))
-    seq = precision_weighted_gaussian(value, DELTA_F, ALPHA, sel, np.random.default_rng(seed + 1))
+    bro = brownian_mechanism(
+        value, sensitivity=DELTA_F, alpha=ALPHA, selector=sel, rng=np.random.default_rng(seed)
+    )
+    seq = precision_weighted_gaussian(
+        value, sensitivity=DELTA_F, alpha=ALPHA, selector=sel, rng=np.random.default_rng(seed + 1)
+    )
     return bro, seq
 
 
@@ -38,7 +42,7 @@ def test_levels_variances_and_expost_bound() -> None:
         assert sum(run.increments) == pytest.approx(1.0)
         assert run.increments[1] == pytest.approx(0.05)
     # T_1 = alpha Delta^2 / (2 eps_1) = 4 / 0.1 = 40.
-    assert noise_variance(4.0, 1.0, 0.05) == pytest.approx(40.0)
+    assert noise_variance(4.0, sensitivity=1.0, eps=0.05) == pytest.approx(40.0)
 
 
 def test_marginal_and_conditional_moments_match_eq_62() -> None:
@@ -76,10 +80,10 @@ def test_ks_detects_a_wrong_variance() -> None:
     bro, _ = both()
     wrong = precision_weighted_gaussian(
         np.full(D, 3.0),
-        DELTA_F,
-        ALPHA,
-        fixed_schedule((*LEVELS[:-1], 1.1 * LEVELS[-1])),
-        np.random.default_rng(9),
+        sensitivity=DELTA_F,
+        alpha=ALPHA,
+        selector=fixed_schedule((*LEVELS[:-1], 1.1 * LEVELS[-1])),
+        rng=np.random.default_rng(9),
     )
     assert stats.ks_2samp(bro.estimates[-1], wrong.estimates[-1]).pvalue < 1e-6
 
@@ -102,8 +106,12 @@ def test_adaptive_selector_same_distribution() -> None:
     rng_b, rng_s = np.random.default_rng(11), np.random.default_rng(12)
     out = {"bro": ([], []), "seq": ([], [])}
     for _ in range(runs):
-        b = brownian_mechanism(0.0, DELTA_F, ALPHA, accuracy_first(0.0), rng_b)
-        s = precision_weighted_gaussian(0.0, DELTA_F, ALPHA, accuracy_first(0.0), rng_s)
+        b = brownian_mechanism(
+            0.0, sensitivity=DELTA_F, alpha=ALPHA, selector=accuracy_first(0.0), rng=rng_b
+        )
+        s = precision_weighted_gaussian(
+            0.0, sensitivity=DELTA_F, alpha=ALPHA, selector=accuracy_first(0.0), rng=rng_s
+        )
         out["bro"][0].append(len(b.eps))
         out["bro"][1].append(b.estimates[-1][0])
         out["seq"][0].append(len(s.eps))
@@ -123,7 +131,9 @@ def test_expost_rdp_definition_by_monte_carlo() -> None:
     levels = (0.02, 0.06, 0.15)
     z_ok, z_bad = [], []
     for _ in range(runs):
-        run = precision_weighted_gaussian(g, 1.0, alpha, accuracy_first(1.0, levels), rng)
+        run = precision_weighted_gaussian(
+            g, sensitivity=1.0, alpha=alpha, selector=accuracy_first(1.0, levels), rng=rng
+        )
         loss = privacy_loss(run, f, g)
         z_ok.append(math.exp((1 - alpha) * run.expost_rdp + alpha * loss))
         reported = run.eps[-2] if len(run.eps) > 1 else run.eps[-1]
@@ -136,7 +146,11 @@ def test_expost_rdp_definition_by_monte_carlo() -> None:
 def test_privacy_loss_matches_sum_over_fresh_draws() -> None:
     """For a fixed schedule the telescoped loss equals the Gaussian loss of s_k at T_k."""
     run = precision_weighted_gaussian(
-        np.array([0.5, -1.0]), 2.0, 3.0, fixed_schedule((0.1, 0.5)), np.random.default_rng(2)
+        np.array([0.5, -1.0]),
+        sensitivity=2.0,
+        alpha=3.0,
+        selector=fixed_schedule((0.1, 0.5)),
+        rng=np.random.default_rng(2),
     )
     f, g = np.array([0.5, -1.0]), np.array([0.5, 1.0])
     s, t = run.estimates[-1], run.variances[-1]
@@ -148,25 +162,85 @@ def test_privacy_loss_matches_sum_over_fresh_draws() -> None:
 
 def test_equal_levels_and_validation() -> None:
     for mech in (brownian_mechanism, precision_weighted_gaussian):
-        run = mech(1.0, 1.0, 2.0, fixed_schedule((0.5, 0.5)), np.random.default_rng(0))
+        run = mech(
+            1.0,
+            sensitivity=1.0,
+            alpha=2.0,
+            selector=fixed_schedule((0.5, 0.5)),
+            rng=np.random.default_rng(0),
+        )
         np.testing.assert_array_equal(run.estimates[0], run.estimates[1])
         with pytest.raises(ValueError):
-            mech(1.0, 1.0, 2.0, fixed_schedule((0.5, 0.4)), np.random.default_rng(0))
+            mech(
+                1.0,
+                sensitivity=1.0,
+                alpha=2.0,
+                selector=fixed_schedule((0.5, 0.4)),
+                rng=np.random.default_rng(0),
+            )
         with pytest.raises(ValueError):
-            mech(1.0, 1.0, 2.0, fixed_schedule((0.0,)), np.random.default_rng(0))
+            mech(
+                1.0,
+                sensitivity=1.0,
+                alpha=2.0,
+                selector=fixed_schedule((0.0,)),
+                rng=np.random.default_rng(0),
+            )
         with pytest.raises(ValueError):
-            mech(1.0, 1.0, 2.0, fixed_schedule(()), np.random.default_rng(0))
+            mech(
+                1.0,
+                sensitivity=1.0,
+                alpha=2.0,
+                selector=fixed_schedule(()),
+                rng=np.random.default_rng(0),
+            )
         with pytest.raises(ValueError):
-            mech(1.0, 1.0, 1.0, fixed_schedule((0.5,)), np.random.default_rng(0))
+            mech(
+                1.0,
+                sensitivity=1.0,
+                alpha=1.0,
+                selector=fixed_schedule((0.5,)),
+                rng=np.random.default_rng(0),
+            )
         with pytest.raises(ValueError):
-            mech(np.nan, 1.0, 2.0, fixed_schedule((0.5,)), np.random.default_rng(0))
-        assert len(mech(0.0, 1.0, 2.0, lambda s, e: 1.0, np.random.default_rng(0), 7).eps) == 7
+            mech(
+                np.nan,
+                sensitivity=1.0,
+                alpha=2.0,
+                selector=fixed_schedule((0.5,)),
+                rng=np.random.default_rng(0),
+            )
+        assert (
+            len(
+                mech(
+                    0.0,
+                    sensitivity=1.0,
+                    alpha=2.0,
+                    selector=lambda s, e: 1.0,
+                    rng=np.random.default_rng(0),
+                    max_releases=7,
+                ).eps
+            )
+            == 7
+        )
 
 
 def test_seeded_reproducibility() -> None:
     for mech in (brownian_mechanism, precision_weighted_gaussian):
-        a = mech(np.zeros(3), 1.0, 2.0, fixed_schedule(LEVELS), np.random.default_rng(42))
-        b = mech(np.zeros(3), 1.0, 2.0, fixed_schedule(LEVELS), np.random.default_rng(42))
+        a = mech(
+            np.zeros(3),
+            sensitivity=1.0,
+            alpha=2.0,
+            selector=fixed_schedule(LEVELS),
+            rng=np.random.default_rng(42),
+        )
+        b = mech(
+            np.zeros(3),
+            sensitivity=1.0,
+            alpha=2.0,
+            selector=fixed_schedule(LEVELS),
+            rng=np.random.default_rng(42),
+        )
         assert all(
             x.tobytes() == y.tobytes() for x, y in zip(a.estimates, b.estimates, strict=True)
         )

@@ -47,11 +47,13 @@ def mp_log_delta(eps: float, mu: float) -> mpmath.mpf:
 
 
 def test_closed_forms():
-    assert gaussian_rdp(3.0, 2.0, 4.0) == 3.0 * 4.0 / 32.0
-    assert gaussian_zcdp(2.0, 4.0) == Zcdp(0.125)
-    assert gaussian_gdp(2.0, 4.0) == Gdp(0.5)
+    assert gaussian_rdp(3.0, sensitivity=2.0, sigma=4.0) == 3.0 * 4.0 / 32.0
+    assert gaussian_zcdp(sensitivity=2.0, sigma=4.0) == Zcdp(0.125)
+    assert gaussian_gdp(sensitivity=2.0, sigma=4.0) == Gdp(0.5)
     # delta(0) = 2 Phi(mu/2) - 1, the total variation distance of the two Gaussians.
-    assert gaussian_delta(0.0, 1.0, 2.0) == pytest.approx(2 * special.ndtr(0.25) - 1, rel=1e-14)
+    assert gaussian_delta(0.0, sensitivity=1.0, sigma=2.0) == pytest.approx(
+        2 * special.ndtr(0.25) - 1, rel=1e-14
+    )
 
 
 @pytest.mark.parametrize("sigma", SIGMAS)
@@ -59,15 +61,15 @@ def test_delta_matches_mpmath_down_to_1e_300(sigma):
     mu = 1.0 / sigma
     eps_values = {0.0, 1e-3, 0.1, 1.0, 5.0, 20.0, 50.0}
     for target in (0.3, 1e-5, 1e-30, 1e-100, 1e-200, 1e-300):
-        e = gaussian_eps(target, 1.0, sigma)
+        e = gaussian_eps(target, sensitivity=1.0, sigma=sigma)
         eps_values |= {e, 0.99 * e, 1.01 * e}
     for eps in sorted(eps_values):
         ref = mp_log_delta(eps, mu)
         if ref < math.log(1e-300):
             continue
-        ours = gaussian_log_delta(eps, 1.0, sigma)
+        ours = gaussian_log_delta(eps, sensitivity=1.0, sigma=sigma)
         assert math.exp(ours - float(ref)) == pytest.approx(1.0, abs=1e-9), (eps, sigma)
-        assert gaussian_delta(eps, 1.0, sigma) == pytest.approx(
+        assert gaussian_delta(eps, sensitivity=1.0, sigma=sigma) == pytest.approx(
             float(mpmath.exp(ref)), rel=1e-9, abs=0
         )
 
@@ -77,39 +79,43 @@ def test_delta_matches_quadrature_of_the_profile(eps, sigma):
     """Independent route: delta(eps) = int_eps^inf e^t Q(L > t) dt, L ~ N(-mu^2/2, mu^2)."""
     mu = 1.0 / sigma
     integral = quad(lambda t: math.exp(t + special.log_ndtr(-mu / 2 - t / mu)), eps, math.inf)
-    assert gaussian_delta(eps, 1.0, sigma) == pytest.approx(integral, rel=1e-9)
+    assert gaussian_delta(eps, sensitivity=1.0, sigma=sigma) == pytest.approx(integral, rel=1e-9)
 
 
 def test_sensitivity_enters_only_through_the_ratio():
-    assert gaussian_delta(1.0, 3.0, 6.0) == gaussian_delta(1.0, 1.0, 2.0)
-    assert gaussian_eps(1e-6, 3.0, 6.0) == pytest.approx(gaussian_eps(1e-6, 1.0, 2.0), rel=1e-12)
-    assert gaussian_sigma(1.0, 1e-6, 3.0) == pytest.approx(
-        3.0 * gaussian_sigma(1.0, 1e-6, 1.0), rel=1e-12
+    assert gaussian_delta(1.0, sensitivity=3.0, sigma=6.0) == gaussian_delta(
+        1.0, sensitivity=1.0, sigma=2.0
+    )
+    assert gaussian_eps(1e-6, sensitivity=3.0, sigma=6.0) == pytest.approx(
+        gaussian_eps(1e-6, sensitivity=1.0, sigma=2.0), rel=1e-12
+    )
+    assert gaussian_sigma(1.0, 1e-6, sensitivity=3.0) == pytest.approx(
+        3.0 * gaussian_sigma(1.0, 1e-6, sensitivity=1.0), rel=1e-12
     )
 
 
 @given(epsilons, sigmas)
 def test_eps_inverts_delta(eps, sigma):
-    delta = gaussian_delta(eps, 1.0, sigma)
+    delta = gaussian_delta(eps, sensitivity=1.0, sigma=sigma)
     if not 1e-300 < delta < 1.0:
         return
-    back = gaussian_eps(delta, 1.0, sigma)
-    assert gaussian_delta(back, 1.0, sigma) <= delta  # on the safe side
-    assert gaussian_delta(back, 1.0, sigma) == pytest.approx(delta, rel=1e-9)
+    back = gaussian_eps(delta, sensitivity=1.0, sigma=sigma)
+    assert gaussian_delta(back, sensitivity=1.0, sigma=sigma) <= delta  # on the safe side
+    assert gaussian_delta(back, sensitivity=1.0, sigma=sigma) == pytest.approx(delta, rel=1e-9)
     if delta < 0.5:  # where delta(eps) is not flat to double precision
         assert back == pytest.approx(eps, rel=1e-9, abs=1e-12)
 
 
 @given(st.floats(0.0, 20.0), st.floats(1e-12, 0.5))
 def test_sigma_is_the_smallest_that_works(eps, delta):
-    sigma = gaussian_sigma(eps, delta, 1.0)
-    assert gaussian_delta(eps, 1.0, sigma) <= delta
-    assert gaussian_delta(eps, 1.0, sigma * (1 - 1e-9)) > delta
-    assert gaussian_eps(delta, 1.0, sigma) <= eps + 1e-9 * max(eps, 1.0)
+    sigma = gaussian_sigma(eps, delta, sensitivity=1.0)
+    assert gaussian_delta(eps, sensitivity=1.0, sigma=sigma) <= delta
+    assert gaussian_delta(eps, sensitivity=1.0, sigma=sigma * (1 - 1e-9)) > delta
+    assert gaussian_eps(delta, sensitivity=1.0, sigma=sigma) <= eps + 1e-9 * max(eps, 1.0)
 
 
 def test_eps_is_zero_when_delta_exceeds_total_variation():
-    assert gaussian_eps(0.9, 1.0, 1.0) == 0.0
+    assert gaussian_eps(0.9, sensitivity=1.0, sigma=1.0) == 0.0
 
 
 @given(epsilons, epsilons, sigmas, sigmas)
@@ -117,70 +123,86 @@ def test_eps_is_zero_when_delta_exceeds_total_variation():
 def test_monotone_in_eps_and_sigma(e1, e2, s1, s2):
     lo_e, hi_e = sorted((e1, e2))
     lo_s, hi_s = sorted((s1, s2))
-    assert gaussian_log_delta(hi_e, 1.0, lo_s) <= gaussian_log_delta(lo_e, 1.0, lo_s) + 1e-12
-    assert gaussian_log_delta(lo_e, 1.0, hi_s) <= gaussian_log_delta(lo_e, 1.0, lo_s) + 1e-12
+    assert (
+        gaussian_log_delta(hi_e, sensitivity=1.0, sigma=lo_s)
+        <= gaussian_log_delta(lo_e, sensitivity=1.0, sigma=lo_s) + 1e-12
+    )
+    assert (
+        gaussian_log_delta(lo_e, sensitivity=1.0, sigma=hi_s)
+        <= gaussian_log_delta(lo_e, sensitivity=1.0, sigma=lo_s) + 1e-12
+    )
 
 
 @given(st.floats(1e-300, 0.99), st.floats(1e-300, 0.99), sigmas)
 def test_eps_monotone_in_delta(d1, d2, sigma):
     lo, hi = sorted((d1, d2))
-    assert gaussian_eps(hi, 1.0, sigma) <= gaussian_eps(lo, 1.0, sigma)
+    assert gaussian_eps(hi, sensitivity=1.0, sigma=sigma) <= gaussian_eps(
+        lo, sensitivity=1.0, sigma=sigma
+    )
 
 
 @pytest.mark.parametrize("sigma", [1e-8, 1e-6, 1e6, 1e12])
 def test_extreme_inputs_stay_finite_and_monotone(sigma):
     eps = np.array([0.0, 1e-9, 1e-3, 1.0, 50.0, 1e3, 1e6])
-    logs = np.array([gaussian_log_delta(e, 1.0, sigma) for e in eps])
+    logs = np.array([gaussian_log_delta(e, sensitivity=1.0, sigma=sigma) for e in eps])
     assert not np.any(np.isnan(logs))
     assert np.all(np.diff(logs) <= 1e-12)
     assert np.all(np.isfinite(logs) | (logs == -np.inf))
-    assert 0.0 <= gaussian_eps(1e-300, 1.0, sigma) < math.inf
+    assert 0.0 <= gaussian_eps(1e-300, sensitivity=1.0, sigma=sigma) < math.inf
 
 
 def test_log_delta_beyond_double_range():
     """delta = e^{-1e4} underflows, its logarithm does not; checked against mpmath."""
     eps = 150.0
-    ours = gaussian_log_delta(eps, 1.0, 1.0)
-    assert gaussian_delta(eps, 1.0, 1.0) == 0.0
+    ours = gaussian_log_delta(eps, sensitivity=1.0, sigma=1.0)
+    assert gaussian_delta(eps, sensitivity=1.0, sigma=1.0) == 0.0
     assert ours == pytest.approx(float(mp_log_delta(eps, 1.0)), rel=1e-12)
 
 
 def test_gaussian_pld_is_pessimistic_and_tight():
-    pld = gaussian_pld(1.0, 1.0, step=1e-3)
-    assert pld.delta(0.0) >= gaussian_delta(0.0, 1.0, 1.0)
+    pld = gaussian_pld(sensitivity=1.0, sigma=1.0, step=1e-3)
+    assert pld.delta(0.0) >= gaussian_delta(0.0, sensitivity=1.0, sigma=1.0)
     for eps in (0.001, 0.5, 1.0, 2.0, 4.0):
-        exact = gaussian_delta(eps, 1.0, 1.0)
-        assert exact <= pld.delta(eps) <= gaussian_delta(eps - 1e-3, 1.0, 1.0) + 1e-15
+        exact = gaussian_delta(eps, sensitivity=1.0, sigma=1.0)
+        assert (
+            exact
+            <= pld.delta(eps)
+            <= gaussian_delta(eps - 1e-3, sensitivity=1.0, sigma=1.0) + 1e-15
+        )
 
 
 def test_composed_pld_brackets_the_exact_composition():
     """k Gaussians compose to one with mu sqrt(k) (exact); the grid route brackets it."""
     k, sigma, step = 64, 4.0, 1e-4
-    pld = self_compose_discretised(gaussian_pld(1.0, sigma, step), k, step)
+    pld = self_compose_discretised(gaussian_pld(sensitivity=1.0, sigma=sigma, step=step), k, step)
     for eps in (0.5, 1.0, 2.0, 3.0):
-        exact = gaussian_delta(eps, math.sqrt(k), sigma)
-        assert exact <= pld.delta(eps) <= gaussian_delta(eps - k * step, math.sqrt(k), sigma)
+        exact = gaussian_delta(eps, sensitivity=math.sqrt(k), sigma=sigma)
+        assert (
+            exact
+            <= pld.delta(eps)
+            <= gaussian_delta(eps - k * step, sensitivity=math.sqrt(k), sigma=sigma)
+        )
     eps_pld = pld.eps(1e-6)
-    eps_exact = gaussian_eps(1e-6, math.sqrt(k), sigma)
+    eps_exact = gaussian_eps(1e-6, sensitivity=math.sqrt(k), sigma=sigma)
     assert eps_exact <= eps_pld <= eps_exact + k * step
 
 
 @pytest.mark.parametrize(
     ("call", "name"),
     [
-        (lambda: gaussian_delta(-0.1, 1, 1), "eps"),
-        (lambda: gaussian_delta(math.nan, 1, 1), "eps"),
-        (lambda: gaussian_delta(1, 0, 1), "sensitivity"),
-        (lambda: gaussian_delta(1, 1, 0), "sigma"),
-        (lambda: gaussian_delta(1, 1, math.inf), "sigma"),
-        (lambda: gaussian_rdp(1.0, 1, 1), "alpha"),
-        (lambda: gaussian_eps(0.0, 1, 1), "delta"),
-        (lambda: gaussian_eps(1.0, 1, 1), "delta"),
-        (lambda: gaussian_sigma(1.0, 0.0, 1), "delta"),
-        (lambda: gaussian_sigma(-1.0, 0.1, 1), "eps"),
-        (lambda: gaussian_pld(1, 1, step=0.0), "step"),
-        (lambda: gaussian_zcdp(1, -1), "sigma"),
-        (lambda: gaussian_gdp(math.nan, 1), "sensitivity"),
+        (lambda: gaussian_delta(-0.1, sensitivity=1, sigma=1), "eps"),
+        (lambda: gaussian_delta(math.nan, sensitivity=1, sigma=1), "eps"),
+        (lambda: gaussian_delta(1, sensitivity=0, sigma=1), "sensitivity"),
+        (lambda: gaussian_delta(1, sensitivity=1, sigma=0), "sigma"),
+        (lambda: gaussian_delta(1, sensitivity=1, sigma=math.inf), "sigma"),
+        (lambda: gaussian_rdp(1.0, sensitivity=1, sigma=1), "alpha"),
+        (lambda: gaussian_eps(0.0, sensitivity=1, sigma=1), "delta"),
+        (lambda: gaussian_eps(1.0, sensitivity=1, sigma=1), "delta"),
+        (lambda: gaussian_sigma(1.0, 0.0, sensitivity=1), "delta"),
+        (lambda: gaussian_sigma(-1.0, 0.1, sensitivity=1), "eps"),
+        (lambda: gaussian_pld(sensitivity=1, sigma=1, step=0.0), "step"),
+        (lambda: gaussian_zcdp(sensitivity=1, sigma=-1), "sigma"),
+        (lambda: gaussian_gdp(sensitivity=math.nan, sigma=1), "sensitivity"),
     ],
 )
 def test_invalid_input_names_the_parameter(call, name):

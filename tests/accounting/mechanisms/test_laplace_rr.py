@@ -40,25 +40,25 @@ def laplace_hockey_stick(eps: float, b: float, sens: float) -> float:
 
 @pytest.mark.parametrize(("eps", "b", "sens"), [(0.0, 1.0, 1.0), (0.3, 2.0, 1.0), (1.5, 0.5, 1.0)])
 def test_laplace_delta_matches_quadrature(eps, b, sens):
-    assert laplace_delta(eps, sens, b) == pytest.approx(
+    assert laplace_delta(eps, sensitivity=sens, scale=b) == pytest.approx(
         laplace_hockey_stick(eps, b, sens), rel=1e-9, abs=1e-15
     )
 
 
 @given(st.floats(0.0, 40.0), eps0s)
 def test_laplace_eps_inverts_delta(eps, eps0):
-    delta = laplace_delta(eps, eps0, 1.0)
+    delta = laplace_delta(eps, sensitivity=eps0, scale=1.0)
     if delta == 0.0:
         assert eps >= eps0
         return
-    back = laplace_eps(delta, eps0, 1.0)
-    assert laplace_delta(back, eps0, 1.0) <= delta * (1 + 1e-12)
+    back = laplace_eps(delta, sensitivity=eps0, scale=1.0)
+    assert laplace_delta(back, sensitivity=eps0, scale=1.0) <= delta * (1 + 1e-12)
     assert back == pytest.approx(eps, rel=1e-9, abs=1e-9)
 
 
 def test_laplace_is_pure_dp_at_eps0():
-    assert laplace_delta(2.0, 1.0, 0.5) == 0.0
-    assert laplace_eps(0.0, 1.0, 0.5) == 2.0
+    assert laplace_delta(2.0, sensitivity=1.0, scale=0.5) == 0.0
+    assert laplace_eps(0.0, sensitivity=1.0, scale=0.5) == 2.0
 
 
 @pytest.mark.parametrize("alpha", [1.5, 2.0, 7.0, 40.0])
@@ -76,27 +76,38 @@ def test_laplace_rdp_matches_the_renyi_integral(alpha, eps0):
             for lo, hi in [(-math.inf, 0.0), (0.0, eps0), (eps0, math.inf)]
         )
         ref = float(mpmath.log(total) / (a - 1))
-    assert laplace_rdp(alpha, eps0, 1.0) == pytest.approx(ref, rel=1e-10)
+    assert laplace_rdp(alpha, sensitivity=eps0, scale=1.0) == pytest.approx(ref, rel=1e-10)
 
 
 @given(st.floats(1.0 + 1e-6, 1e6), st.floats(1.0 + 1e-6, 1e6), eps0s)
 def test_laplace_rdp_monotone_and_bounded(a1, a2, eps0):
     lo, hi = sorted((a1, a2))
-    assert laplace_rdp(lo, eps0, 1.0) <= laplace_rdp(hi, eps0, 1.0) + 1e-12
-    assert laplace_rdp(hi, eps0, 1.0) <= eps0
+    assert (
+        laplace_rdp(lo, sensitivity=eps0, scale=1.0)
+        <= laplace_rdp(hi, sensitivity=eps0, scale=1.0) + 1e-12
+    )
+    assert laplace_rdp(hi, sensitivity=eps0, scale=1.0) <= eps0
     kl = eps0 + math.expm1(-eps0)
-    assert laplace_rdp(lo, eps0, 1.0) >= kl * (1 - 1e-6) - 1e-12
+    assert laplace_rdp(lo, sensitivity=eps0, scale=1.0) >= kl * (1 - 1e-6) - 1e-12
 
 
 @pytest.mark.parametrize("eps0", [0.05, 1.0, 3.0])
 def test_laplace_pld_brackets_the_exact_profile(eps0):
     step = 1e-3
-    pld = laplace_pld(eps0, 1.0, step)
+    pld = laplace_pld(sensitivity=eps0, scale=1.0, step=step)
     assert pld.inf_mass == 0.0
     for eps in np.linspace(step, eps0, 7):
-        exact = laplace_delta(eps, eps0, 1.0)
-        assert exact <= pld.delta(eps) <= laplace_delta(eps - step, eps0, 1.0) + 1e-15
-    assert laplace_rdp(3.0, eps0, 1.0) <= pld.renyi(3.0) <= laplace_rdp(3.0, eps0, 1.0) + 3 * step
+        exact = laplace_delta(eps, sensitivity=eps0, scale=1.0)
+        assert (
+            exact
+            <= pld.delta(eps)
+            <= laplace_delta(eps - step, sensitivity=eps0, scale=1.0) + 1e-15
+        )
+    assert (
+        laplace_rdp(3.0, sensitivity=eps0, scale=1.0)
+        <= pld.renyi(3.0)
+        <= laplace_rdp(3.0, sensitivity=eps0, scale=1.0) + 3 * step
+    )
 
 
 def test_randomized_response_pld_is_exact():
@@ -150,7 +161,7 @@ def test_laplace_is_dominated_by_randomized_response(eps0, eps):
     """Laplace with eps0 = D/b is pure eps0-DP, so its delta is at most the worst case."""
     if eps0 == 0.0:
         return
-    assert laplace_delta(eps, eps0, 1.0) <= pure_dp_delta(eps0, eps) + 1e-15
+    assert laplace_delta(eps, sensitivity=eps0, scale=1.0) <= pure_dp_delta(eps0, eps) + 1e-15
 
 
 @pytest.mark.parametrize("alpha", [1.01, 2.0, 10.0, 1e4])
@@ -158,18 +169,21 @@ def test_laplace_is_dominated_by_randomized_response(eps0, eps):
 def test_randomized_response_rdp(alpha, eps):
     pld = randomized_response_pld(eps)
     assert randomized_response_rdp(alpha, eps) == pytest.approx(pld.renyi(alpha), rel=1e-10)
-    assert laplace_rdp(alpha, eps, 1.0) <= randomized_response_rdp(alpha, eps) + 1e-12
+    assert (
+        laplace_rdp(alpha, sensitivity=eps, scale=1.0)
+        <= randomized_response_rdp(alpha, eps) + 1e-12
+    )
 
 
 @pytest.mark.parametrize(
     ("call", "name"),
     [
-        (lambda: laplace_delta(-1.0, 1, 1), "eps"),
-        (lambda: laplace_delta(1.0, 1, 0), "scale"),
-        (lambda: laplace_delta(1.0, math.inf, 1), "sensitivity"),
-        (lambda: laplace_eps(1.0, 1, 1), "delta"),
-        (lambda: laplace_rdp(0.5, 1, 1), "alpha"),
-        (lambda: laplace_pld(1, 1, step=-1), "step"),
+        (lambda: laplace_delta(-1.0, sensitivity=1, scale=1), "eps"),
+        (lambda: laplace_delta(1.0, sensitivity=1, scale=0), "scale"),
+        (lambda: laplace_delta(1.0, sensitivity=math.inf, scale=1), "sensitivity"),
+        (lambda: laplace_eps(1.0, sensitivity=1, scale=1), "delta"),
+        (lambda: laplace_rdp(0.5, sensitivity=1, scale=1), "alpha"),
+        (lambda: laplace_pld(sensitivity=1, scale=1, step=-1), "step"),
         (lambda: randomized_response_pld(-0.1), "eps"),
         (lambda: randomized_response_pld(math.nan), "eps"),
         (lambda: pure_dp_delta(-1.0, 0.0), "eps0"),

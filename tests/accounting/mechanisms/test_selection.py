@@ -44,13 +44,15 @@ def test_rnm_two_queries_by_hand(sigma, delta):
         ref = mpmath.log(mpmath.ncdf(-(1 - 2 * mpmath.mpf(delta)) / s2)) - mpmath.log(
             mpmath.ncdf(-1 / s2)
         )
-    assert gaussian_report_noisy_max_eps(sigma, delta, 2) == pytest.approx(float(ref), rel=1e-11)
+    assert gaussian_report_noisy_max_eps(sigma=sigma, sensitivity=delta, d=2) == pytest.approx(
+        float(ref), rel=1e-11
+    )
 
 
 def test_rnm_one_query_is_free_and_range_only_enters_through_its_width():
-    assert gaussian_report_noisy_max_eps(0.1, 0.01, 1) == 0.0
-    a = gaussian_report_noisy_max_eps(0.2, 0.01, 50, lower=0.0, upper=1.0)
-    b = gaussian_report_noisy_max_eps(0.2, 0.01, 50, lower=-3.0, upper=-2.0)
+    assert gaussian_report_noisy_max_eps(sigma=0.1, sensitivity=0.01, d=1) == 0.0
+    a = gaussian_report_noisy_max_eps(sigma=0.2, sensitivity=0.01, d=50, lower=0.0, upper=1.0)
+    b = gaussian_report_noisy_max_eps(sigma=0.2, sensitivity=0.01, d=50, lower=-3.0, upper=-2.0)
     assert a == b
 
 
@@ -74,7 +76,7 @@ def test_rnm_brute_force_never_exceeds_the_bound_and_attains_it(d):
             if min(q) < lo - 1e-12 or max(q) > hi + 1e-12:
                 continue
             worst = max(worst, _rnm_log_prob(q, sigma) - base)
-    bound = gaussian_report_noisy_max_eps(sigma, delta, d, lo, hi)
+    bound = gaussian_report_noisy_max_eps(sigma=sigma, sensitivity=delta, d=d, lower=lo, upper=hi)
     assert worst <= bound * (1 + 1e-10)
     assert worst == pytest.approx(bound, rel=1e-9)  # the grid contains the worst case
 
@@ -83,20 +85,20 @@ def test_rnm_monotone_in_sigma_delta_and_d():
     sigmas = [0.01, 0.05, 0.3, 1.0, 10.0]
     deltas = [1e-5, 1e-4, 1e-3, 1e-2, 0.1]
     ds = [2, 10, 100, 1000, 100_000]
-    by_sigma = [gaussian_report_noisy_max_eps(s, 1e-3, 365) for s in sigmas]
-    by_delta = [gaussian_report_noisy_max_eps(0.3, dl, 365) for dl in deltas]
-    by_d = [gaussian_report_noisy_max_eps(0.3, 1e-3, d) for d in ds]
+    by_sigma = [gaussian_report_noisy_max_eps(sigma=s, sensitivity=1e-3, d=365) for s in sigmas]
+    by_delta = [gaussian_report_noisy_max_eps(sigma=0.3, sensitivity=dl, d=365) for dl in deltas]
+    by_d = [gaussian_report_noisy_max_eps(sigma=0.3, sensitivity=1e-3, d=d) for d in ds]
     assert all(x > y for x, y in itertools.pairwise(by_sigma))
     assert all(x < y for x, y in itertools.pairwise(by_delta))
     assert all(x < y for x, y in itertools.pairwise(by_d))
 
 
 def test_rnm_mpmath_engine_is_selectable():
-    fast = gaussian_report_noisy_max_eps(0.3, 1e-3, 364)
-    ref = gaussian_report_noisy_max_eps(0.3, 1e-3, 364, engine="mpmath")
+    fast = gaussian_report_noisy_max_eps(sigma=0.3, sensitivity=1e-3, d=364)
+    ref = gaussian_report_noisy_max_eps(sigma=0.3, sensitivity=1e-3, d=364, engine="mpmath")
     assert fast == pytest.approx(ref, rel=1e-9)
     with pytest.raises(ValueError, match="engine"):
-        gaussian_report_noisy_max_eps(0.3, 1e-3, 364, engine="gpu")  # type: ignore[arg-type]
+        gaussian_report_noisy_max_eps(sigma=0.3, sensitivity=1e-3, d=364, engine="gpu")  # type: ignore[arg-type]
 
 
 @settings(max_examples=30, deadline=None)
@@ -106,7 +108,7 @@ def test_rnm_mpmath_engine_is_selectable():
     d=st.integers(1, 100_000),
 )
 def test_rnm_finite_and_nonnegative_on_the_documented_grid(sigma, delta, d):
-    eps = gaussian_report_noisy_max_eps(sigma, delta, d)
+    eps = gaussian_report_noisy_max_eps(sigma=sigma, sensitivity=delta, d=d)
     assert math.isfinite(eps) and eps >= 0.0
 
 
@@ -122,7 +124,9 @@ def test_above_threshold_first_step_closed_form():
         ref = mpmath.log(mpmath.ncdf((a + mpmath.mpf(delta) - rho) / norm)) - mpmath.log(
             mpmath.ncdf((a - rho) / norm)
         )
-    got = gaussian_above_threshold_expost_eps(1, sx, sz, delta, rho)
+    got = gaussian_above_threshold_expost_eps(
+        1, sigma_threshold=sx, sigma_query=sz, sensitivity=delta, threshold=rho
+    )
     assert got == pytest.approx(float(ref), rel=1e-11)
 
 
@@ -152,7 +156,16 @@ def test_above_threshold_brute_force_with_shifted_range(halted, t):
             if min(q) < a - 1e-12 or max(q) > b + 1e-12:
                 continue
             worst = max(worst, _at_log_prob(q, sx, sz, rho, halted) - base)
-    bound = gaussian_above_threshold_expost_eps(t, sx, sz, delta, rho, a, b, halted=halted)
+    bound = gaussian_above_threshold_expost_eps(
+        t,
+        sigma_threshold=sx,
+        sigma_query=sz,
+        sensitivity=delta,
+        threshold=rho,
+        lower=a,
+        upper=b,
+        halted=halted,
+    )
     assert worst <= bound * (1 + 1e-10)
     assert worst == pytest.approx(bound, rel=1e-9)  # attained: q'_i = b, q'_t = a
     if halted and t > 1:
@@ -182,9 +195,25 @@ def test_above_threshold_probability_matches_simulation():
 
 def test_above_threshold_shift_invariance():
     for t, halted in [(1, True), (7, True), (300, True), (5, False)]:
-        base = gaussian_above_threshold_expost_eps(t, 0.1, 0.2, 1e-3, 0.4, 0.0, 1.0, halted=halted)
+        base = gaussian_above_threshold_expost_eps(
+            t,
+            sigma_threshold=0.1,
+            sigma_query=0.2,
+            sensitivity=1e-3,
+            threshold=0.4,
+            lower=0.0,
+            upper=1.0,
+            halted=halted,
+        )
         moved = gaussian_above_threshold_expost_eps(
-            t, 0.1, 0.2, 1e-3, 0.4 + 3.7, 3.7, 4.7, halted=halted
+            t,
+            sigma_threshold=0.1,
+            sigma_query=0.2,
+            sensitivity=1e-3,
+            threshold=0.4 + 3.7,
+            lower=3.7,
+            upper=4.7,
+            halted=halted,
         )
         assert moved == pytest.approx(base, rel=1e-9)
 
@@ -195,7 +224,12 @@ def test_figure_2_qualitative_claims():
 
     def curve(t: int) -> np.ndarray:
         return np.array(
-            [gaussian_above_threshold_expost_eps(t, 0.15, 0.15 * SQRT3, 1e-3, r) for r in rhos]
+            [
+                gaussian_above_threshold_expost_eps(
+                    t, sigma_threshold=0.15, sigma_query=0.15 * SQRT3, sensitivity=1e-3, threshold=r
+                )
+                for r in rhos
+            ]
         )
 
     two = curve(2)
@@ -207,10 +241,22 @@ def test_figure_2_qualitative_claims():
 def test_above_threshold_sampler_and_ratio_builder():
     rng = np.random.default_rng(3)
     queries = np.array([0.0, 0.0, 5.0])
-    steps = [gaussian_above_threshold(queries, 1.0, 0.1, 0.1, rng) for _ in range(200)]
+    steps = [
+        gaussian_above_threshold(
+            queries, threshold=1.0, sigma_threshold=0.1, sigma_query=0.1, rng=rng
+        )
+        for _ in range(200)
+    ]
     assert set(steps) <= {1, 2, 3} and steps.count(3) > 150
-    assert gaussian_above_threshold([0.0], 10.0, 0.1, 0.1, rng) is None
-    ratio = above_threshold_ratio(4, 0.1, 0.2, 1e-3, 0.5, halted=False)
+    assert (
+        gaussian_above_threshold(
+            [0.0], threshold=10.0, sigma_threshold=0.1, sigma_query=0.1, rng=rng
+        )
+        is None
+    )
+    ratio = above_threshold_ratio(
+        4, sigma_threshold=0.1, sigma_query=0.2, sensitivity=1e-3, threshold=0.5, halted=False
+    )
     assert ratio.powers == (4.0,)
 
 
@@ -223,7 +269,14 @@ def test_above_threshold_sampler_and_ratio_builder():
     halted=st.booleans(),
 )
 def test_above_threshold_finite_and_nonnegative(sigma, delta, t, rho, halted):
-    eps = gaussian_above_threshold_expost_eps(t, sigma, SQRT3 * sigma, delta, rho, halted=halted)
+    eps = gaussian_above_threshold_expost_eps(
+        t,
+        sigma_threshold=sigma,
+        sigma_query=SQRT3 * sigma,
+        sensitivity=delta,
+        threshold=rho,
+        halted=halted,
+    )
     assert math.isfinite(eps) and eps >= 0.0
 
 
@@ -291,9 +344,11 @@ def test_laplace_rnm_eps_is_the_exact_two_query_worst_case_order():
         p = _laplace_diff_cdf(gaps + move, b)
         q = _laplace_diff_cdf(gaps, b)
         worst = max(worst, float(np.max(np.abs(np.log(p / q)))))
-    assert worst <= laplace_report_noisy_max_eps(b, delta) + 1e-12
-    assert worst > laplace_report_noisy_max_eps(b, delta, monotone=True)  # factor 2 needed
-    assert laplace_report_noisy_max_eps(b, delta, monotone=True) == delta / b
+    assert worst <= laplace_report_noisy_max_eps(scale=b, sensitivity=delta) + 1e-12
+    assert worst > laplace_report_noisy_max_eps(
+        scale=b, sensitivity=delta, monotone=True
+    )  # factor 2 needed
+    assert laplace_report_noisy_max_eps(scale=b, sensitivity=delta, monotone=True) == delta / b
 
 
 def _neighbours(scores: np.ndarray, delta: float, monotone: bool):
@@ -309,11 +364,16 @@ def _neighbours(scores: np.ndarray, delta: float, monotone: bool):
 def test_exponential_mechanism_pure_dp(monotone):
     eps, delta = 0.7, 0.3
     scores = np.array([0.0, 0.25, 0.9])
-    p = exponential_mechanism_probabilities(scores, eps, delta, monotone=monotone)
+    p = exponential_mechanism_probabilities(scores, eps, sensitivity=delta, monotone=monotone)
     worst = max(
         np.max(
             np.abs(
-                np.log(p / exponential_mechanism_probabilities(n, eps, delta, monotone=monotone))
+                np.log(
+                    p
+                    / exponential_mechanism_probabilities(
+                        n, eps, sensitivity=delta, monotone=monotone
+                    )
+                )
             )
         )
         for n in _neighbours(scores, delta, monotone)
@@ -325,20 +385,23 @@ def test_exponential_mechanism_pure_dp(monotone):
 def test_permute_and_flip_probabilities():
     eps, delta = 0.7, 0.3
     # two items: the runner-up is released only if visited first and its coin succeeds
-    p = permute_and_flip_probabilities([0.0, -1.0], eps, delta)
+    p = permute_and_flip_probabilities([0.0, -1.0], eps, sensitivity=delta)
     assert p[1] == pytest.approx(0.5 * math.exp(-eps / (2 * delta)), rel=1e-14)
     scores = np.random.default_rng(0).random(365)
-    assert permute_and_flip_probabilities(scores, 1.0, 1 / 300).sum() == pytest.approx(1, abs=1e-12)
+    assert permute_and_flip_probabilities(scores, 1.0, sensitivity=1 / 300).sum() == pytest.approx(
+        1, abs=1e-12
+    )
     small = np.array([0.0, 0.25, 0.9])
-    base = permute_and_flip_probabilities(small, eps, delta)
+    base = permute_and_flip_probabilities(small, eps, sensitivity=delta)
     worst = max(
-        np.max(np.abs(np.log(base / permute_and_flip_probabilities(n, eps, delta))))
+        np.max(np.abs(np.log(base / permute_and_flip_probabilities(n, eps, sensitivity=delta))))
         for n in _neighbours(small, delta, monotone=False)
     )
     assert worst <= eps + 1e-12
     rng = np.random.default_rng(11)
     draws = np.bincount(
-        [permute_and_flip(small, eps, delta, rng) for _ in range(20_000)], minlength=3
+        [permute_and_flip(small, eps, sensitivity=delta, rng=rng) for _ in range(20_000)],
+        minlength=3,
     )
     se = np.sqrt(base * (1 - base) / 20_000)
     assert np.all(np.abs(draws / 20_000 - base) < 4 * se)
@@ -347,13 +410,14 @@ def test_permute_and_flip_probabilities():
 def test_samplers_are_seeded_and_pick_the_clear_winner():
     scores = np.array([0.0, 0.0, 100.0, 0.0])
     for sample in (
-        lambda rng: gaussian_report_noisy_max(scores, 1.0, rng),
-        lambda rng: laplace_report_noisy_max(scores, 1.0, rng),
-        lambda rng: exponential_mechanism(scores, 1.0, 1.0, rng),
-        lambda rng: permute_and_flip(scores, 1.0, 1.0, rng),
+        lambda rng: gaussian_report_noisy_max(scores, sigma=1.0, rng=rng),
+        lambda rng: laplace_report_noisy_max(scores, scale=1.0, rng=rng),
+        lambda rng: exponential_mechanism(scores, 1.0, sensitivity=1.0, rng=rng),
+        lambda rng: permute_and_flip(scores, 1.0, sensitivity=1.0, rng=rng),
     ):
         assert sample(np.random.default_rng(5)) == 2
     a = [
-        gaussian_report_noisy_max([0.0, 0.1, 0.2], 1.0, np.random.default_rng(9)) for _ in range(3)
+        gaussian_report_noisy_max([0.0, 0.1, 0.2], sigma=1.0, rng=np.random.default_rng(9))
+        for _ in range(3)
     ]
     assert len(set(a)) == 1

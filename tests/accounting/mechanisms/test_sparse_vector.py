@@ -37,12 +37,19 @@ def _autodp_c1(params: dict, alpha: float) -> float:
 def test_theorem_7_matches_autodp(alpha, sx, rho, ratio):
     sz, delta = ratio * SQRT3 * sx, 1 / 5564
     params = {"sigma": sx, "sigma_nu": sz, "Delta": delta, "margin": rho}
-    published = gaussian_above_threshold_rdp_nonnegative(alpha, sx, sz, delta, rho, published=True)
+    published = gaussian_above_threshold_rdp_nonnegative(
+        alpha, sigma_threshold=sx, sigma_query=sz, sensitivity=delta, threshold=rho, published=True
+    )
     assert published == pytest.approx(_autodp_c1(params, alpha), rel=1e-13)
     zoo = mechanism_zoo.GaussianSVT_Mechanism(params).get_RDP(alpha)
     assert published == pytest.approx(zoo, rel=1e-13)
     # where Prop. 10 holds the safe default is the published value
-    assert gaussian_above_threshold_rdp_nonnegative(alpha, sx, sz, delta, rho) == published
+    assert (
+        gaussian_above_threshold_rdp_nonnegative(
+            alpha, sigma_threshold=sx, sigma_query=sz, sensitivity=delta, threshold=rho
+        )
+        == published
+    )
 
 
 def test_exact_moment_matches_mpmath():
@@ -55,7 +62,7 @@ def test_exact_moment_matches_mpmath():
                 ),
                 [-mpmath.inf, -10, 0, 10, 30, 60, 100, mpmath.inf],
             )
-        got = log_stopping_time_moment(gamma, sx, sz, rho)
+        got = log_stopping_time_moment(gamma, sigma_threshold=sx, sigma_query=sz, threshold=rho)
         assert got == pytest.approx(float(mpmath.log(ref)), rel=1e-11)
 
 
@@ -63,21 +70,34 @@ def test_prop_10_moment_bound_fails_at_small_thresholds():
     # Finding: at sigma_Z = sqrt3 sigma_X and rho < ~0.35 sigma_X the exact moment of the
     # worst-case stream exceeds the Prop. 10 bound used by LPB Thm. 7 and autodp.
     for rho in (0.0, 0.1, 0.3):
-        exact = log_stopping_time_moment(2.0, 1.0, SQRT3, rho)
-        assert exact > log_stopping_time_moment_bound(2.0, 1.0, SQRT3, rho)
+        exact = log_stopping_time_moment(2.0, sigma_threshold=1.0, sigma_query=SQRT3, threshold=rho)
+        assert exact > log_stopping_time_moment_bound(
+            2.0, sigma_threshold=1.0, sigma_query=SQRT3, threshold=rho
+        )
     # ... so the safe default exceeds the published closed form there
     alpha, delta = 4.0, 1e-3
-    safe = gaussian_above_threshold_rdp_nonnegative(alpha, 1.0, SQRT3, delta, 0.0)
+    safe = gaussian_above_threshold_rdp_nonnegative(
+        alpha, sigma_threshold=1.0, sigma_query=SQRT3, sensitivity=delta, threshold=0.0
+    )
     published = gaussian_above_threshold_rdp_nonnegative(
-        alpha, 1.0, SQRT3, delta, 0.0, published=True
+        alpha,
+        sigma_threshold=1.0,
+        sigma_query=SQRT3,
+        sensitivity=delta,
+        threshold=0.0,
+        published=True,
     )
     assert safe > published
     # and the bound does hold with a little more query noise
     for rho in np.linspace(0.0, 2.0, 9):
         for gamma in (1.5, 2.0, 3.0):
             sz = 1.2 * math.sqrt(1 + gamma)
-            exact = log_stopping_time_moment(gamma, 1.0, sz, rho)
-            assert exact <= log_stopping_time_moment_bound(gamma, 1.0, sz, rho)
+            exact = log_stopping_time_moment(
+                gamma, sigma_threshold=1.0, sigma_query=sz, threshold=rho
+            )
+            assert exact <= log_stopping_time_moment_bound(
+                gamma, sigma_threshold=1.0, sigma_query=sz, threshold=rho
+            )
 
 
 def test_theorem_6_with_capped_stream_matches_autodp_k_bound():
@@ -85,13 +105,28 @@ def test_theorem_6_with_capped_stream_matches_autodp_k_bound():
     alpha, sx, sz, delta, k = 3.0, 0.1, 0.12, 0.01, 50
     params = {"sigma": sx, "sigma_nu": sz, "Delta": delta, "k": k}
     capped = gaussian_above_threshold_rdp(
-        alpha, sx, sz, delta, gamma=2.0, log_stopping_moment=2 * math.log(k)
+        alpha,
+        sigma_threshold=sx,
+        sigma_query=sz,
+        sensitivity=delta,
+        gamma=2.0,
+        log_stopping_moment=2 * math.log(k),
     )
     assert capped == pytest.approx(_autodp_c1(params, alpha), rel=1e-13)
-    exact = gaussian_above_threshold_rdp_numeric(alpha, sx, sz, delta, 0.5, np.zeros(k), gamma=2.0)
+    exact = gaussian_above_threshold_rdp_numeric(
+        alpha,
+        sigma_threshold=sx,
+        sigma_query=sz,
+        sensitivity=delta,
+        threshold=0.5,
+        queries=np.zeros(k),
+        gamma=2.0,
+    )
     assert exact < capped
     # answers far below the threshold never halt, so T = k and the cap is attained
-    never = log_stopping_time_moment(2.0, sx, sz, 0.5, np.full(k, -100.0))
+    never = log_stopping_time_moment(
+        2.0, sigma_threshold=sx, sigma_query=sz, threshold=0.5, queries=np.full(k, -100.0)
+    )
     assert never == pytest.approx(2 * math.log(k), rel=1e-12)
 
 
@@ -99,37 +134,69 @@ def test_finite_stream_moment_geometric_and_general_paths_agree():
     zeros = np.zeros(300)
     general = zeros.copy()
     general[0] = 1e-12  # forces the block-sum path
-    a = log_stopping_time_moment(2.0, 0.1, 0.2, 0.5, zeros)
-    b = log_stopping_time_moment(2.0, 0.1, 0.2, 0.5, general)
+    a = log_stopping_time_moment(
+        2.0, sigma_threshold=0.1, sigma_query=0.2, threshold=0.5, queries=zeros
+    )
+    b = log_stopping_time_moment(
+        2.0, sigma_threshold=0.1, sigma_query=0.2, threshold=0.5, queries=general
+    )
     assert a == pytest.approx(b, rel=1e-9)
     lengths = [1, 10, 100, 10_000]
-    moments = [log_stopping_time_moment(2.0, 0.1, 0.2, 0.5, np.zeros(n)) for n in lengths]
-    endless = log_stopping_time_moment(2.0, 0.1, 0.2, 0.5, 0.0)
+    moments = [
+        log_stopping_time_moment(
+            2.0, sigma_threshold=0.1, sigma_query=0.2, threshold=0.5, queries=np.zeros(n)
+        )
+        for n in lengths
+    ]
+    endless = log_stopping_time_moment(
+        2.0, sigma_threshold=0.1, sigma_query=0.2, threshold=0.5, queries=0.0
+    )
     assert moments[0] == 0.0
     assert all(x < y for x, y in zip(moments, moments[1:], strict=False))
     assert moments[-1] < endless
 
 
 def test_gamma_search_improves_on_gamma_two():
-    args = (4.0, 0.1, 0.2, 1e-3, 0.5)
-    assert gaussian_above_threshold_rdp_numeric(*args) <= gaussian_above_threshold_rdp_numeric(
-        *args, gamma=2.0
-    )
+    kwargs = {"sigma_threshold": 0.1, "sigma_query": 0.2, "sensitivity": 1e-3, "threshold": 0.5}
+    assert gaussian_above_threshold_rdp_numeric(
+        4.0, **kwargs
+    ) <= gaussian_above_threshold_rdp_numeric(4.0, **kwargs, gamma=2.0)
 
 
 def test_rdp_bad_input():
     with pytest.raises(ValueError, match="infinite"):
-        log_stopping_time_moment(3.0, 1.0, SQRT3, 0.5)
+        log_stopping_time_moment(3.0, sigma_threshold=1.0, sigma_query=SQRT3, threshold=0.5)
     with pytest.raises(ValueError, match="sqrt"):
-        log_stopping_time_moment_bound(2.0, 1.0, 1.5, 0.5)
+        log_stopping_time_moment_bound(2.0, sigma_threshold=1.0, sigma_query=1.5, threshold=0.5)
     with pytest.raises(ValueError, match="threshold"):
-        log_stopping_time_moment_bound(2.0, 1.0, 2.0, -0.5)
+        log_stopping_time_moment_bound(2.0, sigma_threshold=1.0, sigma_query=2.0, threshold=-0.5)
     with pytest.raises(ValueError, match="alpha"):
-        gaussian_above_threshold_rdp(1.0, 0.1, 0.2, 1e-3, gamma=2.0, log_stopping_moment=1.0)
+        gaussian_above_threshold_rdp(
+            1.0,
+            sigma_threshold=0.1,
+            sigma_query=0.2,
+            sensitivity=1e-3,
+            gamma=2.0,
+            log_stopping_moment=1.0,
+        )
     with pytest.raises(ValueError, match="gamma"):
-        gaussian_above_threshold_rdp(2.0, 0.1, 0.2, 1e-3, gamma=1.0, log_stopping_moment=1.0)
+        gaussian_above_threshold_rdp(
+            2.0,
+            sigma_threshold=0.1,
+            sigma_query=0.2,
+            sensitivity=1e-3,
+            gamma=1.0,
+            log_stopping_moment=1.0,
+        )
     with pytest.raises(ValueError, match="sensitivity"):
-        gaussian_above_threshold_rdp(2.0, 0.1, 0.2, 0.0, gamma=2.0, log_stopping_moment=1.0)
+        gaussian_above_threshold_rdp(
+            2.0,
+            sigma_threshold=0.1,
+            sigma_query=0.2,
+            sensitivity=0.0,
+            gamma=2.0,
+            log_stopping_moment=1.0,
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -138,40 +205,53 @@ def test_rdp_bad_input():
 
 def test_plain_gaussian_check_spends_exactly_the_budget():
     alpha, eps_check, delta, m = 20.0, 0.01, 1 / 18_089, 7
-    sigma = gaussian_check_sigma(eps_check, alpha, delta, m - 1)
+    sigma = gaussian_check_sigma(eps_check, alpha, sensitivity=delta, max_checks=m - 1)
     assert sigma**2 == pytest.approx(alpha * delta**2 * (m - 1) / (2 * eps_check), rel=1e-14)
-    assert gaussian_check_rdp(alpha, sigma, delta, m - 1) == pytest.approx(eps_check, rel=1e-14)
+    assert gaussian_check_rdp(alpha, sigma=sigma, sensitivity=delta, checks=m - 1) == pytest.approx(
+        eps_check, rel=1e-14
+    )
 
 
 def test_svt_check_noise_solves_eq_69_and_spends_the_budget():
     alpha, eps_check, delta = 20.0, 0.01, 1 / 18_089
     for t in (0.05, 0.3, 0.9):
-        noise = svt_check_noise_for_split(eps_check, alpha, delta, t)
+        noise = svt_check_noise_for_split(eps_check, alpha, sensitivity=delta, split=t)
         tp = math.sqrt((1 - t) / t)
-        s1 = noise.threshold_sigma
+        s1 = noise.sigma_threshold
         residual = eps_check * s1**2 - 2 * math.sqrt(2) * delta / tp * s1 - alpha * delta**2 / 2
         assert abs(residual) < 1e-12 * eps_check * s1**2
-        assert noise.threshold_sigma**2 / noise.total_variance == pytest.approx(t, rel=1e-12)
+        assert noise.sigma_threshold**2 / noise.total_variance == pytest.approx(t, rel=1e-12)
         assert noise.eps_threshold + noise.eps_query == pytest.approx(eps_check, rel=1e-12)
-        rdp = svt_check_rdp(alpha, noise.threshold_sigma, noise.query_scale, delta)
+        rdp = svt_check_rdp(
+            alpha,
+            sigma_threshold=noise.sigma_threshold,
+            scale_query=noise.scale_query,
+            sensitivity=delta,
+        )
         assert rdp == pytest.approx(eps_check, rel=1e-12)
 
 
 def test_svt_check_split_is_optimal():
     alpha, eps_check, delta = 20.0, 0.01, 1 / 18_089
-    best = svt_check_noise(eps_check, alpha, delta)
+    best = svt_check_noise(eps_check, alpha, sensitivity=delta)
     grid = np.linspace(1e-4, 1 - 1e-4, 20_001)
     totals = np.array(
-        [svt_check_noise_for_split(eps_check, alpha, delta, t).total_variance for t in grid]
+        [
+            svt_check_noise_for_split(eps_check, alpha, sensitivity=delta, split=t).total_variance
+            for t in grid
+        ]
     )
     assert best.total_variance <= totals.min() * (1 + 1e-12)
     assert best.split == pytest.approx(grid[np.argmin(totals)], abs=2e-4)
     # RKH App. D: with few checks the plain Gaussian needs less noise than SVT
-    assert gaussian_check_sigma(eps_check, alpha, delta, 6) ** 2 < best.total_variance
+    assert (
+        gaussian_check_sigma(eps_check, alpha, sensitivity=delta, max_checks=6) ** 2
+        < best.total_variance
+    )
 
 
 def test_svt_threshold_check_runs_once_and_is_seeded():
-    noise = svt_check_noise(0.5, 20.0, 0.01)
+    noise = svt_check_noise(0.5, 20.0, sensitivity=0.01)
     check = SvtThresholdCheck(0.8, noise, np.random.default_rng(1))
     results = [check(v) for v in (0.0, 0.1)]
     assert results == [False, False]
@@ -184,10 +264,10 @@ def test_svt_threshold_check_runs_once_and_is_seeded():
 
 def test_check_bad_input():
     with pytest.raises(ValueError, match="eps_check"):
-        gaussian_check_sigma(0.0, 20.0, 1e-3, 3)
+        gaussian_check_sigma(0.0, 20.0, sensitivity=1e-3, max_checks=3)
     with pytest.raises(ValueError, match="max_checks"):
-        gaussian_check_sigma(0.1, 20.0, 1e-3, 0)
+        gaussian_check_sigma(0.1, 20.0, sensitivity=1e-3, max_checks=0)
     with pytest.raises(ValueError, match="split"):
-        svt_check_noise_for_split(0.1, 20.0, 1e-3, 1.0)
+        svt_check_noise_for_split(0.1, 20.0, sensitivity=1e-3, split=1.0)
     with pytest.raises(ValueError, match="alpha"):
-        svt_check_noise(0.1, 0.5, 1e-3)
+        svt_check_noise(0.1, 0.5, sensitivity=1e-3)

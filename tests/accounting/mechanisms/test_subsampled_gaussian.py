@@ -155,7 +155,7 @@ def test_costs_in_the_renyi_filters():
     bound = min(math.floor(b / e) for b, e in zip(budgets, cost.eps, strict=True))
     assert admitted in (bound, bound - 1)  # the exact sum, never above the budget
     assert all(s <= b for s, b in zip(filt.spent.eps, budgets, strict=True))
-    one = RdpDpFilter(eps=2.0, delta=1e-6, alpha=8.0, conversion="cks")
+    one = RdpDpFilter(eps=2.0, delta=1e-6, alpha=8.0, method="improved")
     assert one.request(subsampled_gaussian_rdp(q=0.01, sigma=1.0, orders=(8.0,)))
     # individual filter at alpha = 8: an example of gradient norm g is a subsampled Gaussian
     # of noise multiplier sigma * clip / g; small gradients take part in more steps

@@ -178,13 +178,13 @@ def test_selection_calibrates_to_the_substitution_sensitivities(monkeypatch):
     seen: dict[str, list[float]] = {"l2": [], "score": []}
     noise_variance, exp_mech = queries.noise_variance, queries.exponential_mechanism
 
-    def spy_variance(alpha, sensitivity, eps):
+    def spy_variance(alpha, eps, *, sensitivity):
         seen["l2"].append(sensitivity)
-        return noise_variance(alpha, sensitivity, eps)
+        return noise_variance(alpha, eps, sensitivity=sensitivity)
 
-    def spy_mechanism(scores, eps, sensitivity, rng):
+    def spy_mechanism(scores, eps, *, sensitivity, rng):
         seen["score"].append(sensitivity)
-        return exp_mech(scores, eps, sensitivity, rng)
+        return exp_mech(scores, eps, sensitivity=sensitivity, rng=rng)
 
     monkeypatch.setattr(queries, "noise_variance", spy_variance)
     monkeypatch.setattr(queries, "exponential_mechanism", spy_mechanism)
@@ -279,7 +279,7 @@ def test_plain_check_noise_matches_app_d():
     from accounting.mechanisms.threshold_checks import gaussian_check_sigma
 
     n_val, m = 18089, 7
-    sigma = gaussian_check_sigma(0.01, 20.0, 1.0 / n_val, m - 1)
+    sigma = gaussian_check_sigma(0.01, 20.0, sensitivity=1.0 / n_val, max_checks=m - 1)
     # variance alpha Delta_acc^2 (m - 1) / (2 eps_check), Delta_acc = 1 / n_val
     assert sigma**2 == pytest.approx(20.0 * (m - 1) / (2 * 0.01) / n_val**2, rel=1e-14)
     assert sigma == pytest.approx(0.0042821, abs=1e-7)  # sqrt(6000) / 18089
@@ -290,20 +290,26 @@ def test_svt_check_noise_matches_app_d():
 
     n_val, eps_check, alpha = 18089, 0.01, 20.0
     delta = 1.0 / n_val
-    noise = svt_check_noise(eps_check, alpha, delta)
+    noise = svt_check_noise(eps_check, alpha, sensitivity=delta)
     # eq. (68): eps_1 = alpha Delta^2 / (2 sigma_1^2), eps_2 = 2 sqrt(2) Delta / sigma_2; sum
-    assert noise.eps_threshold == pytest.approx(alpha * delta**2 / (2 * noise.threshold_sigma**2))
-    assert noise.eps_query == pytest.approx(2 * math.sqrt(2) * delta / noise.query_sigma)
+    assert noise.eps_threshold == pytest.approx(alpha * delta**2 / (2 * noise.sigma_threshold**2))
+    assert noise.eps_query == pytest.approx(2 * math.sqrt(2) * delta / noise.sigma_query)
     assert noise.eps_threshold + noise.eps_query == pytest.approx(eps_check, rel=1e-12)
     # eq. (67): the split t is sigma_1^2 / total, and it minimises the total over t
-    assert noise.split == pytest.approx(noise.threshold_sigma**2 / noise.total_variance)
+    assert noise.split == pytest.approx(noise.sigma_threshold**2 / noise.total_variance)
     grid = np.linspace(0.01, 0.99, 981)
-    totals = [svt_check_noise_for_split(eps_check, alpha, delta, t).total_variance for t in grid]
+    totals = [
+        svt_check_noise_for_split(eps_check, alpha, sensitivity=delta, split=t).total_variance
+        for t in grid
+    ]
     assert noise.total_variance <= min(totals) * (1 + 1e-12)
     # SVT's overhead: more noise than the 6 plain checks together (App. D, last paragraph)
     from accounting.mechanisms.threshold_checks import gaussian_check_sigma
 
-    assert noise.total_variance > gaussian_check_sigma(eps_check, alpha, delta, 6) ** 2
+    assert (
+        noise.total_variance
+        > gaussian_check_sigma(eps_check, alpha, sensitivity=delta, max_checks=6) ** 2
+    )
 
 
 @pytest.mark.parametrize("kind", ["plain", "svt"])

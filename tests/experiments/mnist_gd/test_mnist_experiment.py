@@ -17,12 +17,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from accounting.curves.zcdp import zcdp_budget
+from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps
 from accounting.mechanisms.filtered_gd import (
     count_queries_zcdp,
     filtered_gd_zcdp,
     plan_filtered_gd,
-    zcdp_eps,
 )
 from experiments.common.checksum import write_checksum_sidecar
 from experiments.common.config import compose_config, load_params
@@ -221,10 +220,10 @@ def test_b_norm_k_c2_without_filtering_is_private_gd_with_k_steps():
     for a, b in zip(filt_params, gd_params, strict=True):
         assert torch.equal(a, b)
     assert np.all(filt_run.spent <= k)
-    assert filtered_gd_zcdp(k, 2.0) == pytest.approx(k / (2 * 2.0**2))
+    assert filtered_gd_zcdp(k, noise_multiplier=2.0) == pytest.approx(k / (2 * 2.0**2))
 
 
-@pytest.mark.parametrize("conversion", ["bun_steinke", "optimal"])
+@pytest.mark.parametrize("conversion", ["classical", "improved"])
 def test_stopping_queries_are_charged_to_the_same_budget(conversion):
     eps, delta, b, m, share = 0.5, 1e-5, 40.0, 10, 0.05
     plan = plan_filtered_gd(eps, delta, conversion, b, m, share)
@@ -232,11 +231,11 @@ def test_stopping_queries_are_charged_to_the_same_budget(conversion):
     assert plan.query_share == pytest.approx(share)
     assert plan.rho_queries == pytest.approx(m / (2 * plan.query_noise_std**2))
     assert plan.rho_gd == pytest.approx(b / (2 * plan.noise_multiplier**2))
-    assert zcdp_eps(plan.rho, delta, conversion) <= eps
+    assert zcdp_to_eps(plan.rho, delta, conversion) <= eps
     assert plan.rho == pytest.approx(zcdp_budget(eps, delta, conversion), rel=1e-12)
     no_queries = plan_filtered_gd(eps, delta, conversion, b)
     assert no_queries.noise_multiplier < plan.noise_multiplier  # queries cost gradient noise
-    assert count_queries_zcdp(4, 2.0) == pytest.approx(4 / 8)
+    assert count_queries_zcdp(4, sigma=2.0) == pytest.approx(4 / 8)
 
 
 def test_job_settings_spend_at_most_the_target():
@@ -265,13 +264,13 @@ def test_job_settings_spend_at_most_the_target():
 
 def test_bad_input_raises_clear_errors():
     with pytest.raises(ValueError, match="eps"):
-        plan_filtered_gd(0.0, 1e-5, "optimal", 10.0)
+        plan_filtered_gd(0.0, 1e-5, "improved", 10.0)
     with pytest.raises(ValueError, match="eps"):
-        plan_filtered_gd(-1.0, 1e-5, "optimal", 10.0)
-    with pytest.raises(ValueError, match="conversion"):
+        plan_filtered_gd(-1.0, 1e-5, "improved", 10.0)
+    with pytest.raises(ValueError, match="method"):
         plan_filtered_gd(0.5, 1e-5, "renyi", 10.0)
     with pytest.raises(ValueError, match="query_share"):
-        plan_filtered_gd(0.5, 1e-5, "optimal", 10.0, n_queries=3, query_share=0.0)
+        plan_filtered_gd(0.5, 1e-5, "improved", 10.0, n_queries=3, query_share=0.0)
     with pytest.raises(ValueError, match="clip"):
         GdSettings(0.0, 1.0, 5.0, 5, 1.0, True)
     with pytest.raises(ValueError, match="clip"):

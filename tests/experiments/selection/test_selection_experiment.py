@@ -17,14 +17,16 @@ from scipy.stats import norm
 
 from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_eps
 from accounting.filters.dp import WhitehouseFilter, whitehouse_eps
-from accounting.mechanisms.sparse_vector import gaussian_above_threshold_rdp_nonnegative
+from accounting.mechanisms.sparse_vector import (
+    GaussianAboveThreshold,
+    gaussian_above_threshold_rdp_nonnegative,
+)
 from experiments.common.config import compose_config, load_params
 from experiments.selection.jobs import jobs
 from experiments.selection.metrics import eps_at_accuracy
 from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
 from experiments.selection.online import (
     Instance,
-    Mechanism,
     account,
     detect_online,
     f1_score,
@@ -79,13 +81,17 @@ def test_f1_hand_case():
         f1_score(np.zeros(3, bool), np.zeros(4, bool))
 
 
-def _markov_pdp(mech: Mechanism, delta: float) -> float:
+def _markov_pdp(mech: GaussianAboveThreshold, delta: float) -> float:
     """min over the order grid of eps(alpha) + log(1/delta)/(alpha - 1), written out."""
     a = np.array(DEFAULT_ORDERS)
     rdp = np.array(
         [
             gaussian_above_threshold_rdp_nonnegative(
-                x, mech.sigma_threshold, mech.sigma_query, mech.sensitivity, mech.threshold
+                x,
+                sigma_threshold=mech.sigma_threshold,
+                sigma_query=mech.sigma_query,
+                sensitivity=mech.sensitivity,
+                threshold=mech.threshold,
             )
             for x in a
         ]
@@ -96,7 +102,7 @@ def _markov_pdp(mech: Mechanism, delta: float) -> float:
 def test_fsrc_filter_and_composition_spends_on_a_fixed_stream():
     # Instances halting at their first step have a closed-form ex-post loss:
     # E_x[Phi((a + Delta - s_X x - rho)/s_Z)] = Phi((a + Delta - rho)/sqrt(s_X^2 + s_Z^2)).
-    mech = Mechanism(
+    mech = GaussianAboveThreshold(
         threshold=0.5, sigma_threshold=0.1, sigma_query=0.1 * math.sqrt(3), sensitivity=0.01
     )
     s = math.hypot(0.1, 0.1 * math.sqrt(3))
@@ -115,7 +121,16 @@ def test_fsrc_filter_and_composition_spends_on_a_fixed_stream():
     # Whitehouse filter, k equal costs e: sqrt(2 log(1/delta') k e^2) + k e^2 / 2
     a = np.array(DEFAULT_ORDERS)
     rdp = np.array(
-        [gaussian_above_threshold_rdp_nonnegative(x, 0.1, 0.1 * math.sqrt(3), 0.01, 0.5) for x in a]
+        [
+            gaussian_above_threshold_rdp_nonnegative(
+                x,
+                sigma_threshold=0.1,
+                sigma_query=0.1 * math.sqrt(3),
+                sensitivity=0.01,
+                threshold=0.5,
+            )
+            for x in a
+        ]
     )
     per_delta = 0.5 * delta / n_days
     # Balle et al. 2020, Thm. 21 (autodp's conversion), written out
@@ -142,7 +157,9 @@ def test_account_reads_no_history(monkeypatch):
 
     monkeypatch.setattr(Filter, "accepted_costs", property(counting))
     monkeypatch.setattr(Filter, "history", property(lambda self: reads.append(-1) or ()))
-    mech = Mechanism(0.5, 0.1, 0.1 * math.sqrt(3), 0.01)
+    mech = GaussianAboveThreshold(
+        threshold=0.5, sigma_threshold=0.1, sigma_query=0.1 * math.sqrt(3), sensitivity=0.01
+    )
     instances = [Instance(k, 1, True) for k in range(60)]
     spend = account(instances, mech, 1e-4, 60, 0.5, eps_budget=1e3)
     assert reads == []
@@ -152,7 +169,9 @@ def test_account_reads_no_history(monkeypatch):
 
 
 def test_budget_below_the_spend_is_refused():
-    mech = Mechanism(0.5, 0.1, 0.1 * math.sqrt(3), 0.01)
+    mech = GaussianAboveThreshold(
+        threshold=0.5, sigma_threshold=0.1, sigma_query=0.1 * math.sqrt(3), sensitivity=0.01
+    )
     with pytest.raises(ValueError, match="eps_budget"):
         account([Instance(0, 1, True)] * 3, mech, 1e-4, 10, 0.5, eps_budget=0.01)
 
@@ -265,12 +284,18 @@ def test_heatmap_exante_is_autodps_conversion_on_our_grid():
     """Fig. 1's ex-ante eps: Thm. 7 RDP converted by Balle et al. 2020 Thm. 21, as autodp does."""
     from autodp import converter  # a dev dependency (pyproject.toml)
 
-    mech = Mechanism(0.65, 0.25, 0.25 * math.sqrt(3), 1e-3)
+    mech = GaussianAboveThreshold(
+        threshold=0.65, sigma_threshold=0.25, sigma_query=0.25 * math.sqrt(3), sensitivity=1e-3
+    )
     ours = rdp_to_eps(mech.rdp_curve(), 1e-5, method="improved").eps
 
     def rdp(alpha: float) -> float:
         return gaussian_above_threshold_rdp_nonnegative(
-            alpha, 0.25, 0.25 * math.sqrt(3), 1e-3, 0.65
+            alpha,
+            sigma_threshold=0.25,
+            sigma_query=0.25 * math.sqrt(3),
+            sensitivity=1e-3,
+            threshold=0.65,
         )
 
     theirs = converter.rdp_to_approxdp(rdp)(1e-5)  # optimised over continuous orders
