@@ -151,7 +151,7 @@ class ThresholdSearch:
         for _ in range(self.tries):
             threshold = float(rng.normal())
             high, low = (float(s) for s in rng.choice(self.sigmas, size=2))
-            queries = {s: gaussian_query(s, self.price(s)) for s in (high, low)}
+            queries = {s: gaussian_query(self.price(s), sigma=s) for s in (high, low)}
 
             def analyst(
                 outputs: tuple,
@@ -263,7 +263,7 @@ def gaussian_gdp_analyst(rounds: int = 16) -> Callable[[tuple], ContinuousQuery 
 
     mu_i^2 in {1/4, 1/16} fill a budget of 1 exactly on most paths.
     """
-    precise, noisy = gaussian_query(2.0, Gdp(0.5)), gaussian_query(4.0, Gdp(0.25))
+    precise, noisy = gaussian_query(Gdp(0.5), sigma=2.0), gaussian_query(Gdp(0.25), sigma=4.0)
 
     def analyst(outputs: tuple) -> ContinuousQuery | None:
         if len(outputs) >= rounds:
@@ -303,7 +303,7 @@ def realisation_state(filt: Filter) -> Hashable:
 
 
 def gaussian_realisation_query(sigma: float) -> ContinuousQuery:
-    query = gaussian_query(sigma, RoundLoss.gaussian(sigma=sigma))
+    query = gaussian_query(RoundLoss.gaussian(sigma=sigma), sigma=sigma)
     return replace(query, report=lambda y: (query.log_ratio(y), -query.log_ratio(y)))
 
 
@@ -377,7 +377,7 @@ class IndividualAnalyst:
         self.null = ContinuousQuery(
             None, lambda d, rng: sigma * float(rng.standard_normal()), lambda y: 0.0
         )
-        self.contributes = {v: gaussian_query(sigma, None, sensitivity=v) for v in (0.5, 1.0)}
+        self.contributes = {v: gaussian_query(None, sigma=sigma, sensitivity=v) for v in (0.5, 1.0)}
         self._path: tuple = ()
         self._filter = IndividualRenyiFilter(1, budget)
 

@@ -266,7 +266,10 @@ class TestZcdpFilterContract(FilterContract):
         # eps-DP implies eps^2/2-zCDP (Bun and Steinke 2016, Prop. 1.4).
         menu = [mechanism(randomized_response_laws(e), Zcdp(e * e / 2)) for e in (0.4, 0.8)]
         # Gaussian costs 1/(2 sigma^2): sqrt(2 rho)-GDP, as the GDP filter.
-        precise, noisy = gaussian_query(2.0, Zcdp(1 / 8)), gaussian_query(4.0, Zcdp(1 / 32))
+        precise, noisy = (
+            gaussian_query(Zcdp(1 / 8), sigma=2.0),
+            gaussian_query(Zcdp(1 / 32), sigma=4.0),
+        )
 
         def analyst(outputs: tuple) -> ContinuousQuery | None:
             if len(outputs) >= 16:
