@@ -38,7 +38,7 @@ from torch import nn
 
 from accounting.filters.individual import IndividualRenyiFilter
 from experiments.common.timings import record
-from experiments.mnist_gd.per_example import ConvMethod, clipped_gradient_sum
+from experiments.mnist_gd.per_example import ConvMethod, Workspace, clipped_gradient_sum
 
 log = logging.getLogger(__name__)
 
@@ -205,6 +205,7 @@ def train(
             checkpoints[j] = [p.detach().clone() for p in params]
 
     batch = _Batch(x, y)
+    work = Workspace()  # the step's large tensors, reused by every step (no fresh page faults)
     for t in range(1, s.n_steps + 1):
         started = time.perf_counter()
         rem = remaining()
@@ -214,7 +215,9 @@ def train(
         active = batch.index
         bounds_np = s.clip * np.sqrt(bound_units if active is None else bound_units[active])
         bounds = torch.as_tensor(bounds_np, dtype=torch.float32).to(device)
-        out = clipped_gradient_sum(model, batch.x, batch.y, bounds, s.chunk_size, s.conv_method)
+        out = clipped_gradient_sum(
+            model, batch.x, batch.y, bounds, s.chunk_size, s.conv_method, work
+        )
         correct = out.n_correct
         if batch.left_out is not None:
             correct += count_correct(model, *batch.left_out, s.chunk_size)
