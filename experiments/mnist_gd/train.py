@@ -38,7 +38,12 @@ from torch import nn
 
 from accounting.filters.individual import IndividualRenyiFilter
 from experiments.common.timings import record
-from experiments.mnist_gd.per_example import ConvMethod, Workspace, clipped_gradient_sum
+from experiments.mnist_gd.per_example import (
+    ClippedSum,
+    ConvMethod,
+    Workspace,
+    clipped_gradient_sum,
+)
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +172,33 @@ def count_correct(model: nn.Module, x: torch.Tensor, y: torch.Tensor, chunk: int
     return correct
 
 
+def clipped_step(
+    model: nn.Module, batch: _Batch, bound_units: np.ndarray, s: GdSettings, work: Workspace
+) -> tuple[ClippedSum, int, np.ndarray]:
+    """The compute of one step: the clipped gradient sum with example i clipped to
+    C sqrt(``bound_units[i]``), the number of correct training predictions and the norms
+    ||g_i|` (float64, NaN where an exhausted example left the batch).
+
+    With ``s.drop_exhausted`` the examples whose bound is 0 leave ``batch`` (gathered once
+    per shrink) and only get a forward pass for the accuracy count; otherwise they stay in
+    at weight 0. benchmarks/filtered_step.py times this function as examples leave.
+    """
+    if s.drop_exhausted:
+        batch.keep(np.flatnonzero(bound_units > 0))
+    active = batch.index
+    bounds_np = s.clip * np.sqrt(bound_units if active is None else bound_units[active])
+    bounds = torch.as_tensor(bounds_np, dtype=torch.float32).to(batch.x.device)
+    out = clipped_gradient_sum(model, batch.x, batch.y, bounds, s.chunk_size, s.conv_method, work)
+    correct = out.n_correct
+    if batch.left_out is not None:
+        correct += count_correct(model, *batch.left_out, s.chunk_size)
+    step_norms = out.norms.double().cpu().numpy()
+    if active is not None:  # exhausted examples: no gradient (NaN), and a charge of 0
+        step_norms, computed = np.full(len(bound_units), math.nan), step_norms
+        step_norms[active] = computed
+    return out, correct, step_norms
+
+
 def train(
     model: nn.Module,
     x: torch.Tensor,
@@ -210,22 +242,8 @@ def train(
         started = time.perf_counter()
         rem = remaining()
         bound_units = np.minimum(1.0, rem)
-        if s.drop_exhausted:
-            batch.keep(np.flatnonzero(bound_units > 0))
-        active = batch.index
-        bounds_np = s.clip * np.sqrt(bound_units if active is None else bound_units[active])
-        bounds = torch.as_tensor(bounds_np, dtype=torch.float32).to(device)
-        out = clipped_gradient_sum(
-            model, batch.x, batch.y, bounds, s.chunk_size, s.conv_method, work
-        )
-        correct = out.n_correct
-        if batch.left_out is not None:
-            correct += count_correct(model, *batch.left_out, s.chunk_size)
+        out, correct, step_norms = clipped_step(model, batch, bound_units, s, work)
         observe(t - 1, correct, rem)
-        step_norms = out.norms.double().cpu().numpy()
-        if active is not None:  # exhausted examples: no gradient (NaN), and a charge of 0
-            step_norms, computed = np.full(n, math.nan), step_norms
-            step_norms[active] = computed
         if norms is not None:
             norms[t - 1] = step_norms
         if s.filtered:
