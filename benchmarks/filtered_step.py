@@ -33,7 +33,7 @@ import torch
 
 from experiments.mnist_gd.model import MnistConvNet
 from experiments.mnist_gd.per_example import CONV_METHODS, Workspace
-from experiments.mnist_gd.train import GdSettings, _Batch, clipped_step
+from experiments.mnist_gd.train import ActiveBatch, GdSettings, clipped_step
 
 
 def step_fn(
@@ -42,7 +42,7 @@ def step_fn(
     """One step's compute with only ``active`` examples left (bound 1 in units of C^2)."""
     bound_units = np.zeros(x.shape[0])
     bound_units[active] = 1.0
-    batch, work = _Batch(x, y), Workspace()
+    batch, work = ActiveBatch(x, y), Workspace()
     return lambda: clipped_step(model, batch, bound_units, s, work) and None
 
 

@@ -130,7 +130,7 @@ class GdRun:
     norms: np.ndarray | None = None
 
 
-class _Batch:
+class ActiveBatch:
     """The examples a step runs on: all of (x, y), or the subset ``index`` of those with
     budget left, gathered once each time the subset shrinks (budgets only decrease)."""
 
@@ -173,7 +173,7 @@ def count_correct(model: nn.Module, x: torch.Tensor, y: torch.Tensor, chunk: int
 
 
 def clipped_step(
-    model: nn.Module, batch: _Batch, bound_units: np.ndarray, s: GdSettings, work: Workspace
+    model: nn.Module, batch: ActiveBatch, bound_units: np.ndarray, s: GdSettings, work: Workspace
 ) -> tuple[ClippedSum, int, np.ndarray]:
     """The compute of one step: the clipped gradient sum with example i clipped to
     C sqrt(``bound_units[i]``), the number of correct training predictions and the norms
@@ -236,7 +236,7 @@ def train(
             row["noisy_train_acc"] = (correct + rng.normal(0.0, s.query_noise_std)) / n
             checkpoints[j] = [p.detach().clone() for p in params]
 
-    batch = _Batch(x, y)
+    batch = ActiveBatch(x, y)
     work = Workspace()  # the step's large tensors, reused by every step (no fresh page faults)
     for t in range(1, s.n_steps + 1):
         started = time.perf_counter()
