@@ -237,7 +237,7 @@ def train(
             checkpoints[j] = [p.detach().clone() for p in params]
 
     batch = ActiveBatch(x, y)
-    work = Workspace()  # the step's large tensors, reused by every step (no fresh page faults)
+    work = Workspace()  # the step's large tensors, allocated once for every step
     for t in range(1, s.n_steps + 1):
         started = time.perf_counter()
         rem = remaining()
