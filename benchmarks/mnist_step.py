@@ -7,7 +7,8 @@ same batch, chunk by chunk, on the same weights:
 * ``ours``: ``experiments.mnist_gd.per_example.clipped_gradient_sum`` (norm trick for linear
   layers, ghost norm or per-example gradients for conv layers, clipped sum from the stored
   activations and output gradients; one forward and one backward to the layer outputs), for
-  each conv route (``--conv``) and memory layout;
+  each conv route (``--conv``) and memory layout, with one ``Workspace`` kept from repeat to
+  repeat as ``train`` keeps it from step to step;
 * ``opacus hooks``: ``opacus.GradSampleModule`` fills ``p.grad_sample``, then the clipped sum
   as Opacus's DPOptimizer forms it (per-parameter norms, one factor per example, einsum);
 * ``opacus ghost``: ``GradSampleModuleFastGradientClipping`` (``grad_sample_mode="ghost"``):
@@ -47,7 +48,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from experiments.mnist_gd.model import MnistConvNet
-from experiments.mnist_gd.per_example import CONV_METHODS, clipped_gradient_sum
+from experiments.mnist_gd.per_example import CONV_METHODS, Workspace, clipped_gradient_sum
 from experiments.mnist_gd.train import resolve_device
 
 LAYOUTS = {"channels-last": torch.channels_last, "contiguous": torch.contiguous_format}
@@ -193,8 +194,9 @@ def routes(args: argparse.Namespace, device: torch.device) -> dict[str, Callable
     }
     for layout in LAYOUTS:
         for method in args.conv:
-            out[f"ours ({method}), {layout}"] = lambda c, m=method, lay=layout: (
-                clipped_gradient_sum(models[lay], x[lay], y, bounds, c, m).grads
+            work = Workspace()  # kept across steps, as train keeps it
+            out[f"ours ({method}), {layout}"] = lambda c, m=method, lay=layout, w=work: (
+                clipped_gradient_sum(models[lay], x[lay], y, bounds, c, m, w).grads
             )
         out[f"torch.func, {layout}"] = lambda c, lay=layout: torch_func(
             models[lay], x[lay], y, args.clip, c

@@ -7,13 +7,14 @@ to the layer *outputs* (no parameter gradients) give a and b for every layer; fr
 
 * linear layer: ||g_i||^2 = ||a_i||^2 ||b_i||^2 + ||b_i||^2 (bias), the "norm trick"
   (Goodfellow 2015), without forming the per-example gradient b_i a_i^T;
-* convolution, per layer whichever costs fewer multiply-adds (T output positions,
-  d_a = C_in k_h k_w, d_b = C_out): the ghost norm sum_{p,q} (a_p . a_q)(b_p . b_q) from two
-  (T, T) Gram matrices (Li et al. 2022; T^2 (d_a + d_b) per example; the MNIST CNN's second
-  conv) or the per-example weight gradient of that one layer, for one chunk (T d_a d_b; the
-  first conv), by a batched matmul of the output gradients with the input patches
-  (``patches``), one grouped weight-gradient convolution with the batch as the group
-  dimension (``grouped``) or unfold + batched matmul (``unfold``, Opacus's route);
+* convolution, per layer whichever costs fewer multiply-adds with its clipped sum
+  (``_ghost_is_cheaper``; T output positions, d_a = C_in k_h k_w, d_b = C_out): the ghost
+  norm sum_{p,q} (a_p . a_q)(b_p . b_q) from two (T, T) Gram matrices (Li et al. 2022;
+  T^2 (d_a + d_b) per example) or the per-example weight gradient of that one layer, for one
+  chunk (T d_a d_b), by a batched matmul of the output gradients with the input patches
+  (``patches``: both convs of the MNIST CNN), one grouped weight-gradient convolution with
+  the batch as the group dimension (``grouped``: conv1; conv2 takes the ghost norm) or
+  unfold + batched matmul (``unfold``, Opacus's route);
 * the clipped sum sum_i w_i g_i with w_i = min(1, m_i / ||g_i||) comes from the same a and b
   ("book-keeping" reuse, Bu et al. 2023): (w * b)^T a for a linear layer, the same product
   with the stored input patches for a ghost-norm conv layer, a weighted sum of the stored
@@ -21,11 +22,12 @@ to the layer *outputs* (no parameter gradients) give a and b for every layer; fr
   the whole model.
 
 The batch is processed in chunks, so memory grows with ``chunk_size``, not with n. The input
-patches go into one buffer per layer, allocated at the first chunk and reused by the others:
-on CPU a fresh multi-megabyte tensor costs its page faults on first touch, which made the
-patch gather ~10x slower than the copy itself. Each conv layer's bias gradients
-sum_p b_{i,p} are formed once and serve both the norm and the clipped sum. The clip
-bound m_i is per example (Algorithm 3 of Feldman and Zrnic 2021 clips to
+patches and per-example gradients go into a :class:`Workspace`, one buffer per layer and
+role, allocated at the first chunk and reused by the other chunks and, when the caller keeps
+the workspace, by the next steps: on CPU a fresh multi-megabyte tensor costs its page faults
+on first touch, which made the patch gather ~10x slower than the copy itself. Each conv
+layer's bias gradients sum_p b_{i,p} are formed once and serve both the norm and the clipped
+sum. The clip bound m_i is per example (Algorithm 3 of Feldman and Zrnic 2021 clips to
 min(C, sqrt(B_norm - spent_i))); a bound of 0 removes the example from the sum.
 """
 
@@ -113,31 +115,38 @@ def _linear_sq_norms(layer: nn.Linear, a: torch.Tensor, b: torch.Tensor) -> torc
 
 
 def _conv_per_example(
-    layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor, method: ConvMethod, buffer: _Buffers
+    layer: nn.Conv2d,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    method: ConvMethod,
+    work: Workspace,
+    index: int,
 ) -> tuple[torch.Tensor, tuple[int, ...]]:
     """Per-example weight gradients of one conv layer, (N, C_out, d_a), and the order of the
     (C_in, k_h, k_w) axes inside d_a (``_Patches.order``; (0, 1, 2) but for ``patches``).
 
-    ``patches``: the input patches (N, T, d_a) gathered into the layer's reused buffer
-    (:func:`_conv_patches`), then one batched matmul with the output gradients (N, C_out, T);
-    the fastest route on CPU. ``grouped``: the batch becomes the group dimension of one
-    grouped weight-gradient convolution (inputs (1, N C_in, H, W), output gradients
+    ``patches``: the input patches (N, T, d_a) gathered into the layer's workspace buffer
+    (:func:`_conv_patches`), then one batched matmul with the output gradients (N, C_out, T)
+    into another; the fastest route on CPU. ``grouped``: the batch becomes the group dimension
+    of one grouped weight-gradient convolution (inputs (1, N C_in, H, W), output gradients
     (1, N C_out, H', W'), N groups); it holds no patches. ``unfold``: F.unfold patches
     (N, d_a, T), then a batched matmul (Opacus's route).
     """
     n = a.shape[0]
     if method == "patches":
-        patches = _conv_patches(layer, a, buffer)
-        return torch.bmm(_by_position(b).transpose(1, 2), patches.values), patches.order
+        patches = _conv_patches(layer, a, work, index)
+        values = patches.values
+        out = work.get((index, "grad"), (n, layer.out_channels, values.shape[2]), values)
+        return torch.bmm(_by_position(b).transpose(1, 2), values, out=out), patches.order
     if method == "unfold":
-        patches = F.unfold(
+        unfolded = F.unfold(
             a,
             layer.kernel_size,
             dilation=layer.dilation,
             padding=layer.padding,
             stride=layer.stride,
         )
-        return torch.bmm(b.reshape(n, layer.out_channels, -1), patches.transpose(1, 2)), (0, 1, 2)
+        return torch.bmm(b.reshape(n, layer.out_channels, -1), unfolded.transpose(1, 2)), (0, 1, 2)
     per_example = torch.nn.grad.conv2d_weight(
         a.reshape(1, n * layer.in_channels, *a.shape[2:]),
         (n * layer.out_channels, layer.in_channels, *layer.kernel_size),
@@ -150,11 +159,25 @@ def _conv_per_example(
     return per_example.reshape(n, layer.out_channels, -1), (0, 1, 2)
 
 
-def _ghost_is_cheaper(layer: nn.Conv2d, b: torch.Tensor) -> bool:
-    """Ghost norm costs T^2 (d_a + d_b) per example, the per-example gradient T d_a d_b."""
+def _ghost_is_cheaper(layer: nn.Conv2d, b: torch.Tensor, method: ConvMethod) -> bool:
+    """Whether the ghost norm costs fewer multiply-adds per example than the direct route
+    (T output positions, d_a = C_in k_h k_w, d_b = C_out).
+
+    Ghost: the norm T^2 (d_a + d_b), the clipped sum's product with the patches T d_a d_b.
+    Direct: the per-example gradient T d_a d_b, its norm and its weighted sum 2 d_a d_b; so
+    with a batched matmul (``patches``, ``unfold``) the direct route wins unless
+    T^2 (d_a + d_b) < 2 d_a d_b (the MNIST CNN: both convs direct). ``grouped`` forms the
+    per-example gradient by a grouped convolution that runs several times slower per
+    multiply-add than a matmul on layers with many input channels (the MNIST CNN's conv2:
+    26 ms against 9.5 ms for ghost norm and sum, chunk 256, one CPU thread), so there the
+    norms alone are compared: ghost when T^2 (d_a + d_b) < T d_a d_b (conv2 ghost).
+    """
     positions = b.shape[2] * b.shape[3]
     d_a = layer.in_channels * layer.kernel_size[0] * layer.kernel_size[1]
-    return positions * (d_a + layer.out_channels) < d_a * layer.out_channels
+    d_b = layer.out_channels
+    if method == "grouped":
+        return positions * (d_a + d_b) < d_a * d_b
+    return positions * positions * (d_a + d_b) < 2 * d_a * d_b
 
 
 def _by_position(b: torch.Tensor) -> torch.Tensor:
@@ -171,27 +194,40 @@ class _Patches(NamedTuple):
     order: tuple[int, ...]
 
 
-class _Buffers:
-    """One reusable tensor per key, allocated at the largest size asked for (the first
-    chunk's) and handed out as a contiguous view of the size needed."""
+class Workspace:
+    """Reusable tensors for :func:`clipped_gradient_sum`: one per (layer, role), allocated at
+    the largest size asked for and handed out as a contiguous view of the size needed.
+
+    Pass the same workspace to every step of a run (``train`` does): the patches, the
+    per-example gradients and the gather offsets then stay allocated from step to step
+    instead of being allocated, first touched (a page fault per 4 KiB page on CPU) and freed
+    again at every step.
+    """
 
     def __init__(self) -> None:
-        self.store: dict[object, torch.Tensor] = {}
-        self.key: object = None
+        self.store: dict[tuple[int, str], torch.Tensor] = {}
+        self.offsets: dict[tuple[object, ...], torch.Tensor] = {}
 
-    def get(self, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+    def get(self, key: tuple[int, str], shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
         size = math.prod(shape)
-        buf = self.store.get(self.key)
-        if buf is None or buf.numel() < size or buf.dtype != like.dtype:
-            buf = self.store[self.key] = torch.empty(size, dtype=like.dtype, device=like.device)
+        buf = self.store.get(key)
+        if (
+            buf is None
+            or buf.numel() < size
+            or buf.dtype != like.dtype
+            or buf.device != like.device
+        ):
+            buf = self.store[key] = torch.empty(size, dtype=like.dtype, device=like.device)
         return buf[:size].view(shape)
 
 
-def _conv_patches(layer: nn.Conv2d, a: torch.Tensor, buffer: _Buffers) -> _Patches:
+def _conv_patches(layer: nn.Conv2d, a: torch.Tensor, work: Workspace, index: int) -> _Patches:
     """The input patch of each output position, gathered from a strided view of the (padded)
     input in whatever memory layout it has, the patch axes ordered by decreasing stride so
-    that the copy reads contiguous runs, into the layer's buffer. Much faster than F.unfold
-    on CPU."""
+    that the copy reads contiguous runs, into the layer's workspace buffer. Much faster than
+    F.unfold on CPU; there, for an input whose examples are dense blocks, by ``index_select``
+    with the view's per-example offsets (cached in the workspace): the strided copy reads
+    conv1's 8-float runs one at a time (2.4 ms against 1.7 ms a chunk of 256)."""
     ph, pw = layer.padding  # type: ignore[misc]
     x = F.pad(a, (pw, pw, ph, ph)) if ph or pw else a
     n, c, h, w = x.shape
@@ -203,8 +239,20 @@ def _conv_patches(layer: nn.Conv2d, a: torch.Tensor, buffer: _Buffers) -> _Patch
     axes = [(0, c, s_c), (1, kh, s_h * dh), (2, kw, s_w * dw)]
     axes.sort(key=lambda d: -d[2])
     shape = (n, ho, wo, *(d[1] for d in axes))
-    view = x.as_strided(shape, (s_n, s_h * sh, s_w * sw, *(d[2] for d in axes)))
-    out = buffer.get(shape, x).copy_(view)
+    strides = (s_h * sh, s_w * sw, *(d[2] for d in axes))
+    out = work.get((index, "patches"), shape, x)
+    dense = x.is_contiguous() or x.is_contiguous(memory_format=torch.channels_last)
+    if x.device.type == "cpu" and dense and s_n == c * h * w:
+        key = (index, shape[1:], strides)
+        offsets = work.offsets.get(key)
+        if offsets is None:
+            offsets = torch.zeros((), dtype=torch.long)
+            for size, stride in zip(shape[1:], strides, strict=True):
+                offsets = offsets.unsqueeze(-1) + torch.arange(size) * stride
+            offsets = work.offsets[key] = offsets.flatten()
+        torch.index_select(x.as_strided((n, s_n), (s_n, 1)), 1, offsets, out=out.view(n, -1))
+    else:
+        out.copy_(x.as_strided(shape, (s_n, *strides)))
     return _Patches(out.view(n, ho * wo, c * kh * kw), tuple(d[0] for d in axes))
 
 
@@ -219,21 +267,26 @@ class _Kept(NamedTuple):
 
 
 def _layer_sq_norms(
-    layer: nn.Module, a: torch.Tensor, b: torch.Tensor, method: ConvMethod, buffer: _Buffers
+    layer: nn.Module,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    method: ConvMethod,
+    work: Workspace,
+    index: int,
 ) -> tuple[torch.Tensor, _Kept | None]:
     """Squared per-example gradient norms of one layer, and what its clipped sum reuses."""
     if isinstance(layer, nn.Linear):
         return _linear_sq_norms(layer, a, b), None
     bias = b.sum((2, 3))
-    if _ghost_is_cheaper(layer, b):
+    if _ghost_is_cheaper(layer, b, method):
         # ||g_i||^2 = sum_{p,q} (a_p . a_q)(b_p . b_q): two (T, T) Gram matrices per example
-        patches = _conv_patches(layer, a, buffer)
+        patches = _conv_patches(layer, a, work, index)
         bf = _by_position(b)
         gram_a = torch.bmm(patches.values, patches.values.transpose(1, 2))
         sq = (gram_a * torch.bmm(bf, bf.transpose(1, 2))).sum((1, 2))
         kept = _Kept(patches, patches.order, bias)
     else:
-        per_example, order = _conv_per_example(layer, a, b, method, buffer)
+        per_example, order = _conv_per_example(layer, a, b, method, work, index)
         sq = torch.linalg.vector_norm(per_example.flatten(1), dim=1).square()
         kept = _Kept(per_example, order, bias)
     if layer.bias is not None:
@@ -280,6 +333,7 @@ def clipped_gradient_sum(
     max_norms: torch.Tensor,
     chunk_size: int,
     conv_method: ConvMethod = "grouped",
+    workspace: Workspace | None = None,
 ) -> ClippedSum:
     """sum_i min(1, m_i / ||g_i||) g_i over the whole batch, with g_i the gradient of the
     cross-entropy loss of example i and m_i = ``max_norms[i]`` (>= 0), chunk by chunk.
@@ -287,7 +341,9 @@ def clipped_gradient_sum(
     ``x``, ``y`` and ``max_norms`` must be on the model's device. Returns the sums (one tensor
     per parameter, in ``model.parameters()`` order), the unclipped norms ||g_i||, the scales
     w_i and the number of correct predictions (from the same forward pass). ``conv_method``
-    picks how conv layers form their per-example gradients (see ``_conv_per_example``).
+    picks how conv layers form their per-example gradients (see ``_conv_per_example``);
+    ``workspace`` keeps the large intermediate tensors from one call to the next (pass the
+    same one at every step of a run; a fresh one per call when None).
     """
     if conv_method not in CONV_METHODS:
         raise ValueError(f"conv_method must be one of {CONV_METHODS}, got {conv_method!r}")
@@ -305,7 +361,7 @@ def clipped_gradient_sum(
     scales = torch.empty(n, device=x.device, dtype=torch.float32)
     n_correct = torch.zeros((), device=x.device, dtype=torch.long)
     capture = _Capture(layers)
-    buffer = _Buffers()
+    work = Workspace() if workspace is None else workspace
     try:
         for start in range(0, n, chunk_size):
             stop = min(start + chunk_size, n)
@@ -319,8 +375,7 @@ def clipped_gradient_sum(
             for index, (layer, a, b) in enumerate(
                 zip(layers, capture.inputs, backprops, strict=True)
             ):
-                buffer.key = index
-                layer_sq, reuse = _layer_sq_norms(layer, a, b, conv_method, buffer)
+                layer_sq, reuse = _layer_sq_norms(layer, a, b, conv_method, work, index)
                 kept.append((layer, a, b, reuse))
                 sq += layer_sq
             norm = sq.sqrt()

@@ -38,7 +38,12 @@ from torch import nn
 
 from accounting.filters.individual import IndividualRenyiFilter
 from experiments.common.timings import record
-from experiments.mnist_gd.per_example import ConvMethod, clipped_gradient_sum
+from experiments.mnist_gd.per_example import (
+    ClippedSum,
+    ConvMethod,
+    Workspace,
+    clipped_gradient_sum,
+)
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +130,7 @@ class GdRun:
     norms: np.ndarray | None = None
 
 
-class _Batch:
+class ActiveBatch:
     """The examples a step runs on: all of (x, y), or the subset ``index`` of those with
     budget left, gathered once each time the subset shrinks (budgets only decrease)."""
 
@@ -167,6 +172,33 @@ def count_correct(model: nn.Module, x: torch.Tensor, y: torch.Tensor, chunk: int
     return correct
 
 
+def clipped_step(
+    model: nn.Module, batch: ActiveBatch, bound_units: np.ndarray, s: GdSettings, work: Workspace
+) -> tuple[ClippedSum, int, np.ndarray]:
+    """The compute of one step: the clipped gradient sum with example i clipped to
+    C sqrt(``bound_units[i]``), the number of correct training predictions and the norms
+    ||g_i|` (float64, NaN where an exhausted example left the batch).
+
+    With ``s.drop_exhausted`` the examples whose bound is 0 leave ``batch`` (gathered once
+    per shrink) and only get a forward pass for the accuracy count; otherwise they stay in
+    at weight 0. benchmarks/filtered_step.py times this function as examples leave.
+    """
+    if s.drop_exhausted:
+        batch.keep(np.flatnonzero(bound_units > 0))
+    active = batch.index
+    bounds_np = s.clip * np.sqrt(bound_units if active is None else bound_units[active])
+    bounds = torch.as_tensor(bounds_np, dtype=torch.float32).to(batch.x.device)
+    out = clipped_gradient_sum(model, batch.x, batch.y, bounds, s.chunk_size, s.conv_method, work)
+    correct = out.n_correct
+    if batch.left_out is not None:
+        correct += count_correct(model, *batch.left_out, s.chunk_size)
+    step_norms = out.norms.double().cpu().numpy()
+    if active is not None:  # exhausted examples: no gradient (NaN), and a charge of 0
+        step_norms, computed = np.full(len(bound_units), math.nan), step_norms
+        step_norms[active] = computed
+    return out, correct, step_norms
+
+
 def train(
     model: nn.Module,
     x: torch.Tensor,
@@ -204,25 +236,14 @@ def train(
             row["noisy_train_acc"] = (correct + rng.normal(0.0, s.query_noise_std)) / n
             checkpoints[j] = [p.detach().clone() for p in params]
 
-    batch = _Batch(x, y)
+    batch = ActiveBatch(x, y)
+    work = Workspace()  # the step's large tensors, allocated once for every step
     for t in range(1, s.n_steps + 1):
         started = time.perf_counter()
         rem = remaining()
         bound_units = np.minimum(1.0, rem)
-        if s.drop_exhausted:
-            batch.keep(np.flatnonzero(bound_units > 0))
-        active = batch.index
-        bounds_np = s.clip * np.sqrt(bound_units if active is None else bound_units[active])
-        bounds = torch.as_tensor(bounds_np, dtype=torch.float32).to(device)
-        out = clipped_gradient_sum(model, batch.x, batch.y, bounds, s.chunk_size, s.conv_method)
-        correct = out.n_correct
-        if batch.left_out is not None:
-            correct += count_correct(model, *batch.left_out, s.chunk_size)
+        out, correct, step_norms = clipped_step(model, batch, bound_units, s, work)
         observe(t - 1, correct, rem)
-        step_norms = out.norms.double().cpu().numpy()
-        if active is not None:  # exhausted examples: no gradient (NaN), and a charge of 0
-            step_norms, computed = np.full(n, math.nan), step_norms
-            step_norms[active] = computed
         if norms is not None:
             norms[t - 1] = step_norms
         if s.filtered:

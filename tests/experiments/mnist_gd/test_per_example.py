@@ -1,0 +1,77 @@
+"""The clipped-sum machinery's internals (experiments/mnist_gd/per_example.py): the patch
+gather against F.unfold in every layout and memory arrangement, the per-layer choice between
+ghost norm and per-example gradients, and the workspace reused from one step to the next.
+The clipped sums themselves are checked against Opacus and a per-example loop in
+test_mnist_experiment.py."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from experiments.mnist_gd import per_example
+from experiments.mnist_gd.model import MnistConvNet
+from experiments.mnist_gd.per_example import Workspace, clipped_gradient_sum
+
+
+def _unfold_patches(layer: torch.nn.Conv2d, a: torch.Tensor) -> torch.Tensor:
+    """(N, T, C_in, k_h, k_w) patches by F.unfold, the reference gather."""
+    cols = F.unfold(a, layer.kernel_size, layer.dilation, layer.padding, layer.stride)
+    return cols.transpose(1, 2).reshape(a.shape[0], -1, layer.in_channels, *layer.kernel_size)
+
+
+@pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])
+@pytest.mark.parametrize("sliced", [False, True])  # True: examples are not dense blocks
+def test_patch_gather_equals_unfold(layout, sliced):
+    gen = torch.Generator().manual_seed(0)
+    layer = torch.nn.Conv2d(3, 4, (3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2))
+    a = torch.randn(5, 3, 9, 8, generator=gen).contiguous(memory_format=layout)
+    if sliced:
+        a = a[:, :, :, 1:]  # a view whose examples have gaps (strided copy route)
+    work = Workspace()
+    for _ in range(2):  # the second call reuses the buffer and the cached offsets
+        got = per_example._conv_patches(layer, a, work, 0)
+        values = got.values.reshape(a.shape[0], -1, *(got_size(layer, i) for i in got.order))
+        inverse = [got.order.index(i) + 2 for i in range(3)]
+        assert torch.equal(values.permute(0, 1, *inverse), _unfold_patches(layer, a))
+
+
+def got_size(layer: torch.nn.Conv2d, axis: int) -> int:
+    return (layer.in_channels, *layer.kernel_size)[axis]
+
+
+def test_route_choice_counts_the_clipped_sum():
+    # MNIST CNN: conv2 (T = 25, d_a = 256, d_b = 32) has the cheaper norm by ghost norm
+    # (180k vs 205k multiply-adds), but with its clipped sum (another 205k against 8k)
+    # the per-example gradient wins on the matmul routes; grouped keeps the ghost norm
+    model = MnistConvNet()
+    b1, b2 = torch.zeros(1, 16, 14, 14), torch.zeros(1, 32, 5, 5)
+    for method in ("patches", "unfold"):
+        assert not per_example._ghost_is_cheaper(model.conv1, b1, method)
+        assert not per_example._ghost_is_cheaper(model.conv2, b2, method)
+    assert not per_example._ghost_is_cheaper(model.conv1, b1, "grouped")
+    assert per_example._ghost_is_cheaper(model.conv2, b2, "grouped")
+    wide = torch.nn.Conv2d(512, 512, 1)  # T = 1: ghost norm far cheaper in both counts
+    assert per_example._ghost_is_cheaper(wide, torch.zeros(1, 512, 1, 1), "patches")
+
+
+@pytest.mark.parametrize("method", ["patches", "grouped"])
+def test_workspace_is_reused_across_steps_and_changes_nothing(method):
+    torch.manual_seed(0)
+    model = MnistConvNet().to(memory_format=torch.channels_last)
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(12, 1, 28, 28, generator=gen).contiguous(memory_format=torch.channels_last)
+    y = torch.randint(0, 10, (12,), generator=gen)
+    bounds = torch.linspace(0.0, 2.0, 12)
+    work = Workspace()
+    first = clipped_gradient_sum(model, x, y, bounds, 5, method, work)
+    buffers = {key: t.data_ptr() for key, t in work.store.items()}
+    assert buffers  # both routes gather patches (grouped: for conv2's ghost norm)
+    second = clipped_gradient_sum(model, x, y, bounds, 5, method, work)
+    assert {key: t.data_ptr() for key, t in work.store.items()} == buffers
+    fresh = clipped_gradient_sum(model, x, y, bounds, 5, method)
+    for out in (second, fresh):
+        assert torch.equal(out.norms, first.norms)
+        for a, b in zip(out.grads, first.grads, strict=True):
+            assert torch.equal(a, b)
