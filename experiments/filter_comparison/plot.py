@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import pyplot as plt
 
-from experiments.common.plotting import WIDTHS, figure, save
+from experiments.common.plotting import figure, save
 from experiments.common.provenance import read_sidecar
 from experiments.common.timings import key
 
@@ -124,8 +124,7 @@ def plot(table: pd.DataFrame, outdir: Path) -> None:
         gridspec_kw={"width_ratios": [len(queries), max(len(per_example), 1) + 0.3]},
         sharey=True,
     ) as (fig, (ax, side)):
-        cmap = plt.get_cmap("viridis").copy()
-        cmap.set_bad("0.88")
+        cmap = plt.get_cmap("viridis").with_extremes(bad="0.88")
         mesh = ax.imshow(relative.to_numpy(dtype=float), cmap=cmap, vmin=0, vmax=1, aspect="auto")
         for i in range(n_rows):
             for j, f in enumerate(queries):
