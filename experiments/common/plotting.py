@@ -71,6 +71,8 @@ METHOD_COLOURS: dict[str, str] = {
     "composition": OLIVE,  # RDP composition (Lebensold et al., Figs. 18, 20)
     "realisation": BLUE,
     "realisation_rule": SKY,
+    "classical": ORANGE,  # classical composition of pure DP (Taylor et al., eq. 13)
+    "mechanism": WINE,  # mechanism-level accounting (Taylor et al., eq. 14)
     "whitehouse": WINE,
     "filter": WINE,  # Whitehouse et al.'s filter (Lebensold et al., Figs. 4, 17-20)
     "fsrc": GREEN,  # Lebensold et al., Figs. 4, 5: "FSRC (green)"
