@@ -42,6 +42,7 @@ import numpy as np  # noqa: E402
 from cycler import cycler  # noqa: E402
 from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import LogFormatterMathtext, LogLocator, NullFormatter  # noqa: E402
 
 from experiments.common.atomic import atomic_path  # noqa: E402
 
@@ -226,6 +227,16 @@ def centred_norm(values: Iterable[float] | np.ndarray) -> TwoSlopeNorm:
     low = min(float(v.min()), -1e-3 * scale)
     high = max(float(v.max()), 1e-3 * scale)
     return TwoSlopeNorm(vcenter=0.0, vmin=low, vmax=high)
+
+
+def log_axis(ax: Any, axis: Literal["x", "y"] = "x") -> None:
+    """A log axis labelled at powers of ten only (``10^{k}``), for quantities spanning
+    decades; minor ticks stay unlabelled so that a narrow range does not crowd the axis."""
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    target.set_major_locator(LogLocator(base=10))
+    target.set_major_formatter(LogFormatterMathtext(base=10))
+    target.set_minor_formatter(NullFormatter())
 
 
 def legend_outside(
