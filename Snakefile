@@ -83,8 +83,8 @@ def figure_caption(stem):
     the parse, so every report figure has a caption."""
     from experiments.common.captions import resolve, rst_path
 
-    path = rst_path(resolve(stem))
-    if not Path(workflow.basedir, path).is_file():
+    path = Path(workflow.basedir, rst_path(resolve(stem)))  # absolute: rules files are elsewhere
+    if not path.is_file():
         raise ValueError(f"{path} is missing: run `python -m experiments.common.captions`")
     return str(path)
 
