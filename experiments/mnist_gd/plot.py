@@ -57,7 +57,11 @@ def plot_table(table: pd.DataFrame, outdir: Path) -> None:
 
 def plot_fig1(runs: pd.DataFrame, fig1_eps: list[float], outdir: Path) -> None:
     chosen = runs[(runs["regime"] == "tuned") & (runs["arm"] == "filtered") & (runs["trial"] == 0)]
-    with figure(1, len(fig1_eps), width="double", squeeze=False) as (fig, axes):
+    width = "single" if len(fig1_eps) == 1 else "double"
+    with figure(1, len(fig1_eps), width=width, height=2.6, squeeze=False, sharey=True) as (
+        fig,
+        axes,
+    ):
         for ax, eps in zip(axes[0], fig1_eps, strict=True):
             run = chosen[np.isclose(chosen["eps"], eps)].sort_values("step")
             if run.empty:
