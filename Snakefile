@@ -77,6 +77,18 @@ def code_inputs(module):
     return _code_inputs(module, workflow.basedir)
 
 
+def figure_caption(stem):
+    """The report caption file of figure `<experiment>/<name>` (docs/captions.yaml, rendered to
+    docs/captions/ by `python -m experiments.common.captions`); a figure without one stops
+    the parse, so every report figure has a caption."""
+    from experiments.common.captions import resolve, rst_path
+
+    path = Path(workflow.basedir, rst_path(resolve(stem)))  # absolute: rules files are elsewhere
+    if not path.is_file():
+        raise ValueError(f"{path} is missing: run `python -m experiments.common.captions`")
+    return str(path)
+
+
 def experiment_config(name, scale=None):
     """config/<name>.yaml composed at `scale` (default SCALE) as the Hydra app sees it, as a dict.
 
@@ -88,6 +100,12 @@ def experiment_config(name, scale=None):
 
     cfg = compose_config(name, scale or SCALE)
     return OmegaConf.to_container(cfg, resolve=True)
+
+
+# The report's front page (`snakemake --report report.html`): what the suite reproduces, the
+# scale, the scoreboard summary (figures/report/<scale>/summary.rst, rule report_tables) and
+# links to each experiment's category.
+report: "docs/report/front.rst"
 
 
 include: "experiments/data/rules.smk"

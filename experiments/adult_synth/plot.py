@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.common.plotting import COLORS, MARKERS, figure, save
+from experiments.common.plotting import MARKERS, colour, figure, legend_outside, save
 
 LABELS = {"plain": "Plain Gaussian", "svt": "SVT"}
 
 
 def _reference_lines(ax, threshold: float, non_dp: float, *, vertical: bool = False) -> None:
     line = ax.axvline if vertical else ax.axhline
-    line(threshold, color="0.3", ls="--", lw=0.8, label="threshold")
-    line(non_dp, color="0.3", ls=":", lw=0.8, label="non-DP")
+    line(threshold, color=colour("reference"), ls="--", lw=0.8, label="threshold")
+    line(non_dp, color=colour("reference"), ls=":", lw=0.8, label="non-DP")
 
 
 def _eps_axis(ax, levels: np.ndarray) -> None:
@@ -41,16 +41,16 @@ def fig1(
 ):
     """Released validation accuracy by eps per repeat (up to its accepted release)."""
     with figure(ncols=2, width="double", sharey=True) as (fig, axes):
-        for ax, (kind, color) in zip(axes, zip(LABELS, COLORS, strict=False), strict=True):
+        for ax, (kind, color) in zip(axes, ((name, colour(name)) for name in LABELS), strict=True):
             for _, acc in checks[checks["check"] == kind].iterrows():
                 path = means[(means["repeat"] == acc["repeat"]) & (means["level"] <= acc["level"])]
                 ax.plot(path["eps"], path["val_acc"], ".-", color=color, alpha=0.25, lw=0.7)
                 ax.plot(acc["eps"], acc["val_acc"], MARKERS[0], color=color, alpha=0.7)
             _reference_lines(ax, threshold, non_dp)
             _eps_axis(ax, levels)
-            ax.set(xlabel=r"$\epsilon$ (RDP, $\alpha=20$)", title=LABELS[kind])
+            ax.set(xlabel=r"$\varepsilon$ (RDP, $\alpha=20$)", title=LABELS[kind])
         axes[0].set_ylabel("validation accuracy")
-        axes[0].legend(loc="lower right")
+        legend_outside(fig, axes[0], ncols=2)
         save(fig, out / "fig1")
 
 
@@ -67,7 +67,7 @@ def fig2(checks: pd.DataFrame, levels: np.ndarray, threshold: float, base: pd.Da
         a, b, c, d, e, f = axes.ravel()
         width = 0.38
         pos = np.arange(levels.size)
-        for k, (kind, color) in enumerate(zip(LABELS, COLORS, strict=False)):
+        for k, (kind, color) in enumerate((name, colour(name)) for name in LABELS):
             acc = checks[checks["check"] == kind]
             counts = acc["level"].value_counts().reindex(range(levels.size), fill_value=0)
             a.bar(
@@ -79,9 +79,8 @@ def fig2(checks: pd.DataFrame, levels: np.ndarray, threshold: float, base: pd.Da
             shift = 1.0 + (k - 0.5) * 0.12
             e.plot(acc["eps"] * shift, acc["val_acc"], MARKERS[k], color=color, alpha=0.6)
             f.plot(acc["eps"] * shift, acc["test_acc"], MARKERS[k], color=color, alpha=0.6)
-        a.set(xticks=pos, xlabel=r"accepted $\epsilon$", ylabel="repeats", title="(a)")
+        a.set(xticks=pos, xlabel=r"accepted $\varepsilon$", ylabel="repeats", title="(a)")
         a.set_xticklabels([f"{x:.3g}" for x in levels], rotation=45)
-        a.legend(loc="upper right")
         lo = min(checks["val_acc"].min(), checks["test_acc"].min())
         hi = max(checks["val_acc"].max(), checks["test_acc"].max())
         b.plot([lo, hi], [lo, hi], color="0.6", lw=0.8)
@@ -90,13 +89,13 @@ def fig2(checks: pd.DataFrame, levels: np.ndarray, threshold: float, base: pd.Da
         _reference_lines(d, threshold, non_dp["test_acc"], vertical=True)
         c.set(xlabel="accepted validation accuracy", ylabel="ECDF", title="(c)")
         d.set(xlabel="accepted test accuracy", ylabel="ECDF", title="(d)")
-        c.legend(loc="upper left")
         for ax, key, title in ((e, "val_acc", "(e)"), (f, "test_acc", "(f)")):
             _reference_lines(ax, threshold, non_dp[key])
             name = "validation" if key == "val_acc" else "test"
             _eps_axis(ax, levels)
-            ax.set(xlabel=r"accepted $\epsilon$", ylabel=f"{name} accuracy")
+            ax.set(xlabel=r"accepted $\varepsilon$", ylabel=f"{name} accuracy")
             ax.set_title(title)
+        legend_outside(fig, [a, c], ncols=4)
         save(fig, out / "fig2")
 
 
@@ -111,8 +110,8 @@ def table3(table: pd.DataFrame, out: Path) -> None:
         ax.table(
             cellText=cells,
             colLabels=[
-                rf"RDP $\epsilon$ @ $\alpha$={alpha:g}",
-                rf"ADP $\epsilon$ @ $\delta$={delta:g}",
+                rf"RDP $\varepsilon$ @ $\alpha$={alpha:g}",
+                rf"ADP $\varepsilon$ @ $\delta$={delta:g}",
             ],
             loc="center",
         )

@@ -121,7 +121,11 @@ rule adult_synth_plot:
     output:
         **{
             f"{name}_{fmt}": (
-                report(f"figures/adult_synth/{SCALE}/{name}.{fmt}", category="adult_synth")
+                report(
+                    f"figures/adult_synth/{SCALE}/{name}.{fmt}",
+                    category="adult_synth",
+                    caption=figure_caption(f"adult_synth/{name}"),
+                )
                 if fmt == "png"
                 else f"figures/adult_synth/{SCALE}/{name}.{fmt}"
             )

@@ -53,7 +53,11 @@ rule filter_comparison_plot:
         table=f"results/filter_comparison/{SCALE}/comparison.csv",
         code=code_inputs("experiments.filter_comparison.plot"),
     output:
-        png=report(f"figures/filter_comparison/{SCALE}/comparison.png", category="filter_comparison"),
+        png=report(
+            f"figures/filter_comparison/{SCALE}/comparison.png",
+            category="filter_comparison",
+            caption=figure_caption("filter_comparison/comparison"),
+        ),
         pdf=f"figures/filter_comparison/{SCALE}/comparison.pdf",
     params:
         outdir=f"figures/filter_comparison/{SCALE}",

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.common.plotting import figure, save
+from experiments.common.plotting import colour, figure, save
 from experiments.mnist_gd.run import COLUMNS
 
 
@@ -40,14 +40,15 @@ def plot_table(table: pd.DataFrame, outdir: Path) -> None:
         ax.axis("off")
         grid = ax.table(
             cellText=text,
-            rowLabels=[f"ε = {e:g}" for e in eps_values],
+            rowLabels=[rf"$\varepsilon = {e:g}$" for e in eps_values],
             colLabels=[c.replace(" w/", "\nw/") for c in columns],
             loc="center",
             cellLoc="center",
         )
         grid.scale(1.0, 1.6)
         ax.set_title(
-            f"Test accuracy (%), δ = 1e-5, {n_train} training images, {trials} trial(s), "
+            rf"Test accuracy (%), $\delta = 10^{{-5}}$, {n_train} training images, "
+            f"{trials} trial(s), "
             f"{table['conversion'].iloc[0]} conversion",
             fontsize="small",
         )
@@ -56,16 +57,21 @@ def plot_table(table: pd.DataFrame, outdir: Path) -> None:
 
 def plot_fig1(runs: pd.DataFrame, fig1_eps: list[float], outdir: Path) -> None:
     chosen = runs[(runs["regime"] == "tuned") & (runs["arm"] == "filtered") & (runs["trial"] == 0)]
-    with figure(1, len(fig1_eps), width="double", squeeze=False) as (fig, axes):
+    width = "single" if len(fig1_eps) == 1 else "double"
+    with figure(1, len(fig1_eps), width=width, height=2.6, squeeze=False, sharey=True) as (
+        fig,
+        axes,
+    ):
         for ax, eps in zip(axes[0], fig1_eps, strict=True):
             run = chosen[np.isclose(chosen["eps"], eps)].sort_values("step")
             if run.empty:
                 raise ValueError(f"no tuned filtered run at eps {eps} in the results")
-            ax.plot(run["step"], run["n_active"])
-            ax.axvline(float(run["budget_steps"].iloc[0]), color="black", linewidth=1.0)
+            ax.plot(run["step"], run["n_active"], color=colour("filtered"))
+            budget = float(run["budget_steps"].iloc[0])
+            ax.axvline(budget, color=colour("reference"), linewidth=1.0)
             ax.set_xlabel("step")
             ax.set_ylabel("active points (exact, non-private)")
-            ax.set_title(f"ε = {eps:g}")
+            ax.set_title(rf"$\varepsilon = {eps:g}$; line: step $B_{{norm}} / C^2 = {budget:g}$")
             ax.set_ylim(0, 1.05 * float(run["n_train"].iloc[0]))
         save(fig, outdir / "fig1")
 

@@ -149,7 +149,11 @@ rule mnist_gd_plot:
     output:
         **{
             f"{name}_{fmt}": (
-                report(f"figures/mnist_gd/{SCALE}/{name}.{fmt}", category="mnist_gd")
+                report(
+                    f"figures/mnist_gd/{SCALE}/{name}.{fmt}",
+                    category="mnist_gd",
+                    caption=figure_caption(f"mnist_gd/{name}"),
+                )
                 if fmt == "png"
                 else f"figures/mnist_gd/{SCALE}/{name}.{fmt}"
             )

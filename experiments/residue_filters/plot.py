@@ -18,15 +18,27 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.common.plotting import COLORS, LINESTYLES, figure, save
+from experiments.common.plotting import (
+    BEIGE,
+    LINESTYLES,
+    OLIVE,
+    ORANGE,
+    colour,
+    figure,
+    legend_outside,
+    ramp,
+    save,
+)
 
 FIG1_STYLE = {
-    "budget": (COLORS[7], LINESTYLES[0], r"budget $G_\mu$"),
-    "query": (COLORS[1], LINESTYLES[0], r"query ($\varepsilon$-DP)"),
-    "naive": (COLORS[3], LINESTYLES[1], r"naive $G_{\nu_0}$"),
-    "residue": (COLORS[0], LINESTYLES[0], r"residue $G_\nu$"),
-    "residue+query": (COLORS[2], LINESTYLES[3], r"$G_\nu \otimes$ query"),
+    "budget": (colour("budget"), LINESTYLES[0], r"budget $G_\mu$"),
+    "query": (colour("query"), LINESTYLES[0], r"query ($\varepsilon$-DP)"),
+    "naive": (colour("naive"), LINESTYLES[1], r"naive update $G_{\nu_0}$"),
+    "residue": (colour("residue"), LINESTYLES[0], r"residue update $G_\nu$ (Thm. 5)"),
+    "residue+query": (colour("residue+query"), LINESTYLES[3], r"$G_\nu \otimes$ query"),
 }
+#: Colours of a panel's queries (first, second, ...) in Figs. 2 and 3.
+QUERY_COLOURS = (ORANGE, OLIVE, BEIGE)
 PANEL_TITLES = {
     "fig1": {
         "a": "(a) well approximated, large budget",
@@ -59,26 +71,42 @@ def plot_fig1(df: pd.DataFrame, out: Path) -> None:
             first = sub.iloc[0]
             for curve, (color, ls, label) in FIG1_STYLE.items():
                 c = sub[sub["curve"] == curve]
-                if curve == "naive":
-                    label += f" = {first.nu_naive:.4f}"
-                if curve == "residue":
-                    label += f" = {first.nu_residue:.4f}"
                 top.plot(c["alpha"], c["beta"], color=color, ls=ls, label=label)
                 if curve not in ("budget", "query"):
                     bottom.plot(c["alpha"], c["gap"], color=color, ls=ls, label=label)
             _diagonal(top)
             top.set_title(
                 f"{PANEL_TITLES['fig1'].get(panel, panel)}\n"
-                rf"$\mu$={first.mu:g}, $\varepsilon$={first.eps:g}"
+                rf"$\mu = {first.mu:g},\ \varepsilon = {first.eps:g}$"
+                "\n"
+                rf"$\nu_0 = {first.nu_naive:.5f},\ \nu = {first.nu_residue:.5f}$"
             )
-            top.legend(loc="upper right")
-            bottom.axhline(0.0, color=COLORS[7], lw=0.8)
+            bottom.axhline(0.0, color=colour("budget"), lw=0.8)
             bottom.set_xlim(0, 1)
             bottom.set_xlabel("type I error")
             bottom.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
         axes[0, 0].set_ylabel("type II error")
         axes[1, 0].set_ylabel(r"type II error $-$ budget's")
+        legend_outside(fig, axes[0])
         save(fig, out / "fig1")
+
+
+def _distinct(sub: pd.DataFrame, curves: list[str]) -> list[tuple[list[str], pd.DataFrame]]:
+    """The query curves with identical ones merged: (names, points) per distinct curve, so
+    that one curve never hides another under the same colour (e.g. Fig. 3(a): the maxima of
+    the RR family and of the subsampled family are both RR_3)."""
+    groups: list[tuple[list[str], pd.DataFrame]] = []
+    for curve in curves:
+        c = sub[sub["curve"] == curve]
+        for names, other in groups:
+            if len(other) == len(c) and np.allclose(
+                other[["alpha", "beta"]].to_numpy(), c[["alpha", "beta"]].to_numpy(), atol=1e-9
+            ):
+                names.append(curve)
+                break
+        else:
+            groups.append(([curve], c))
+    return groups
 
 
 def plot_cost(df: pd.DataFrame, name: str, out: Path) -> None:
@@ -90,28 +118,36 @@ def plot_cost(df: pd.DataFrame, name: str, out: Path) -> None:
             sub = df[df["panel"] == panel]
             curves = list(dict.fromkeys(sub["curve"]))
             queries = [c for c in curves if c not in ("budget", "supremum") and "cost" not in c]
-            for i, curve in enumerate(queries):
-                c = sub[sub["curve"] == curve]
-                top.plot(c["alpha"], c["beta"], color=COLORS[4 + i % 2], lw=0.9, label=curve)
+            for i, (names, c) in enumerate(_distinct(sub, queries)):
+                label = f"({panel}) " + " = ".join(names)
+                if len(names) > 1:
+                    label += " (the curves coincide)"
+                top.plot(c["alpha"], c["beta"], color=QUERY_COLOURS[i % 3], lw=0.9, label=label)
             c = sub[sub["curve"] == "supremum"]
-            top.plot(c["alpha"], c["beta"], color=COLORS[5], ls=LINESTYLES[3], label="supremum")
+            top.plot(
+                c["alpha"], c["beta"], color=colour("supremum"), ls=LINESTYLES[3], label="supremum"
+            )
             c = sub[sub["curve"] == "budget"]
-            top.plot(c["alpha"], c["beta"], color=COLORS[7], lw=1.4, label="budget")
+            top.plot(c["alpha"], c["beta"], color=colour("budget"), lw=1.4, label="budget")
             for i, curve in enumerate(c for c in curves if "cost" in c):
                 c = sub[sub["curve"] == curve]
                 excess = c["excess"].iloc[0]
                 verdict = "exceeds budget by" if excess > 1e-9 else "within budget,"
-                style = {"color": COLORS[(1, 0)[i % 2]], "ls": LINESTYLES[1 + i % 2]}
-                label = f"worst case, {curve.split(', ')[1]}: {verdict} {max(excess, 0):.3f}"
+                style = {
+                    "color": colour(("worst_case", "worst_case_2")[i % 2]),
+                    "ls": LINESTYLES[1 + i % 2],
+                }
+                label = (
+                    f"({panel}) worst case, {curve.split(', ')[1]}: {verdict} {max(excess, 0):.3f}"
+                )
                 top.plot(c["alpha"], c["beta"], label=label, **style)
                 bottom.plot(c["alpha"], c["gap"], label=label, **style)
             _diagonal(top)
             top.set_title(PANEL_TITLES[name].get(panel, panel))
-            top.legend(loc="upper right")
-            bottom.axhline(0.0, color=COLORS[7], lw=0.8)
+            bottom.axhline(0.0, color=colour("budget"), lw=0.8)
             bottom.set_xlim(0, 1)
             bottom.set_xlabel("type I error")
-            bottom.legend(loc="lower right")
+        legend_outside(fig, axes[0], ncols=2)
         axes[0, 0].set_ylabel("type II error")
         axes[1, 0].set_ylabel(r"type II error $-$ budget's ($<0$: exceeds)")
         save(fig, out / name)
@@ -120,10 +156,16 @@ def plot_cost(df: pd.DataFrame, name: str, out: Path) -> None:
 def plot_counts(df: pd.DataFrame, out: Path) -> None:
     wide = df.pivot_table(index=["mu", "eps"], columns="filter", values="count").reset_index()
     with figure(ncols=2, width="double", height=2.6) as (fig, axes):
-        for i, (mu, sub) in enumerate(wide.groupby("mu")):
-            color = COLORS[i % len(COLORS)]
+        mus = sorted(wide["mu"].unique())
+        colours = dict(zip(mus, ramp(len(mus)), strict=True))
+        for mu, sub in wide.groupby("mu"):
+            color = colours[mu]
             axes[0].plot(
-                sub["eps"], sub["residue"], color=color, marker="o", label=rf"$\mu$={mu:g}, residue"
+                sub["eps"],
+                sub["residue"],
+                color=color,
+                marker="o",
+                label=rf"$\mu = {mu:g}$, residue",
             )
             axes[0].plot(
                 sub["eps"],
@@ -132,11 +174,11 @@ def plot_counts(df: pd.DataFrame, out: Path) -> None:
                 ls=LINESTYLES[1],
                 marker="s",
                 mfc="none",
-                label=rf"$\mu$={mu:g}, naive",
+                label=rf"$\mu = {mu:g}$, naive",
             )
             ratio = np.where(sub["naive"] > 0, sub["residue"] / sub["naive"].clip(lower=1), np.nan)
-            axes[1].plot(sub["eps"], ratio, color=color, marker="o", label=rf"$\mu$={mu:g}")
-        axes[1].axhline(np.pi / 2, color=COLORS[7], ls=LINESTYLES[3], lw=0.8)
+            axes[1].plot(sub["eps"], ratio, color=color, marker="o")
+        axes[1].axhline(np.pi / 2, color=colour("reference"), ls=LINESTYLES[3], lw=0.8)
         axes[1].annotate(
             r"$\pi/2$ (small-$\varepsilon$ limit)",
             (wide["eps"].min(), np.pi / 2),
@@ -147,9 +189,8 @@ def plot_counts(df: pd.DataFrame, out: Path) -> None:
         axes[0].set_yscale("symlog", linthresh=1)
         axes[0].set_ylim(bottom=0)
         axes[0].set_ylabel("queries admitted")
-        axes[0].legend(ncol=2)
         axes[1].set_ylabel("residue / naive (where naive > 0)")
-        axes[1].legend(loc="upper right")
+        legend_outside(fig, axes[0], ncols=3)
         ticks = [
             t for t in (0.1, 0.2, 0.5, 1.0, 2.0, 3.0) if wide["eps"].min() <= t <= wide["eps"].max()
         ]

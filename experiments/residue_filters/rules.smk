@@ -30,7 +30,11 @@ rule residue_filters_plot:
     output:
         **{
             f"{name}_{fmt}": (
-                report(f"figures/residue_filters/{SCALE}/{name}.{fmt}", category="residue_filters")
+                report(
+                    f"figures/residue_filters/{SCALE}/{name}.{fmt}",
+                    category="residue_filters",
+                    caption=figure_caption(f"residue_filters/{name}"),
+                )
                 if fmt == "png"
                 else f"figures/residue_filters/{SCALE}/{name}.{fmt}"
             )

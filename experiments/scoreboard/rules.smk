@@ -57,7 +57,11 @@ rule scoreboard_plot:
         board=f"results/scoreboard/{SCALE}.csv",
         code=code_inputs("experiments.scoreboard.plot"),
     output:
-        png=report(f"figures/scoreboard/{SCALE}/scoreboard.png", category="scoreboard"),
+        png=report(
+            f"figures/scoreboard/{SCALE}/scoreboard.png",
+            category="scoreboard",
+            caption=figure_caption("scoreboard/scoreboard"),
+        ),
         pdf=f"figures/scoreboard/{SCALE}/scoreboard.pdf",
     params:
         outdir=f"figures/scoreboard/{SCALE}",
@@ -73,3 +77,44 @@ rule scoreboard_plot:
 
 ALL_FIGURES.extend(rules.scoreboard_plot.output)
 ALL_RESULTS.extend(rules.scoreboard_run.output)
+
+
+rule report_tables:
+    """The report's tables (issue 20): the scoreboard, Table 3 of Raisa et al. and the MNIST
+    table of Feldman and Zrnic as HTML with a paper column beside ours, and the front page's
+    per-paper summary (docs/report/front.rst includes it)."""
+    input:
+        board=f"results/scoreboard/{SCALE}.csv",
+        code=code_inputs("experiments.scoreboard.report"),
+    output:
+        board=report(
+            f"figures/report/{SCALE}/scoreboard.html",
+            category="scoreboard",
+            caption=figure_caption("scoreboard/table"),
+        ),
+        table3=report(
+            f"figures/report/{SCALE}/table3.html",
+            category="adult_synth",
+            caption=figure_caption("adult_synth/table3_html"),
+        ),
+        mnist=report(
+            f"figures/report/{SCALE}/mnist_table.html",
+            category="mnist_gd",
+            caption=figure_caption("mnist_gd/table_html"),
+        ),
+        summary=f"figures/report/{SCALE}/summary.rst",
+    params:
+        outdir=f"figures/report/{SCALE}",
+        scale=SCALE,
+    log:
+        f"logs/scoreboard/{SCALE}/report_tables.log",
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
+    shell:
+        "python -m experiments.scoreboard.report {input.board} {params.outdir} "
+        "--scale {params.scale} > {log} 2>&1"
+
+
+ALL_FIGURES.extend(rules.report_tables.output)

@@ -12,16 +12,28 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.colors import LogNorm
+from matplotlib.lines import Line2D
 
-from experiments.common.plotting import COLORS, figure, save
+from experiments.common.plotting import (
+    MARKERS,
+    centred_norm,
+    colour,
+    figure,
+    legend_outside,
+    log_axis,
+    ramp,
+    save,
+    sci,
+)
 
 LABELS = {
-    "gaussian_ours": "Gaussian RNM, ours (δ = 0)",
-    "gaussian_post": "Gaussian post-processing (δ = 1/N)",
+    "gaussian_ours": r"Gaussian RNM, ours ($\delta = 0$)",
+    "gaussian_post": r"Gaussian post-processing ($\delta = 1/N$)",
     "exponential": "exponential mechanism",
     "permute_and_flip": "permute-and-flip",
-    "laplace_rnm": "Laplace RNM (ε = 2Δ/b)",
-    "laplace_post": "Laplace post-processing (ε = dΔ/b)",
+    "laplace_rnm": r"Laplace RNM ($\varepsilon = 2\Delta/b$)",
+    "laplace_post": r"Laplace post-processing ($\varepsilon = d\Delta/b$)",
     "fsrc": "FSRC (ours)",
     "filter": "Whitehouse filter",
     "composition": "RDP composition",
@@ -52,60 +64,61 @@ def _band(ax, x, y, se, color, label, marker=None) -> None:
     ax.fill_between(x, y - se, y + se, color=color, alpha=0.25, lw=0)
 
 
+EPS = r"privacy loss $\varepsilon$"
+
+
 def plot_offline(df: pd.DataFrame, outdir: Path) -> None:
     """Figs. 9-11, 13, 14 (privacy_utility) and 12, 15, 16 (baselines), per task."""
     for ds, d in offline_tasks(df):
         sub = df[(df.dataset == ds) & (df.d == d)]
         n = int(sub.n_users.iloc[0])
-        with figure(ncols=2, width="double") as (fig, (ax1, ax2)):
-            for k, mech in enumerate(("gaussian_ours", "gaussian_post")):
+        with figure(ncols=2, width="double", height=2.6) as (fig, (ax1, ax2)):
+            for mech in ("gaussian_ours", "gaussian_post"):
                 m = sub[sub.mechanism == mech].sort_values("sigma")
                 _band(
                     ax1,
                     m.eps.to_numpy(),
                     m.accuracy.to_numpy(),
                     m.se.to_numpy(),
-                    COLORS[k],
+                    colour(mech),
                     LABELS[mech],
                 )
-                ax2.plot(m.sigma, m.eps, color=COLORS[k], label=LABELS[mech])
-            ax1.set(
-                xlabel="privacy loss ε",
-                ylabel="accuracy (eq. 39)",
-                xscale="log",
-                title=f"{ds}, d = {d}, N = {n}",
-            )
-            ax2.set(xlabel="noise σ", ylabel="privacy loss ε", xscale="log", yscale="log")
-            ax1.axhline(0.9, color="grey", lw=0.6, ls=":")
-            ax1.legend()
+                ax2.plot(m.sigma, m.eps, color=colour(mech), label=LABELS[mech])
+            for ax, axis in ((ax1, "x"), (ax2, "x"), (ax2, "y")):
+                log_axis(ax, axis)
+            ax1.set(xlabel=EPS, ylabel="accuracy (eq. 39)")
+            ax2.set(xlabel=r"noise $\sigma$", ylabel=EPS)
+            ax1.axhline(0.9, color=colour("reference"), lw=0.6, ls=":")
+            fig.suptitle(rf"{ds}, $d = {d}$, $N = {n}$")
+            legend_outside(fig, ax1, ncols=2)
             save(fig, outdir / f"privacy_utility_{ds}_d{d}")
-        with figure(width="single") as (fig, ax):
-            for k, mech in enumerate(
-                (
-                    "gaussian_ours",
-                    "exponential",
-                    "permute_and_flip",
-                    "laplace_rnm",
-                    "laplace_post",
-                    "gaussian_post",
-                )
-            ):
+        mechs = (
+            "gaussian_ours",
+            "exponential",
+            "permute_and_flip",
+            "laplace_rnm",
+            "laplace_post",
+            "gaussian_post",
+        )
+        with figure(width="single", height=3.4) as (fig, ax):
+            for mech in mechs:
                 m = sub[sub.mechanism == mech].sort_values("eps")
                 _band(
                     ax,
                     m.eps.to_numpy(),
                     m.accuracy.to_numpy(),
                     m.se.to_numpy(),
-                    COLORS[k],
+                    colour(mech),
                     LABELS[mech],
                 )
+            ax.axhline(0.9, color=colour("reference"), lw=0.6, ls=":")
+            log_axis(ax, "x")
             ax.set(
-                xlabel="privacy loss ε",
+                xlabel=EPS,
                 ylabel="accuracy (eq. 39)",
-                xscale="log",
-                title=f"{ds}, d = {d}: baselines (Δ = 1/N)",
+                title=rf"{ds}, $d = {d}$: baselines ($\Delta = 1/N$)",
             )
-            ax.legend(loc="lower right", fontsize=6)
+            legend_outside(fig, ax, ncols=1)
             save(fig, outdir / f"baselines_{ds}_d{d}")
 
 
@@ -121,122 +134,185 @@ def plot_online(df: pd.DataFrame, outdir: Path) -> None:
     for ds in list(dict.fromkeys(df.dataset)):
         sub = final[final.dataset == ds]
         sigmas = sorted(sub.sigma_x.unique())
-        with figure(width="single") as (fig, ax):
-            for k, acct in enumerate(("fsrc", "filter")):
-                for j, s in enumerate(sigmas):
+        marker = {s: MARKERS[j % len(MARKERS)] for j, s in enumerate(sigmas)}
+        with figure(width="single", height=3.3) as (fig, ax):
+            for acct in ("fsrc", "filter"):
+                for s in sigmas:
                     m = sub[sub.sigma_x == s]
                     ax.scatter(
-                        m[acct],
-                        m.f1,
-                        s=6,
-                        color=COLORS[k],
-                        marker="os^Dv*P"[j % 7],
-                        alpha=0.6,
-                        label=f"{LABELS[acct]}" if j == 0 else None,
+                        m[acct], m.f1, s=8, color=colour(acct), marker=marker[s], alpha=0.6, lw=0
                     )
             ax.set(
-                xlabel="final privacy loss ε",
+                xlabel=r"final privacy loss $\varepsilon$",
                 ylabel="F1",
-                title=f"{ds}, ρ = {sub.threshold.iloc[0]}, σ_X ∈ [{sigmas[0]}, {sigmas[-1]}]",
+                title=rf"{ds}, $\rho = {sub.threshold.iloc[0]:g}$",
             )
-            ax.legend()
+            keys = [
+                Line2D([], [], color=colour(a), marker="o", ls="", label=LABELS[a])
+                for a in ("fsrc", "filter")
+            ] + [
+                Line2D([], [], color="0.35", marker=marker[s], ls="", label=rf"$\sigma_X = {s:g}$")
+                for s in sigmas
+            ]
+            fig.legend(handles=keys, loc="outside lower center", ncols=2, markerscale=1.2)
             save(fig, outdir / f"online_f1_{ds}")
         runs = df[(df.dataset == ds) & (df.run == 0)]
-        with figure(ncols=len(sigmas), width="double", height=2.2, sharey=True) as (fig, axes):
+        with figure(ncols=len(sigmas), width="double", height=2.4, sharey=True) as (fig, axes):
             for ax, s in zip(np.atleast_1d(axes), sigmas, strict=True):
                 r = runs[runs.sigma_x == s].sort_values("instance")
-                for k, acct in enumerate(("fsrc", "filter", "composition")):
-                    ax.step(r.start_day, r[acct], where="post", color=COLORS[k], label=LABELS[acct])
-                ax.set(title=f"σ_X = {s}", xlabel="day", yscale="log")
-            np.atleast_1d(axes)[0].set_ylabel("cumulative ε (run 0)")
-            np.atleast_1d(axes)[0].legend()
+                for acct in ("fsrc", "filter", "composition"):
+                    ax.step(
+                        r.start_day, r[acct], where="post", color=colour(acct), label=LABELS[acct]
+                    )
+                log_axis(ax, "y")
+                ax.set(title=rf"$\sigma_X = {s:g}$", xlabel="day")
+            np.atleast_1d(axes)[0].set_ylabel(r"cumulative $\varepsilon$ (run 0)")
+            legend_outside(fig, axes)
             save(fig, outdir / f"online_spend_{ds}")
 
 
 def plot_heatmap(df: pd.DataFrame, outdir: Path) -> None:
-    """Fig. 1: ex-ante minus ex-post eps, with worst-case stopping-time quantiles."""
+    """Fig. 1: ex-ante minus ex-post eps, with worst-case stopping-time quantiles.
+
+    One colour scale for every rho panel, centred at 0 (blue: ex-post better, as the paper).
+    """
     rhos = sorted(df.threshold.unique())
-    with figure(ncols=len(rhos), width="double", height=2.4) as (fig, axes):
+    norm = centred_norm(df["difference"].to_numpy())
+    with figure(ncols=len(rhos), width="double", height=2.6, sharey=True) as (fig, axes):
         for ax, rho in zip(np.atleast_1d(axes), rhos, strict=True):
             sub = df[df.threshold == rho]
             grid = sub.pivot(index="sigma_x", columns="t", values="difference")
-            lim = float(np.nanmax(np.abs(grid.to_numpy())))
             mesh = ax.pcolormesh(
-                grid.columns,
-                grid.index,
-                grid.to_numpy(),
-                cmap="RdBu",
-                vmin=-lim,
-                vmax=lim,
-                shading="nearest",
+                grid.columns, grid.index, grid.to_numpy(), cmap="RdBu", norm=norm, shading="nearest"
             )
             q = sub.groupby("sigma_x")[["median_stop", "p80_stop"]].first()
-            ax.plot(q.median_stop, q.index, color="tab:blue", ls="--", label="median stop")
-            ax.plot(q.p80_stop, q.index, color="tab:red", label="80th percentile")
+            ax.plot(
+                q.median_stop,
+                q.index,
+                color=colour("median_stop"),
+                ls=":",
+                lw=1.5,
+                label="median stopping time",
+            )
+            ax.plot(q.p80_stop, q.index, color=colour("p80_stop"), label="80th percentile")
             ax.set(
                 xlim=(grid.columns.min(), grid.columns.max()),
-                title=f"ρ = {rho}",
-                xlabel="halting step t",
-                ylabel="σ_X",
+                title=rf"$\rho = {rho:g}$",
+                xlabel="halting step $t$",
             )
-            fig.colorbar(mesh, ax=ax, label="ex-ante − ex-post ε")
-        np.atleast_1d(axes)[0].legend(loc="upper right")
+            ax.grid(False)
+        np.atleast_1d(axes)[0].set_ylabel(r"$\sigma_X$")
+        fig.colorbar(mesh, ax=axes, label=r"ex-ante $-$ ex-post $\varepsilon$")
+        legend_outside(fig, axes, ncols=2)
         save(fig, outdir / "heatmap_above_threshold")
 
 
 def plot_threshold_sweep(df: pd.DataFrame, outdir: Path) -> None:
-    """Fig. 2: ex-post loss of halting at t against rho."""
-    with figure(width="single") as (fig, ax):
-        for k, (t, sub) in enumerate(df.groupby("t")):
-            ax.plot(sub.threshold, sub.expost, color=COLORS[k % len(COLORS)], label=f"t = {t}")
-        ax.set(
-            xlabel="threshold ρ",
-            ylabel="ex-post ε",
+    """Fig. 2: ex-post loss of halting at t against rho.
+
+    Top: the loss (log axis, as the paper). Bottom: the loss relative to its minimum over rho
+    for each t, where the t = 2 minimum at rho = 0.5 (a 2% dip) is visible; dots mark the
+    minima.
+    """
+    steps = sorted(df.t.unique())
+    colours = dict(zip(steps, ramp(len(steps)), strict=True))
+    with figure(nrows=2, width="single", height=4.2, sharex=True) as (fig, (top, bottom)):
+        for t in steps:
+            sub = df[df.t == t].sort_values("threshold")
+            top.plot(sub.threshold, sub.expost, color=colours[t], label=f"$t = {t}$")
+            relative = sub.expost / sub.expost.min() - 1
+            bottom.plot(sub.threshold, 100 * relative, color=colours[t])
+            best = sub.expost.idxmin()
+            bottom.plot(sub.threshold[best], 0.0, "o", color=colours[t], ms=3)
+        top.set(
+            ylabel=r"ex-post $\varepsilon$",
             yscale="log",
-            title=f"Δ = 1e-3, σ_X = {df.sigma_x.iloc[0]}",
+            title=rf"$\Delta = 10^{{-3}}$, $\sigma_X = {df.sigma_x.iloc[0]:g}$",
         )
-        ax.legend()
+        bottom.set(xlabel=r"threshold $\rho$", ylabel=r"above the minimum over $\rho$ (%)")
+        bottom.set_ylim(-0.5, min(10.0, float(bottom.get_ylim()[1])))
+        legend_outside(fig, top, ncols=3)
         save(fig, outdir / "expost_vs_threshold")
 
 
 def plot_rnm_mc(df: pd.DataFrame, outdir: Path) -> None:
-    """Figs. 3/6: numerical bound against Monte Carlo mean and standard deviation over d."""
+    """Figs. 3/6: numerical bound against Monte Carlo mean and standard deviation over d.
+
+    Log axes: the estimates span decades where the sampler fails (small sigma, large d).
+    """
     sigmas = sorted(df.sigma.unique())
-    with figure(ncols=len(sigmas), width="double", height=2.3) as (fig, axes):
+    with figure(ncols=len(sigmas), width="double", height=2.5) as (fig, axes):
         for ax, s in zip(np.atleast_1d(axes), sigmas, strict=True):
             sub = df[df.sigma == s]
             g = sub.replace([np.inf, -np.inf], np.nan).groupby("d")
             mean, sd, num = g.estimate.mean(), g.estimate.std(), g.numeric.first()
-            ax.plot(num.index, num, color=COLORS[2], label="numerical integration")
-            ax.plot(mean.index, mean, color=COLORS[4], label="Monte Carlo mean")
-            ax.fill_between(mean.index, mean - sd, mean + sd, color=COLORS[4], alpha=0.3, lw=0)
-            ax.set(
-                xscale="log", xlabel="d", title=f"σ = {s}, {int(sub.n_samples.iloc[0]):.0e} samples"
+            ax.plot(num.index, num, color=colour("numerical"), label="numerical integration")
+            ax.plot(mean.index, mean, color=colour("monte_carlo"), label="Monte Carlo mean")
+            low = (mean - sd).where(mean - sd > 0, mean / 10)
+            ax.fill_between(
+                mean.index,
+                low,
+                mean + sd,
+                color=colour("monte_carlo"),
+                alpha=0.3,
+                lw=0,
+                label=r"$\pm$ 1 s.d. over trials",
             )
-        np.atleast_1d(axes)[0].set_ylabel("ε")
-        np.atleast_1d(axes)[0].legend()
+            samples = sci(float(sub.n_samples.iloc[0]))
+            log_axis(ax, "x")
+            log_axis(ax, "y")
+            ax.set(xlabel="$d$", title=rf"$\sigma = {s:g}$, ${samples}$ samples")
+        np.atleast_1d(axes)[0].set_ylabel(r"$\varepsilon$")
+        legend_outside(fig, axes)
         save(fig, outdir / "rnm_monte_carlo")
 
 
 def plot_rnm_bounds(df: pd.DataFrame, outdir: Path) -> None:
-    """Figs. 7/8: pure RNM eps, the analytic Gaussian with sqrt(d) Delta, their difference."""
-    with figure(ncols=3, width="double", height=2.3) as (fig, axes):
+    """Figs. 7/8: pure RNM eps, the analytic Gaussian with sqrt(d) Delta, their difference.
+
+    The two bounds share one log colour scale; the difference (post-processing minus ours) is
+    centred at 0 so that the region where ours is worse (negative, red) shows as such, and is
+    outlined by its zero contour.
+    """
+    both = df[["ours", "post_processing"]].to_numpy()
+    shared = LogNorm(vmin=float(np.nanmin(both[both > 0])), vmax=float(np.nanmax(both)))
+    with figure(ncols=3, width="double", height=2.4, sharey=True) as (fig, axes):
         for ax, col, title in zip(
             axes,
             ("ours", "post_processing", "difference"),
-            ("ours (δ = 0)", "analytic Gaussian, √d Δ", "difference"),
+            (
+                r"ours ($\delta = 0$)",
+                r"analytic Gaussian, $\sqrt{d}\,\Delta$",
+                r"difference (blue: ours smaller)",
+            ),
             strict=True,
         ):
             grid = df.pivot(index="sigma", columns="d", values=col)
+            diff = col == "difference"
             mesh = ax.pcolormesh(
                 grid.columns,
                 grid.index,
                 grid.to_numpy(),
                 shading="nearest",
-                cmap="RdBu" if col == "difference" else "viridis",
+                cmap="RdBu" if diff else "viridis",
+                norm=centred_norm(grid.to_numpy()) if diff else shared,
             )
-            ax.set(xscale="log", xlabel="d", ylabel="σ", title=title)
-            fig.colorbar(mesh, ax=ax)
+            if diff and np.nanmin(grid.to_numpy()) < 0 < np.nanmax(grid.to_numpy()):
+                ax.contour(
+                    grid.columns,
+                    grid.index,
+                    grid.to_numpy(),
+                    levels=[0.0],
+                    colors="black",
+                    linewidths=0.6,
+                )
+            log_axis(ax, "x")
+            ax.set(xlabel="$d$", title=title)
+            ax.grid(False)
+            if diff:
+                fig.colorbar(mesh, ax=ax, label=r"$\varepsilon$ difference")
+        axes[0].set_ylabel(r"$\sigma$")
+        fig.colorbar(axes[0].collections[0], ax=axes[:2], label=r"$\varepsilon$ (shared scale)")
         save(fig, outdir / "rnm_bounds")
 
 

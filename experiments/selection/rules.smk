@@ -124,7 +124,11 @@ for _table in ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm
             code=code_inputs("experiments.selection.plot"),
         output:
             [
-                report(f"figures/selection/{SCALE}/{n}.png", category="selection")
+                report(
+                    f"figures/selection/{SCALE}/{n}.png",
+                    category="selection",
+                    caption=figure_caption(f"selection/{n}"),
+                )
                 for n in _selection_figure_names(_table)
             ]
             + [f"figures/selection/{SCALE}/{n}.pdf" for n in _selection_figure_names(_table)],

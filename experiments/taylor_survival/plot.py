@@ -16,21 +16,37 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.common.plotting import COLORS, LINESTYLES, figure, save
+from experiments.common.plotting import (
+    LINESTYLES,
+    MAX_HEIGHT,
+    colour,
+    figure,
+    legend_outside,
+    save,
+    sci,
+)
 from experiments.common.provenance import read_sidecar
 
 STYLE = {
-    ("additive", ""): (COLORS[1], LINESTYLES[1], "additive"),
-    ("advanced", ""): (COLORS[3], LINESTYLES[3], "advanced (Rogers Thm 5.1)"),
-    ("rdp", ""): (COLORS[2], LINESTYLES[2], "RDP"),
-    ("realisation", "published"): (COLORS[0], LINESTYLES[0], "realisation, published pair"),
-    ("realisation", "rule"): (COLORS[4], LINESTYLES[0], "realisation, rule pair"),
+    ("additive", ""): (colour("additive"), LINESTYLES[1], "additive"),
+    ("advanced", ""): (colour("advanced"), LINESTYLES[3], "advanced (Rogers et al. Thm. 5.1)"),
+    ("rdp", ""): (colour("rdp"), LINESTYLES[2], "RDP"),
+    ("realisation", "published"): (
+        colour("realisation"),
+        LINESTYLES[0],
+        r"realisation level, printed $(\tilde\delta, \theta)$",
+    ),
+    ("realisation", "rule"): (
+        colour("realisation_rule"),
+        LINESTYLES[0],
+        r"realisation level, rule's $(\tilde\delta, \theta)$",
+    ),
 }
 SETTING = ["sigma", "delta", "n_max"]
 
 
 def _setting_label(sigma: float, delta: float, n_max: int) -> str:
-    return rf"$\sigma$={sigma:g}, $\delta$={delta:.4g}, N={n_max}"
+    return rf"$\sigma = {sigma:g},\ \delta = {sci(delta, 5)},\ N = {n_max}$"
 
 
 def _settings(df: pd.DataFrame) -> list[tuple[float, float, int]]:
@@ -44,13 +60,16 @@ def _select(df: pd.DataFrame, sigma: float, delta: float, n_max: int) -> pd.Data
 def _curves(ax, df: pd.DataFrame, x: str) -> None:
     """One line per (filter, pair); Monte Carlo curves get a 95% band (1.96 standard errors).
 
-    Survival against t is drawn as steps centred on the integers t.
+    Survival against the integer t is a step function, drawn with its jumps at the integers
+    (``steps-post``: P(T >= t) holds on [t, t + 1)); against eps, a filter without
+    randomness (zero standard error) is 0 or 1 and is drawn as a step too, jumping at the
+    first eps of the grid where it admits N queries.
     """
-    step = "mid" if x == "t" else None
     for (filt, pair), (color, ls, label) in STYLE.items():
         d = df[(df["filter"] == filt) & (df["pair"].fillna("") == pair)].sort_values(x)
         if d.empty:
             continue
+        step = "post" if x == "t" or d["se"].max() == 0 else None
         ax.plot(
             d[x],
             d["survival"],
@@ -65,10 +84,6 @@ def _curves(ax, df: pd.DataFrame, x: str) -> None:
             ax.fill_between(d[x], lo, hi, color=color, alpha=0.25, lw=0, step=step)
 
 
-def _legend(fig, ax) -> None:
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3)
-
-
 def plot_survival(df: pd.DataFrame, plot_eps: list[float], stem: Path) -> None:
     settings = _settings(df)
     ncols = len(plot_eps)
@@ -76,7 +91,7 @@ def plot_survival(df: pd.DataFrame, plot_eps: list[float], stem: Path) -> None:
         len(settings),
         ncols,
         width="double",
-        height=1.9 * len(settings) + 0.5,
+        height=min(1.9, (MAX_HEIGHT - 0.8) / len(settings)) * len(settings) + 0.5,
         squeeze=False,
         sharey=True,
     ) as (fig, axes):
@@ -85,11 +100,11 @@ def plot_survival(df: pd.DataFrame, plot_eps: list[float], stem: Path) -> None:
             for c, eps in enumerate(plot_eps):
                 ax = axes[r, c]
                 _curves(ax, sub[np.isclose(sub.eps, eps)], "t")
-                ax.set_title(rf"$\varepsilon$ = {eps:g}")
+                ax.set_title(rf"$\varepsilon = {eps:g}$")
                 ax.set_xlabel("t")
                 ax.set_ylim(-0.02, 1.02)
             axes[r, 0].set_ylabel(r"$P(T \geq t)$" + "\n" + _setting_label(*setting))
-        _legend(fig, axes[0, 0])
+        legend_outside(fig, axes[0, 0])
         save(fig, stem)
 
 
@@ -107,27 +122,31 @@ def plot_survival_at_n(df: pd.DataFrame, stem: Path) -> None:
             ax.set_title(_setting_label(*setting))
             ax.set_xlabel(r"$\varepsilon$")
         axes[0, 0].set_ylabel(r"$P(T \geq N)$")
-        fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
+        legend_outside(fig, axes[0, 0], ncols=2)
         save(fig, stem)
 
 
 def plot_puredp(df: pd.DataFrame, stem: Path) -> None:
-    colors = {"classical": COLORS[1], "mechanism": COLORS[2], "realisation": COLORS[0]}
+    colors = {
+        "classical": colour("classical"),
+        "mechanism": colour("mechanism"),
+        "realisation": colour("realisation"),
+    }
     with figure(1, 2, width="double") as (fig, axes):
         for (data, name), d in df.groupby(["data", "accounting"]):
             ls = LINESTYLES[int(data)]
-            label = f"{name}, X={data}"
+            label = rf"{name}, $X = {data}$"
             axes[0].plot(d.t, d.mean_eps, color=colors[name], ls=ls, label=label)
             axes[1].plot(
                 d.t, d.survival, color=colors[name], ls=ls, label=label, drawstyle="steps-post"
             )
-        axes[0].axhline(df.budget.iloc[0], color="grey", lw=0.8)
+        axes[0].axhline(df.budget.iloc[0], color=colour("reference"), lw=0.8, label="budget")
         axes[0].set_ylabel(r"mean $\varepsilon^t$ (eqs. 13-15)")
         axes[1].set_ylabel(r"$P(T \geq t)$")
         for ax in axes:
             ax.set_xlabel("t")
         axes[0].set_ylim(0, 2.5 * df.budget.iloc[0])
-        axes[0].legend(loc="upper left")
+        legend_outside(fig, axes)
         save(fig, stem)
 
 

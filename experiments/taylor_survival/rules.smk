@@ -29,7 +29,11 @@ rule taylor_survival_plot:
     output:
         **{
             f"{name}_{fmt}": (
-                report(f"figures/taylor_survival/{SCALE}/{name}.{fmt}", category="taylor_survival")
+                report(
+                    f"figures/taylor_survival/{SCALE}/{name}.{fmt}",
+                    category="taylor_survival",
+                    caption=figure_caption(f"taylor_survival/{name}"),
+                )
                 if fmt == "png"
                 else f"figures/taylor_survival/{SCALE}/{name}.{fmt}"
             )

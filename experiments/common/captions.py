@@ -1,0 +1,91 @@
+"""Figure captions for the report and the docs, written once in docs/captions.yaml.
+
+Snakemake's ``report(..., caption=...)`` takes a reStructuredText file, so every entry is
+rendered to ``docs/captions/<experiment>/<name>.rst`` (committed; a test checks that they
+match the YAML):
+
+    python -m experiments.common.captions          # rewrite docs/captions/
+    python -m experiments.common.captions --check  # exit 1 if any file is stale
+
+A key is a figure stem ``<experiment>/<name>``; a key ending in "_" covers every stem that
+starts with it (e.g. ``selection/privacy_utility_`` for ``privacy_utility_bikes_d90``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CAPTIONS = ROOT / "docs" / "captions.yaml"
+RST_DIR = ROOT / "docs" / "captions"
+FIELDS = ("paper", "figure", "setting", "compare", "differs")
+#: A caption names the paper's figure or table it reproduces, or says it is ours.
+PAPER_FIGURE = re.compile(r"\b(Figs?\. ?\d+|Table( \d+| \(Sec)?)|^ours\b")
+
+
+def load(path: Path = CAPTIONS) -> dict[str, dict[str, str]]:
+    """The captions, checked: every entry has exactly the fields of :data:`FIELDS`."""
+    captions = yaml.safe_load(path.read_text())
+    for key, entry in captions.items():
+        if set(entry) != set(FIELDS):
+            raise ValueError(f"caption {key!r} must have the fields {FIELDS}, got {sorted(entry)}")
+    return captions
+
+
+def resolve(stem: str, captions: dict[str, dict[str, str]] | None = None) -> str:
+    """The key of ``stem``'s caption: the stem itself, else the longest "_" prefix key."""
+    captions = load() if captions is None else captions
+    if stem in captions:
+        return stem
+    prefixes = [k for k in captions if k.endswith("_") and stem.startswith(k)]
+    if not prefixes:
+        raise ValueError(f"figure {stem!r} has no caption in {CAPTIONS.name}; add one")
+    return max(prefixes, key=len)
+
+
+def rst_path(key: str) -> Path:
+    """The caption file of ``key``, relative to the repository root."""
+    return Path("docs") / "captions" / f"{key}.rst"
+
+
+def render(entry: dict[str, str]) -> str:
+    """One caption as reStructuredText."""
+    return (
+        f"**{entry['figure']}** ({entry['paper']}). {entry['setting']}\n\n"
+        f"*Compare:* {entry['compare']}\n\n"
+        f"*Where ours differs:* {entry['differs']}\n"
+    )
+
+
+def write(check: bool = False) -> list[Path]:
+    """Write (or, with ``check``, list without writing) the stale caption files."""
+    stale = []
+    for key, entry in load().items():
+        path = ROOT / rst_path(key)
+        text = render(entry)
+        if not path.is_file() or path.read_text() != text:
+            stale.append(path)
+            if not check:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+    return stale
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report stale files")
+    args = parser.parse_args(argv)
+    stale = write(check=args.check)
+    for path in stale:
+        print(f"{'stale' if args.check else 'wrote'}: {path.relative_to(ROOT)}")
+    if args.check and stale:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
