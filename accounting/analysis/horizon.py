@@ -55,7 +55,7 @@ def largest_horizon(plan: HorizonPlan, cap: int) -> int:
 
 
 def additive_stopping_time(
-    eps: float, delta: float, sigma: float, sensitivity: float, t_cap: int
+    eps: float, delta: float, *, sigma: float, sensitivity: float, t_cap: int
 ) -> int:
     """T_a = max{t : min_{delta_i <= delta/t} eps_i(delta_i) <= eps/t} (Taylor et al., App. B).
 
@@ -93,7 +93,7 @@ def advanced_split(
 
 
 def advanced_stopping_time(
-    eps: float, delta: float, sigma: float, sensitivity: float, t_cap: int
+    eps: float, delta: float, *, sigma: float, sensitivity: float, t_cap: int
 ) -> int:
     """T_av of App. B with Rogers et al. Thm. 5.1 (:class:`AdvancedFilter`), split optimised."""
 
@@ -115,7 +115,7 @@ def rdp_order(t: int, delta: float, sigma: float, sensitivity: float) -> float:
 
 
 def rdp_stopping_time(
-    eps: float, delta: float, sigma: float, sensitivity: float, t_cap: int
+    eps: float, delta: float, *, sigma: float, sensitivity: float, t_cap: int
 ) -> int:
     """T_RDP = max{t : min_alpha t alpha/(2 sigma^2) + log(1/delta)/(alpha - 1) <= eps} (App. B).
 

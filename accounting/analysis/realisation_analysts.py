@@ -34,7 +34,7 @@ def repeated_query_analyst(p: np.ndarray, q: np.ndarray) -> Analyst:
     return lambda _outputs: query
 
 
-def gaussian_counting_analyst(sigma: float, sensitivity: float = 1.0) -> Analyst:
+def gaussian_counting_analyst(*, sigma: float, sensitivity: float = 1.0) -> Analyst:
     """An analyst that asks a Gaussian counting query every round (Taylor et al., Sec. V-B).
 
     Dataset 0 has count 0, dataset 1 count ``sensitivity``; Y = count + N(0, sigma^2). The

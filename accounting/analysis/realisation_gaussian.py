@@ -19,7 +19,7 @@ from accounting.filters.realisation import GaussianLoss, realisation_delta
 
 
 def gaussian_kappa(
-    eps: float, sigma: float, delta_tilde: float, theta: float, sensitivity: float = 1.0
+    eps: float, delta_tilde: float, theta: float, *, sigma: float, sensitivity: float = 1.0
 ) -> float:
     """Threshold kappa of Taylor et al., Prop. 1, for i.i.d. Gaussian mechanisms.
 
@@ -37,7 +37,7 @@ def gaussian_kappa(
 
 
 def gaussian_first_step_ok(
-    eps: float, sigma: float, delta_tilde: float, sensitivity: float = 1.0
+    eps: float, delta_tilde: float, *, sigma: float, sensitivity: float = 1.0
 ) -> bool:
     """Check at i = 0 (y_0 fixed): P(L_1 > eps) <= delta~, i.e. query 1 may run."""
     mu = _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)

@@ -29,6 +29,7 @@ def survival_from_times(times: np.ndarray, n_max: int) -> np.ndarray:
 def realisation_survival_mc(
     kappas: Sequence[float],
     first_ok: Sequence[bool],
+    *,
     sigma: float,
     sensitivity: float,
     n_max: int,

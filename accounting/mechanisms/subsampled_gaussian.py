@@ -27,9 +27,9 @@ P/Q = 1 - q + q e^x, and (their Sec. 3.3):
   t1_k = C(alpha, k) (1-q)^{alpha-k} q^k e^{(k^2-k)/(2 sigma^2)} Phi((z0 - k)/sigma),
   t2_k = C(alpha, k) q^{alpha-k} (1-q)^k e^{(m^2-m)/(2 sigma^2)} Phi((m - z0)/sigma),
   m = alpha - k. Beyond k > alpha both are alternating with strictly decreasing
-  magnitudes (the inverse Mills ratio exceeds its argument: docs/proofs/
-  subsampled_gaussian_series.md), so the first omitted terms bound the remainder; they are
-  added, never dropped.
+  magnitudes (the inverse Mills ratio exceeds its argument:
+  docs/proofs/subsampled_gaussian_series.md), so the first omitted terms bound the
+  remainder; they are added, never dropped.
 
 Every term is computed in log space and the sum is moved up by a bound on its floating-point
 error, so the returned eps is never below the true value (checked against 50-digit mpmath

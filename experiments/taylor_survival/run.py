@@ -99,7 +99,7 @@ def survival_table(params: Params) -> pd.DataFrame:
         base = {"sigma": sigma, "sensitivity": sens, "delta": delta, "n_max": n_max}
         for eps in params.eps:
             for name, fn in MECHANISM_FILTERS.items():
-                stop = fn(float(eps), delta, sigma, sens, n_max)
+                stop = fn(float(eps), delta, sigma=sigma, sensitivity=sens, t_cap=n_max)
                 surv = (ts <= stop).astype(float)
                 rows.append(
                     pd.DataFrame(
@@ -118,11 +118,22 @@ def survival_table(params: Params) -> pd.DataFrame:
                 )
         pairs = realisation_pairs(params.pairs, params.published, n_max, delta)
         grid = [(float(e), pair) for e in params.eps for pair in pairs]
-        kappas = [gaussian_kappa(e, sigma, dt, th, sens) for e, (_, dt, th) in grid]
-        first = [gaussian_first_step_ok(e, sigma, dt, sens) for e, (_, dt, _) in grid]
+        kappas = [
+            gaussian_kappa(e, dt, th, sigma=sigma, sensitivity=sens) for e, (_, dt, th) in grid
+        ]
+        first = [
+            gaussian_first_step_ok(e, dt, sigma=sigma, sensitivity=sens) for e, (_, dt, _) in grid
+        ]
         rng = np.random.default_rng([int(params.seed), index])
         mc = realisation_survival_mc(
-            kappas, first, sigma, sens, n_max, int(params.n_paths), int(params.chunk), rng
+            kappas,
+            first,
+            sigma=sigma,
+            sensitivity=sens,
+            n_max=n_max,
+            n_paths=int(params.n_paths),
+            chunk=int(params.chunk),
+            rng=rng,
         )
         for k, (eps, (name, dt, th)) in enumerate(grid):
             quad = realisation_survival_quadrature(

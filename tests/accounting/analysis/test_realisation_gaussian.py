@@ -22,7 +22,7 @@ def test_realisation_filter_matches_the_gaussian_closed_form() -> None:
     """Stopping times of the class equal Prop. 1's |l^(j)| <= kappa rule, path by path."""
     eps, delta, n_max, sigma = 4.0, 0.05, 12, 2.0
     delta_tilde, theta = gaussian_parameters(n_max, delta)
-    kappa = gaussian_kappa(eps, sigma, delta_tilde, theta)
+    kappa = gaussian_kappa(eps, delta_tilde, theta, sigma=sigma)
     query = gaussian_realisation_query(sigma)
     rng = np.random.default_rng(32)
     for _ in range(200):
@@ -41,11 +41,11 @@ def test_realisation_filter_matches_the_gaussian_closed_form() -> None:
 def test_kappa_hand_checked():
     # Phi^-1(1 - 4.797e-6) = 4.426127, Phi^-1(1 - 2.073e-9) = 5.878261:
     # kappa = 10 - 1/4 - (4.426127 + 5.878261) / 2 = 4.597806
-    assert gaussian_kappa(10.0, SIGMA, DT, TH) == pytest.approx(4.597806, abs=2e-6)
+    assert gaussian_kappa(10.0, DT, TH, sigma=SIGMA) == pytest.approx(4.597806, abs=2e-6)
     ref = 10 - 1 / SIGMA**2 - (stats.norm.isf(DT) + stats.norm.isf(TH)) / SIGMA
-    assert gaussian_kappa(10.0, SIGMA, DT, TH) == pytest.approx(ref, rel=1e-12)
+    assert gaussian_kappa(10.0, DT, TH, sigma=SIGMA) == pytest.approx(ref, rel=1e-12)
     # sensitivity 2 at sigma 4 is the same mechanism as sensitivity 1 at sigma 2
-    assert gaussian_kappa(10.0, 4.0, DT, TH, sensitivity=2.0) == pytest.approx(ref, rel=1e-12)
+    assert gaussian_kappa(10.0, DT, TH, sigma=4.0, sensitivity=2.0) == pytest.approx(ref, rel=1e-12)
 
 
 def test_optimal_parameters_beat_a_grid_and_the_published_pair():
@@ -60,7 +60,7 @@ def test_optimal_parameters_beat_a_grid_and_the_published_pair():
     assert cost(dt) <= cost(grid).min() + 1e-9
     assert dt == pytest.approx(2.6286e-6, rel=1e-3)  # about 0.54 delta, not 0.98 delta
     assert cost(dt) < cost(DT) - 0.4  # published pair: 10.304 vs optimum 9.891
-    assert gaussian_kappa(10.0, SIGMA, dt, th) > gaussian_kappa(10.0, SIGMA, DT, TH)
+    assert gaussian_kappa(10.0, dt, th, sigma=SIGMA) > gaussian_kappa(10.0, DT, TH, sigma=SIGMA)
 
 
 def test_stopping_times_hand_checked():

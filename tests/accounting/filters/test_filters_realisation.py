@@ -134,7 +134,7 @@ class ReplayAnalyst:
 
     def __init__(self, outputs: np.ndarray):
         self.outputs = outputs
-        self.inner = gaussian_counting_analyst(SIGMA)
+        self.inner = gaussian_counting_analyst(sigma=SIGMA)
 
     def __call__(self, released):
         query = self.inner(released)
@@ -151,7 +151,7 @@ def test_general_algorithm_matches_proposition_1(eps):
     outputs = SIGMA * rng.standard_normal((n_paths, N))  # dataset 0: count 0
     losses = (1.0 - 2.0 * outputs) / (2 * SIGMA**2)
     closed = gaussian_stopping_times(
-        np.cumsum(losses, axis=1), gaussian_kappa(eps, SIGMA, DT, TH), N
+        np.cumsum(losses, axis=1), gaussian_kappa(eps, DT, TH, sigma=SIGMA), N
     )
     allowed = [RoundLoss.gaussian(sigma=SIGMA)]
     general = []
@@ -165,8 +165,8 @@ def test_general_algorithm_matches_proposition_1(eps):
 
 def test_first_step_check_and_tiny_budget():
     # eps below mu^2/2 + mu Phi^-1(1 - delta~) = 0.125 + 2.213 refuses query 1
-    assert not gaussian_first_step_ok(2.3, SIGMA, DT)
-    assert gaussian_first_step_ok(2.4, SIGMA, DT)
+    assert not gaussian_first_step_ok(2.3, DT, sigma=SIGMA)
+    assert gaussian_first_step_ok(2.4, DT, sigma=SIGMA)
     filt = RealisationFilter(2.3, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
     assert not filt.request(RoundLoss.gaussian(sigma=SIGMA))
     assert gaussian_stopping_times(np.zeros((1, N)), -1.0, N, first_step_ok=False)[0] == 0
@@ -226,7 +226,9 @@ def test_allowable_sets_may_change_with_the_step():
 
 def test_filter_stops_at_n_max():
     filt = RealisationFilter(50.0, 1e-3, 3, 1e-4, 1e-4, [RoundLoss.gaussian(sigma=SIGMA)])
-    released = run_interaction(filt, gaussian_counting_analyst(SIGMA), 0, np.random.default_rng(1))
+    released = run_interaction(
+        filt, gaussian_counting_analyst(sigma=SIGMA), 0, np.random.default_rng(1)
+    )
     assert released.stopping_time == 3 and released.halted
 
 

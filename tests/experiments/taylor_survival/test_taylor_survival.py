@@ -41,7 +41,10 @@ def test_additive_stopping_time_closed_form(eps, expected):
     # App. B: T_a = max{t : t eps_gauss(delta / t) <= eps}
     closed = max(t for t in range(1, 60) if t * gaussian_eps_ref(DELTA / t, 1 / SIGMA) <= eps)
     assert closed == expected
-    assert horizon.additive_stopping_time(eps, DELTA, SIGMA, 1.0, 1000) == expected
+    assert (
+        horizon.additive_stopping_time(eps, DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=1000)
+        == expected
+    )
 
 
 @pytest.mark.parametrize("eps,expected", [(5.0, 3), (10.0, 11), (16.0, 26), (22.0, 44)])
@@ -51,8 +54,12 @@ def test_rdp_stopping_time_closed_form(eps, expected):
     log_inv = math.log(1 / DELTA)
     closed = max(t for t in range(1, 200) if t / 8 + 2 * math.sqrt(t / 8 * log_inv) <= eps)
     assert closed == expected
-    assert horizon.rdp_stopping_time(eps, DELTA, SIGMA, 1.0, 1000) == expected
-    assert horizon.rdp_stopping_time(eps, DELTA, SIGMA, 1.0, 20) == min(expected, 20)  # capped
+    assert (
+        horizon.rdp_stopping_time(eps, DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=1000) == expected
+    )
+    assert horizon.rdp_stopping_time(eps, DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=20) == min(
+        expected, 20
+    )  # capped
 
 
 def test_advanced_filter_needs_eps_above_25_for_one_query():
@@ -69,8 +76,8 @@ def test_advanced_filter_needs_eps_above_25_for_one_query():
     shares = np.linspace(0.01, 0.99, 99)
     assert min(k_one(24.0, s) for s in shares) > 24.0
     assert min(k_one(26.0, s) for s in shares) <= 26.0
-    assert horizon.advanced_stopping_time(24.0, DELTA, SIGMA, 1.0, N) == 0
-    assert horizon.advanced_stopping_time(26.0, DELTA, SIGMA, 1.0, N) == 1
+    assert horizon.advanced_stopping_time(24.0, DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=N) == 0
+    assert horizon.advanced_stopping_time(26.0, DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=N) == 1
 
 
 def test_survival_from_times():
@@ -83,11 +90,20 @@ def test_survival_from_times():
 
 @pytest.mark.parametrize("eps", [6.0, 8.0, 10.0])
 def test_monte_carlo_survival_matches_quadrature(eps):
-    kappa = gaussian_kappa(eps, SIGMA, DT, TH)
-    first = gaussian_first_step_ok(eps, SIGMA, DT)
+    kappa = gaussian_kappa(eps, DT, TH, sigma=SIGMA)
+    first = gaussian_first_step_ok(eps, DT, sigma=SIGMA)
     n_paths = 40_000
     rng = np.random.default_rng(11)
-    mc = survival.realisation_survival_mc([kappa], [first], SIGMA, 1.0, N, n_paths, 10_000, rng)[0]
+    mc = survival.realisation_survival_mc(
+        [kappa],
+        [first],
+        sigma=SIGMA,
+        sensitivity=1.0,
+        n_max=N,
+        n_paths=n_paths,
+        chunk=10_000,
+        rng=rng,
+    )[0]
     quad = survival.realisation_survival_quadrature(kappa, 1 / SIGMA, N, first, 300)
     assert mc[0] == 1.0 and quad[0] == 1.0  # query 1 always runs at these eps
     assert np.all(np.diff(mc) <= 0) and np.all(np.diff(quad) <= 1e-12)
@@ -100,7 +116,7 @@ def test_monte_carlo_survival_matches_quadrature(eps):
 
 
 def test_quadrature_converges_and_handles_edges():
-    kappa = gaussian_kappa(12.0, SIGMA, DT, TH)
+    kappa = gaussian_kappa(12.0, DT, TH, sigma=SIGMA)
     a = survival.realisation_survival_quadrature(kappa, 0.5, N, True, 150)
     b = survival.realisation_survival_quadrature(kappa, 0.5, N, True, 600)
     assert np.max(np.abs(a - b)) < 1e-9
@@ -113,9 +129,13 @@ def test_quadrature_converges_and_handles_edges():
 
 
 def test_mc_first_step_refusal_and_reproducibility():
-    args = ([3.0, 3.0], [True, False], SIGMA, 1.0, 10, 500, 200)
-    a = survival.realisation_survival_mc(*args, np.random.default_rng(5))
-    b = survival.realisation_survival_mc(*args, np.random.default_rng(5))
+    kwargs = dict(sigma=SIGMA, sensitivity=1.0, n_max=10, n_paths=500, chunk=200)
+    a = survival.realisation_survival_mc(
+        [3.0, 3.0], [True, False], **kwargs, rng=np.random.default_rng(5)
+    )
+    b = survival.realisation_survival_mc(
+        [3.0, 3.0], [True, False], **kwargs, rng=np.random.default_rng(5)
+    )
     np.testing.assert_array_equal(a, b)
     assert np.all(a[1] == 0.0) and a[0][0] == 1.0
 
