@@ -37,8 +37,13 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(BIN)/python -m pip install -c $(LOCK) -e '.[experiments,dev]'
 	touch $(STAMP)
 
+# Tests run in parallel, one worker per core (pytest-xdist); tests marked slow start first
+# (tests/conftest.py) so that no long test is left to run alone at the end. TEST_WORKERS=0
+# runs them in this process (e.g. to use a debugger).
+TEST_WORKERS ?= auto
+
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 figures: $(STAMP)
 	$(UNLOCK)
