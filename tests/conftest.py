@@ -7,13 +7,20 @@ Derandomised runs have no example database, so parallel workers (`make test`) sh
 
 Tests marked ``slow`` run first: `make test` hands tests to its parallel workers in this order,
 so the long ones start early and the short ones fill in around them, instead of one long test
-running alone at the end.
+running alone at the end. Each worker's OpenMP/BLAS pools (torch, numpy) get its share of the
+cores (set before either is imported), so that workers do not oversubscribe them; a job that
+Snakemake starts gets its rule's threads as before.
 """
 
 import os
 
 import pytest
-from hypothesis import settings
+
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
+
+from hypothesis import settings  # noqa: E402
 
 settings.register_profile("repeatable", derandomize=True, deadline=None)
 settings.register_profile("explore", max_examples=1000, deadline=None)
