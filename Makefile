@@ -37,13 +37,14 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(BIN)/python -m pip install -c $(LOCK) -e '.[experiments,dev]'
 	touch $(STAMP)
 
-# Tests run in parallel, one worker per core (pytest-xdist); tests marked slow start first
-# (tests/conftest.py) so that no long test is left to run alone at the end. TEST_WORKERS=0
-# runs them in this process (e.g. to use a debugger).
+# Tests run in parallel, one worker per core (pytest-xdist), a test file at a time (module
+# fixtures such as the shared smoke build are made once), files in collection order: those
+# with slow tests first (tests/conftest.py), so that no long test is left to run alone at the
+# end. TEST_WORKERS=0 runs them in this process (e.g. to use a debugger).
 TEST_WORKERS ?= auto
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 figures: $(STAMP)
 	$(UNLOCK)

@@ -5,9 +5,10 @@ same examples and a failure reproduces from the same commit; `HYPOTHESIS_PROFILE
 searches with fresh randomness and more examples. No deadline: CI machines are noisy.
 Derandomised runs have no example database, so parallel workers (`make test`) share no state.
 
-Tests marked ``slow`` run first: `make test` hands tests to its parallel workers in this order,
-so the long ones start early and the short ones fill in around them, instead of one long test
-running alone at the end. Each worker's OpenMP/BLAS pools (torch, numpy) get its share of the
+Tests that use the shared smoke build (the longest) run first, then the other tests marked
+``slow``: `make test` hands test files to its parallel workers in this order, so the long ones
+start early and the short ones fill in around them, instead of one long test running alone at
+the end. Each worker's OpenMP/BLAS pools (torch, numpy) get its share of the
 cores (set before either is imported), so that workers do not oversubscribe them; a job that
 Snakemake starts gets its rule's threads as before.
 """
@@ -28,4 +29,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    items.sort(
+        key=lambda item: (
+            "smoke_build" not in getattr(item, "fixturenames", ()),
+            item.get_closest_marker("slow") is None,
+        )
+    )

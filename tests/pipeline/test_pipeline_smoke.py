@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from smoke_build import SMOKE_GROUP, check
+from smoke_build import check
 
 #: A column name that looks like a wall time (step_s, seconds_per_query, wall_time, ...).
 WALL_TIME = re.compile(r"(^|_)(s|secs?|seconds|wall|elapsed|duration)(_|$)").search
 PROCESSED = ("adult.csv", "bikes.csv", "mnist.npz", "lcl_daily_kwh.parquet", "lcl_daily.csv")
 
-pytestmark = [pytest.mark.slow, SMOKE_GROUP]
+pytestmark = pytest.mark.slow
 
 
 def test_smoke_dag_builds_every_figure(smoke_build):

@@ -1,10 +1,10 @@
 """The smoke build shared by the pipeline tests (the fixture is in tests/pipeline/conftest.py).
 
-``smoke_build`` runs the whole Snakemake DAG at scale=smoke once per test session (once per
-parallel worker that needs it; `make test` sends every test that uses it to one worker, see
-``SMOKE_GROUP``) in a temporary folder of symlinks to the sources, so nothing in the working
-tree is touched. Tests that only inspect the finished build share it; a test that changes a
-build needs its own copy.
+``smoke_build`` runs the whole Snakemake DAG at scale=smoke once per test session in a
+temporary folder of symlinks to the sources, so nothing in the working tree is touched.
+`make test` runs each test file on one worker: keep the tests that use the build in one file,
+or each worker that runs one of them builds it again. Tests that only inspect the finished
+build share it; a test that changes a build needs its own copy.
 
 Without a local data mirror (an offline machine with no copy of ../shared/data) the raw data
 cannot be had, so the build uses `--config missing_data=skip` and builds what needs no raw
@@ -25,8 +25,6 @@ import pytest
 from experiments.common.determinism import make_workdir
 from experiments.data.fetch import MIRROR_ENV, default_mirror
 
-#: The xdist group of the tests that use ``smoke_build`` (`make test` runs --dist loadgroup).
-SMOKE_GROUP = pytest.mark.xdist_group("smoke_build")
 TIMEOUT_S = 1200
 
 
