@@ -3,12 +3,35 @@
 Hypothesis runs derandomised (a fixed seed per test), so that CI and a local run explore the
 same examples and a failure reproduces from the same commit; `HYPOTHESIS_PROFILE=explore`
 searches with fresh randomness and more examples. No deadline: CI machines are noisy.
+Derandomised runs have no example database, so parallel workers (`make test`) share no state.
+
+Tests that use the shared smoke build (the longest) run first, then the other tests marked
+``slow``: `make test` hands test files to its parallel workers in this order, so the long ones
+start early and the short ones fill in around them, instead of one long test running alone at
+the end. Each worker's OpenMP/BLAS pools (torch, numpy) get its share of the
+cores (set before either is imported), so that workers do not oversubscribe them; a job that
+Snakemake starts gets its rule's threads as before.
 """
 
 import os
 
-from hypothesis import settings
+import pytest
+
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
+
+from hypothesis import settings  # noqa: E402
 
 settings.register_profile("repeatable", derandomize=True, deadline=None)
 settings.register_profile("explore", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(
+        key=lambda item: (
+            "smoke_build" not in getattr(item, "fixturenames", ()),
+            item.get_closest_marker("slow") is None,
+        )
+    )

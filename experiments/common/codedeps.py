@@ -42,8 +42,19 @@ def _with_parents(module: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def _imported_modules(path: Path, module: str) -> set[str]:
-    """Absolute names of every module ``path`` (the file of ``module``) may import."""
+def _imported_modules(path: Path, module: str) -> frozenset[str]:
+    """Absolute names of every module ``path`` (the file of ``module``) may import.
+
+    Each file is parsed once per process while it is unchanged (keyed by its modification
+    time and size): the rules files list the imports of every experiment's scripts, which
+    share most of their files, and each Snakemake start parsed a shared file once per script.
+    """
+    stat = path.stat()
+    return _parsed_imports(path, module, stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _parsed_imports(path: Path, module: str, mtime_ns: int, size: int) -> frozenset[str]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
@@ -59,7 +70,7 @@ def _imported_modules(path: Path, module: str) -> set[str]:
             found.add(base)
             # ``from pkg import name``: name may be a submodule; kept if a file defines it.
             found.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
-    return found
+    return frozenset(found)
 
 
 def module_files(module: str, root: str | os.PathLike[str]) -> list[str]:

@@ -78,6 +78,7 @@ def _jobs(dry_run: str) -> dict[str, list[str]]:
     return jobs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", SCALES)
 def test_slurm_profile_dry_run_plans_every_scale(work, scale):
     result = _snakemake(work, "--profile", "profiles/slurm", "-n", "--config", f"scale={scale}")

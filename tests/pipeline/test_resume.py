@@ -136,6 +136,7 @@ def test_lock_of_a_live_run_is_kept(work):
     assert not any(locks.iterdir())
 
 
+@pytest.mark.slow
 def test_every_rule_has_a_log_under_logs(work):
     dry = _run(work, *_snakemake("all", "figure_list", "--cores", "1", "-n"))
     assert dry.returncode == 0, dry.stderr[-4000:]
@@ -155,6 +156,7 @@ def test_every_rule_has_a_log_under_logs(work):
         assert text.count("shell:") == text.count("{log}") + text.count("{log:q}"), rules
 
 
+@pytest.mark.slow
 def test_unknown_config_key_is_a_clear_error(work):
     typo = _run(work, sys.executable, "-m", "snakemake", "-n", "--config", "scal=smoke")
     assert typo.returncode != 0
@@ -167,6 +169,7 @@ def test_unknown_config_key_is_a_clear_error(work):
     assert bad.returncode != 0 and "missing_data must be 'fail' or 'skip'" in message
 
 
+@pytest.mark.slow
 def test_the_workflow_runs_from_any_directory(work, tmp_path):
     """`snakemake -s <root>/Snakefile` from elsewhere works in the root; -d elsewhere is refused."""
     elsewhere = tmp_path / "elsewhere"

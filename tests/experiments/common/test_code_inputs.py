@@ -9,6 +9,7 @@ that import it, the jobs downstream of them, and nothing else.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -65,6 +66,43 @@ def test_module_files_follow_absolute_relative_and_nested_imports(tmp_path):
         module_files("numpy.linalg", tmp_path)
     with pytest.raises(ValueError, match="module must be"):
         module_files("experiments.missing", tmp_path)
+
+
+def test_each_file_is_parsed_once_until_it_changes(tmp_path, monkeypatch):
+    """Scripts sharing files parse each shared file once (a Snakemake start lists them all)."""
+    import experiments.common.codedeps as codedeps
+
+    _write(
+        tmp_path,
+        {
+            "accounting/__init__.py": "",
+            "accounting/shared.py": "import accounting\n",
+            "experiments/__init__.py": "",
+            "experiments/exp/__init__.py": "",
+            "experiments/exp/run.py": "import accounting.shared\n",
+            "experiments/exp/plot.py": "import accounting.shared\n",
+        },
+    )
+    parsed = []
+
+    class CountingAst:
+        """The ast module as codedeps sees it, recording which files it parses."""
+
+        def __getattr__(self, name):
+            return getattr(ast, name)
+
+        def parse(self, text, filename):
+            parsed.append(filename)
+            return ast.parse(text, filename=filename)
+
+    monkeypatch.setattr(codedeps, "ast", CountingAst())
+    for module in ("experiments.exp.run", "experiments.exp.plot"):
+        assert "accounting/shared.py" in module_files(module, tmp_path)
+    assert sorted(parsed) == sorted(str(p) for p in tmp_path.rglob("*.py"))
+    shared = tmp_path / "accounting" / "shared.py"
+    shared.write_text("import accounting\nimport experiments.exp.extra\n")
+    (tmp_path / "experiments/exp/extra.py").write_text("")
+    assert "experiments/exp/extra.py" in module_files("experiments.exp.run", tmp_path)
 
 
 def test_config_files_follow_defaults_and_skip_paper_numbers(tmp_path):
