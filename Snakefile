@@ -9,7 +9,8 @@
 # result file it makes (tables and per-job parts) to ALL_RESULTS; see README.md "Adding an
 # experiment". `rule all` requests them all, so a deleted table or part is rebuilt even when
 # the figures downstream of it are newer (Snakemake only looks upstream of jobs that run).
-# Every rule writes its log to logs/<exp>/<scale>/ (data: logs/data/); after a crash, rerun
+# Every rule writes its log to log_path(...) = logs/<exp>/<scale>/<rule>[_<wildcards>].log
+# (data: logs/data/); after a crash, rerun
 # the same command with --profile profiles/local (README.md "Resume after a crash, and where
 # logs are").
 import os
@@ -75,6 +76,24 @@ def code_inputs(module):
     Use as a rule's code input so that editing any of them reruns exactly that rule's jobs.
     """
     return _code_inputs(module, workflow.basedir)
+
+
+def figure_outputs(exp, names):
+    """Named outputs `<name>_pdf`, `<name>_png` of figures/<exp>/<SCALE>/<name>.{pdf,png}.
+
+    PNGs are wrapped in report(...) (category: the experiment), so report.html shows them.
+    """
+    outputs = {}
+    for name in names:
+        stem = f"figures/{exp}/{SCALE}/{name}"
+        outputs[f"{name}_pdf"] = f"{stem}.pdf"
+        outputs[f"{name}_png"] = report(f"{stem}.png", category=exp)
+    return outputs
+
+
+def log_path(exp, rule, *wildcards):
+    """logs/<exp>/<SCALE>/<rule>[_{<wildcard>}...].log: one log name convention for every rule."""
+    return f"logs/{exp}/{SCALE}/{rule}" + "".join(f"_{{{w}}}" for w in wildcards) + ".log"
 
 
 def experiment_config(name, scale=None):
