@@ -20,7 +20,7 @@ import pandas as pd
 
 P = TypeVar("P")
 
-#: Where a job may run: ``auto`` is CUDA when torch sees it, else the CPU.
+#: Where a job may run: ``auto`` is CUDA when torch sees it, else the CPU (or ``cuda:<n>``).
 DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -109,19 +109,23 @@ def load_job(cfg: Mapping[str, Any], tables: Mapping[str, Table[P]], params: P) 
     entry = tables[name]
     n = len(entry.job_keys(params))
     index = job_index(cfg.get("index", 0), n, f"index (a job of table {name!r})")
-    inputs = {str(k): str(v) for k, v in (cfg.get("inputs") or {}).items() if v is not None}
-    outputs = {str(k): str(v) for k, v in (cfg.get("outputs") or {}).items() if v is not None}
+    inputs, outputs = _paths(cfg.get("inputs")), _paths(cfg.get("outputs"))
     for needed in entry.inputs:
         _named(inputs, needed, "inputs")
     device = str(cfg.get("device", "auto"))
-    if device not in DEVICES:
-        raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
+    if device not in DEVICES and not device.startswith("cuda:"):
+        raise ValueError(f"device must be one of {DEVICES} or cuda:<n>, got {device!r}")
     out = cfg.get("out")
     if out is None or str(out) == "":
         raise ValueError("out must be the path of the table this job writes, got none")
     scale = cfg.get("scale")
     scale_name = str(scale.get("name", "")) if isinstance(scale, Mapping) else str(scale or "")
     return Job(name, index, inputs, outputs, Path(str(out)), device, scale_name)
+
+
+def _paths(named: Mapping[str, Any] | None) -> dict[str, str]:
+    """Named paths given on the command line; null or empty (a rule's empty input) is none."""
+    return {str(k): str(v) for k, v in (named or {}).items() if v is not None and str(v) != ""}
 
 
 def _ints(key: int | Sequence[int]) -> list[int]:
