@@ -1,14 +1,17 @@
 """Filter comparison (issue 13 item 1): queries admitted and time per admitted query of every
 filter of docs/filters.md on one shared workload, under one (eps, delta) budget.
 
-    python -m experiments.filter_comparison.run scale=smoke workload=a
+    python -m experiments.filter_comparison.run scale=smoke table=a \
+        out=results/filter_comparison/smoke/a.csv
 
 One row per (setting, run, filter): ``admitted`` (queries run before the filter halted;
 ``censored`` when the stream ended first). Filters that do not accept the workload's queries
-get one row with ``admitted`` empty and the reason. Stream seeds are SeedSequence([seed,
-workload, setting, run]). The time in ``request`` and ``observe`` per admitted query (costs
-are priced outside the timer) goes to the sidecar, not the table (``timings``, one list of
-runs per ``key(workload, setting, filter)``), so the table's bytes are the same on every run.
+get one row with ``admitted`` empty and the reason. One table per workload (``table=a`` ...
+``e``); (e) replays recorded MNIST gradient norms when given ``inputs.norms``. Stream seeds
+are SeedSequence([seed, workload, setting, run]) (``substream`` of the job's stream). The
+time in ``request`` and ``observe`` per admitted query (costs are priced outside the timer)
+goes to the sidecar, not the table (``timings``, one list of runs per ``key(workload,
+setting, filter)``), so the table's bytes are the same on every run.
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ import time
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
 from accounting.curves.zcdp import zcdp_budget
 from accounting.filters import IndividualRenyiFilter
 from experiments.common.app import experiment_main
+from experiments.common.job import Job, Table, substream
 from experiments.common.timings import key, record
 from experiments.filter_comparison.filters import (
     INCOMPARABLE,
@@ -59,12 +62,13 @@ def admit(contender: Contender, queries: list[Query]) -> tuple[int, bool, float]
 
 
 def individual_rows(
-    p: Params, rng: np.random.Generator, index: int
+    p: Params, rng: np.random.Generator, index: int, recorded: str | None
 ) -> tuple[list[float], int, float]:
     """Individual Renyi filter (zCDP budget) on the DP-SGD steps of setting ``index`` of (e):
-    the number of steps each example takes part in, the number of steps, seconds per step."""
+    the number of steps each example takes part in, the number of steps, seconds per step
+    (``recorded``: the MNIST norms' npz, for setting 1)."""
     g = p.gradients
-    norms = gradient_norms(g, rng, index)
+    norms = gradient_norms(g, rng, index, recorded)
     sigma = g.noise_multiplier * g.clip
     costs = np.minimum(norms, g.clip) ** 2 / (2.0 * sigma**2)  # Feldman and Zrnic, Ex. 2.6
     filt = IndividualRenyiFilter(norms.shape[1], zcdp_budget(p.eps, p.delta, "optimal"))
@@ -76,20 +80,16 @@ def individual_rows(
     return active_steps.tolist(), norms.shape[0], per_step
 
 
-def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
-    workload = str(cfg.workload)
-    if workload not in WORKLOADS:
-        raise ValueError(f"workload must be one of {WORKLOADS}, got {workload!r}")
-    w = WORKLOADS.index(workload)
+def workload_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """Every filter on the streams of workload ``job.table``, setting by setting."""
+    workload = job.table
+    norms = job.inputs.get("norms")
     budget = Budget(p.eps, p.delta, p.horizon, tuple(p.rdp_orders))
     rows = []
-    for index, setting in enumerate(settings(p, workload)):
+    for index, setting in enumerate(settings(p, workload, norms)):
         alpha = choose_alpha(budget, representative(p, workload, index))
         runs = 1 if workload in ("a", "e") else p.runs  # (a), (e): the same stream every run
-        streams = [
-            stream(p, workload, index, np.random.default_rng([p.seed, w, index, r]))
-            for r in range(runs)
-        ]
+        streams = [stream(p, workload, index, substream(rng, index, r), norms) for r in range(runs)]
         base = {"workload": workload, "setting": setting, "eps": p.eps, "delta": p.delta}
         base |= {"rdp_alpha": alpha}
         for contender in contenders(budget, alpha):
@@ -105,9 +105,7 @@ def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
                     | {"censored": censored}
                 )
         if workload == "e":
-            steps, n_steps, per_step = individual_rows(
-                p, np.random.default_rng([p.seed, w, index, 0]), index
-            )
+            steps, n_steps, per_step = individual_rows(p, substream(rng, index, 0), index, norms)
             label = ("synthetic stand-in", "MNIST gradient norms")[index]
             median = float(np.median(steps))
             name = "individual renyi (steps per example, median)"
@@ -123,7 +121,10 @@ def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-main = experiment_main("filter_comparison", Params, run)
+#: Workload w is seeded from (seed, w); its streams from (seed, w, setting, run).
+TABLES = {name: Table(workload_table, key=(w,)) for w, name in enumerate(WORKLOADS)}
+
+main = experiment_main("filter_comparison", Params, TABLES)
 
 if __name__ == "__main__":
     main()

@@ -59,9 +59,9 @@ class AboveThreshold:
 @dataclass
 class Gradients:
     """(e): DP-SGD steps (full batch) with clip norm ``clip`` and noise multiplier
-    ``noise_multiplier``; per-example gradient norms from ``norms_file`` (npz with an array
-    ``norms`` of shape (steps, n)) or, when null or absent, a labelled synthetic stand-in:
-    log-normal norms with median ``median_norm`` decaying by ``decay`` per step."""
+    ``noise_multiplier``; per-example gradient norms from the job's ``inputs.norms`` (npz with
+    an array ``norms`` of shape (steps, n)) and a labelled synthetic stand-in: log-normal
+    norms with median ``median_norm`` decaying by ``decay`` per step."""
 
     n_examples: int = MISSING
     steps: int = MISSING
@@ -70,7 +70,6 @@ class Gradients:
     median_norm: float = MISSING
     spread: float = MISSING
     decay: float = MISSING
-    norms_file: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("n_examples", "steps", "clip", "noise_multiplier", "median_norm"):
