@@ -4,7 +4,8 @@
   columns (GD tuned, with filtering; GD suboptimal, with filtering).
 * ``fig1``: active examples (budget not yet exhausted) after each step of one filtered run in
   the tuned regime (trial 0), one panel per eps of ``params.fig1_eps`` (from the table's
-  sidecar); the solid vertical line is step B_norm / C^2. The counts are exact, a non-private diagnostic (as in the paper).
+  sidecar); the solid vertical line is step B_norm / C^2. The counts are exact, a
+  non-private diagnostic (as in the paper).
 
     python -m experiments.mnist_gd.plot results/mnist_gd/smoke/table.csv \
         results/mnist_gd/smoke/runs.csv figures/mnist_gd/smoke
