@@ -42,7 +42,7 @@ rule scoreboard_run:
         scale=SCALE,
         experiments=_scoreboard_in_dag,
     log:
-        f"logs/scoreboard/{SCALE}/scoreboard_run.log",
+        log_path("scoreboard", "scoreboard_run"),
     threads: 1
     resources:
         runtime=5,
@@ -57,12 +57,11 @@ rule scoreboard_plot:
         board=f"results/scoreboard/{SCALE}.csv",
         code=code_inputs("experiments.scoreboard.plot"),
     output:
-        png=report(f"figures/scoreboard/{SCALE}/scoreboard.png", category="scoreboard"),
-        pdf=f"figures/scoreboard/{SCALE}/scoreboard.pdf",
+        **figure_outputs("scoreboard", ("scoreboard",)),
     params:
         outdir=f"figures/scoreboard/{SCALE}",
     log:
-        f"logs/scoreboard/{SCALE}/scoreboard_plot.log",
+        log_path("scoreboard", "scoreboard_plot"),
     threads: 1
     resources:
         runtime=5,
