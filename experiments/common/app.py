@@ -23,7 +23,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from experiments.common.config import CONFIG_DIR, as_dict, load_params
-from experiments.common.job import Table, job_rng, load_job
+from experiments.common.job import Table, build_table, load_job
 from experiments.common.provenance import write_table
 from experiments.common.timings import collect
 
@@ -56,14 +56,11 @@ def experiment_main(
         params = load_params(cfg, schema)
         job = load_job(cfg, tables, params)
         out = output_path(cfg)
-        entry = tables[job.table]
-        seed = getattr(params, "seed", 0)  # a schema without a seed draws nothing (scoreboard)
-        rng = job_rng(seed, entry.key, entry.job_keys(params)[job.index])
-        df = entry.build(job, params, rng)
+        df = build_table(tables, job, params)
         if len(df) == 0:
             raise ValueError(f"{name}: the run produced an empty table; nothing written to {out}")
         extra = {"params": as_dict(params), "overrides": _overrides(), "timings": collect()}
-        write_table(df, out, cfg, seed, started, extra=extra)
+        write_table(df, out, cfg, getattr(params, "seed", None), started, extra=extra)
         log.info("wrote %s (%d rows) in %.1f s", out, len(df), time.perf_counter() - started)
 
     return main

@@ -123,6 +123,15 @@ def load_job(cfg: Mapping[str, Any], tables: Mapping[str, Table[P]], params: P) 
     return Job(name, index, inputs, outputs, Path(str(out)), device, scale_name)
 
 
+def build_table(tables: Mapping[str, Table[P]], job: Job, params: P) -> pd.DataFrame:
+    """The table of ``job``: its registry entry's ``build(job, params, rng)`` with the job's
+    stream (a schema without a ``seed`` draws nothing: the scoreboard; its stream is seeded
+    with 0)."""
+    entry = tables[job.table]
+    seed = getattr(params, "seed", 0)
+    return entry.build(job, params, job_rng(seed, entry.key, entry.job_keys(params)[job.index]))
+
+
 def _paths(named: Mapping[str, Any] | None) -> dict[str, str]:
     """Named paths given on the command line; null or empty (a rule's empty input) is none."""
     return {str(k): str(v) for k, v in (named or {}).items() if v is not None and str(v) != ""}

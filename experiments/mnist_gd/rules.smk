@@ -36,7 +36,7 @@ rule mnist_gd_search:
         mem_mb=per_scale(2000, 4000, 8000),
         gpu=1,
     shell:
-        "{MNIST_RUN} table=search index={params.index} inputs.data={input.data} out={output} "
+        MNIST_RUN + " table=search index={params.index} inputs.data={input.data} out={output} "
         "> {log} 2>&1"
 
 
@@ -69,7 +69,7 @@ rule mnist_gd_select:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{MNIST_RUN} table=select inputs.search={input.search} out={output} > {log} 2>&1"
+        MNIST_RUN + " table=select inputs.search={input.search} out={output} > {log} 2>&1"
 
 
 def _mnist_train_index(w):
@@ -98,7 +98,7 @@ rule mnist_gd_train:
         mem_mb=per_scale(2000, 4000, 8000),
         gpu=1,
     shell:
-        "{MNIST_RUN} table=train index={params.index} inputs.data={input.data} "
+        MNIST_RUN + " table=train index={params.index} inputs.data={input.data} "
         "inputs.tuned={input.tuned} out={output} > {log} 2>&1"
 
 
@@ -129,7 +129,7 @@ rule mnist_gd_train_with_norms:
         mem_mb=per_scale(2000, 4000, 8000),
         gpu=1,
     shell:
-        "{MNIST_RUN} table=train index={params.index} inputs.data={input.data} "
+        MNIST_RUN + " table=train index={params.index} inputs.data={input.data} "
         "inputs.tuned={input.tuned} outputs.norms={output.norms} out={output.run} > {log} 2>&1"
 
 
@@ -162,7 +162,7 @@ rule mnist_gd_summary:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{MNIST_RUN} table=summary inputs.runs={input.runs} out={output} > {log} 2>&1"
+        MNIST_RUN + " table=summary inputs.runs={input.runs} out={output} > {log} 2>&1"
 
 
 rule mnist_gd_plot:
