@@ -29,8 +29,8 @@ from experiments.common.config import compose_config, load_params
 from experiments.common.provenance import read_sidecar
 from experiments.mnist_gd.model import MnistConvNet, normalise_images
 from experiments.mnist_gd.per_example import clipped_gradient_sum
-from experiments.mnist_gd.tables import settings
 from experiments.mnist_gd.schema import Params
+from experiments.mnist_gd.tables import settings
 from experiments.mnist_gd.train import GdSettings, query_schedule, safe_remaining, train
 
 REPO = Path(__file__).resolve().parents[3]

@@ -14,8 +14,8 @@ import pytest
 
 from accounting.curves.gdp import gdp_tradeoff
 from experiments.common.config import compose_config, load_params
-from experiments.common.provenance import write_table
 from experiments.common.job import Job, build_table
+from experiments.common.provenance import write_table
 from experiments.residue_filters import plot, run
 from experiments.residue_filters.tables import CROSSCHECK_TOL
 

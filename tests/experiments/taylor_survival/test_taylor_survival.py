@@ -132,7 +132,7 @@ def test_published_pair_feasibility_and_rule_pair():
     assert [p[0] for p in pairs] == ["published", "rule"]
     assert pairs[0][1:] == (DT, TH)
     assert realisation_delta(N, *pairs[1][1:]) == pytest.approx(DELTA, rel=1e-12)
-    assert tables.realisation_pairs(["published"], published, N, 4.0e-6) == []  # infeasible: skipped
+    assert tables.realisation_pairs(["published"], published, N, 4.0e-6) == []  # infeasible
     assert tables.resolve_delta("published", published, N) == DELTA
     with pytest.raises(ValueError):
         tables.realisation_pairs(["other"], published, N, DELTA)
