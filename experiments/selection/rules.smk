@@ -1,6 +1,7 @@
 # Lebensold, Precup and Balle 2024: Gaussian selection mechanisms (Sec. 4, App. B, C, D).
 # One job per setting (experiments/selection/jobs.py) -> parts/<table>/<job>.csv; a merge
-# rule per table (experiments/common/merge.py); plots read the merged tables. NEAR jobs run only with the NEAR raw file.
+# rule per table (experiments/common/merge.py); plots read the merged tables. NEAR jobs run
+# only with the NEAR raw file.
 import sys
 
 from experiments.common.config import load_params

@@ -380,7 +380,9 @@ def test_smoke_rules_build_table_and_fig1(tmp_path):
     assert len(read_sidecar(job)["timings"]["step_s"]) > 0
     for name in ("table", "fig1"):
         assert (work / "figures" / "mnist_gd" / "smoke" / f"{name}.png").stat().st_size > 0
-    assert (work / "logs" / "mnist_gd" / "smoke" / "train_e0_tuned_filtered_t0.log").is_file()
+    assert (
+        work / "logs" / "mnist_gd" / "smoke" / "mnist_gd_train_0_tuned_filtered_0.log"
+    ).is_file()
 
 
 def test_metrics_read_the_table_and_the_claims(tmp_path):
