@@ -444,10 +444,10 @@ def test_dag_has_one_job_per_repeat():
 
 
 def test_table3_reproduces_the_papers_numbers():
-    from experiments.adult_synth.run import table3
+    from experiments.adult_synth.run import TABLES
+    from experiments.common.job import Job, build_table
 
-    p = Params(eps=list(PAPER_EPS))
-    got = table3(None, p)["adp_eps"].to_numpy()
+    got = build_table(TABLES, Job("table3"), Params(eps=list(PAPER_EPS)))["adp_eps"].to_numpy()
     paper = [0.615943, 0.627488, 0.652359, 0.705943, 0.821387, 1.070102, 1.605943]
     np.testing.assert_allclose(got, paper, atol=5e-7)
 
@@ -457,9 +457,11 @@ def test_metrics_match_the_paper_yaml_checks(tmp_path):
     import yaml
 
     from experiments.adult_synth.metrics import metrics
-    from experiments.adult_synth.run import table3
+    from experiments.adult_synth.run import TABLES
+    from experiments.common.job import Job, build_table
 
-    table3(None, Params(eps=list(PAPER_EPS))).to_csv(tmp_path / "table3.csv", index=False)
+    table3 = build_table(TABLES, Job("table3"), Params(eps=list(PAPER_EPS)))
+    table3.to_csv(tmp_path / "table3.csv", index=False)
     pd.DataFrame(
         {
             "repeat": [0, 0, 1, 1],

@@ -28,8 +28,8 @@ from experiments.filter_comparison.filters import (
     gdp_budget,
     usable_orders,
 )
-from experiments.filter_comparison.tables import admit
 from experiments.filter_comparison.schema import Params
+from experiments.filter_comparison.tables import admit
 from experiments.filter_comparison.workloads import expost_table, stream
 
 REPO = Path(__file__).resolve().parents[3]
