@@ -278,7 +278,7 @@ def test_bad_input_raises_clear_errors():
         GdSettings(-1.0, 1.0, 5.0, 5, 1.0, True)
     with pytest.raises(ValueError, match="budget_steps"):
         GdSettings(1.0, 1.0, 5.0, 6, 1.0, False)  # private GD past its budget
-    cfg = compose_config("mnist_gd", "smoke")
+    cfg = compose_config("mnist_gd", "smoke", ["out=x.csv"])
     for override, key in [
         ({"eps": [0.0]}, "eps"),
         ({"eps": [-0.5]}, "eps"),
