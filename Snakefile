@@ -9,7 +9,8 @@
 # result file it makes (tables and per-job parts) to ALL_RESULTS; see README.md "Adding an
 # experiment". `rule all` requests them all, so a deleted table or part is rebuilt even when
 # the figures downstream of it are newer (Snakemake only looks upstream of jobs that run).
-# Every rule writes its log to logs/<exp>/<scale>/ (data: logs/data/); after a crash, rerun
+# Every rule writes its log to log_path(...) = logs/<exp>/<scale>/<rule>[_<wildcards>].log
+# (data: logs/data/); after a crash, rerun
 # the same command with --profile profiles/local (README.md "Resume after a crash, and where
 # logs are").
 import os
@@ -87,6 +88,27 @@ def figure_caption(stem):
     if not path.is_file():
         raise ValueError(f"{path} is missing: run `python -m experiments.common.captions`")
     return str(path)
+
+
+def figure_outputs(exp, names):
+    """Named outputs `<name>_pdf`, `<name>_png` of figures/<exp>/<SCALE>/<name>.{pdf,png}.
+
+    PNGs are wrapped in report(...) (category: the experiment; caption: docs/captions.yaml),
+    so report.html shows them with their caption.
+    """
+    outputs = {}
+    for name in names:
+        stem = f"figures/{exp}/{SCALE}/{name}"
+        outputs[f"{name}_pdf"] = f"{stem}.pdf"
+        outputs[f"{name}_png"] = report(
+            f"{stem}.png", category=exp, caption=figure_caption(f"{exp}/{name}")
+        )
+    return outputs
+
+
+def log_path(exp, rule, *wildcards):
+    """logs/<exp>/<SCALE>/<rule>[_{<wildcard>}...].log: one log name convention for every rule."""
+    return f"logs/{exp}/{SCALE}/{rule}" + "".join(f"_{{{w}}}" for w in wildcards) + ".log"
 
 
 def experiment_config(name, scale=None):

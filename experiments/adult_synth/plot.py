@@ -1,7 +1,9 @@
 """Fig. 1, Fig. 2a-f and Table 3 of Räisä et al. (Sec. 6, App. D) from the result tables.
 
     python -m experiments.adult_synth.plot releases.csv checks.csv baseline.csv table3.csv \
-        figures/adult_synth/<scale> --threshold 0.825
+        figures/adult_synth/<scale>
+
+The accuracy threshold is the checks table's ``params.threshold`` (its sidecar).
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.common.plotting import MARKERS, colour, figure, legend_outside, save
+from experiments.common.plotting import (
+    MARKERS,
+    colour,
+    figure,
+    legend_outside,
+    save,
+    table_params,
+)
 
 LABELS = {"plain": "Plain Gaussian", "svt": "SVT"}
 
@@ -122,8 +131,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     for name in ("releases", "checks", "baseline", "table3", "outdir"):
         parser.add_argument(name, type=Path)
-    parser.add_argument("--threshold", type=float, required=True)
     args = parser.parse_args()
+    threshold = float(table_params(args.checks)["threshold"])
     releases = pd.read_csv(args.releases)
     means = releases.groupby(["repeat", "level"], as_index=False)[
         ["eps", "val_acc", "test_acc"]
@@ -131,8 +140,8 @@ def main() -> None:
     checks = pd.read_csv(args.checks)
     base = pd.read_csv(args.baseline)
     levels = np.sort(releases["eps"].unique())
-    fig1(means, checks, levels, args.threshold, base["val_acc"].mean(), args.outdir)
-    fig2(checks, levels, args.threshold, base, args.outdir)
+    fig1(means, checks, levels, threshold, base["val_acc"].mean(), args.outdir)
+    fig2(checks, levels, threshold, base, args.outdir)
     table3(pd.read_csv(args.table3), args.outdir)
 
 

@@ -30,6 +30,7 @@ MIN_PART_ROWS = 20
 class Params(Root):
     """Paper values (Sec. 6, App. D) as defaults; scales change the sizes only."""
 
+    seed: int = param(default=123, doc="every stream of the experiment")
     target: str = param(
         nonempty_text,
         default="income",

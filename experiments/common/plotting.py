@@ -45,6 +45,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import LogFormatterMathtext, LogLocator, NullFormatter  # noqa: E402
 
 from experiments.common.atomic import atomic_path  # noqa: E402
+from experiments.common.provenance import read_sidecar  # noqa: E402
 
 #: Okabe-Ito palette: distinguishable with the common colour-vision deficiencies and in grey.
 COLORS: tuple[str, ...] = (
@@ -282,3 +283,15 @@ def save(fig: Figure, stem: str | os.PathLike[str]) -> tuple[Path, Path]:
             fig.savefig(tmp, format=fmt, metadata=_METADATA[fmt])
         written.append(out)
     return written[0], written[1]
+
+
+def table_params(table: str | os.PathLike[str]) -> dict[str, Any]:
+    """The ``params`` a result table was made with, from its sidecar.
+
+    The one way a plot learns its parameters (e.g. which eps to show): from the tables the
+    rule hands it, so a command-line override of the run reaches the figure too.
+    """
+    params = read_sidecar(table).get("params")
+    if not isinstance(params, dict):
+        raise ValueError(f"table {table} has no params in its sidecar: make it with its run.py")
+    return params

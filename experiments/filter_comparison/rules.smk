@@ -18,34 +18,31 @@ rule filter_comparison_run:
         workload="|".join(FILTER_COMPARISON_WORKLOADS),
     params:
         scale=SCALE,
-        norms=lambda w, input: (
-            f"params.gradients.norms_file={input.norms[0]}" if input.norms else ""
-        ),
     log:
-        f"logs/filter_comparison/{SCALE}/run_{{workload}}.log",
+        log_path("filter_comparison", "filter_comparison_run", "workload"),
     threads: 1
     resources:
         runtime=per_scale(5, 20, 60),
         mem_mb=4000,
     shell:
         "python -m experiments.filter_comparison.run scale={params.scale} "
-        "workload={wildcards.workload} {params.norms} out={output} > {log} 2>&1"
+        "table={wildcards.workload} inputs.norms={input.norms} out={output} > {log} 2>&1"
 
 
 rule filter_comparison_merge:
     input:
         tables=[f"results/filter_comparison/{SCALE}/{w}.csv" for w in FILTER_COMPARISON_WORKLOADS],
-        code=code_inputs("experiments.filter_comparison.merge"),
+        code=code_inputs("experiments.common.merge"),
     output:
         f"results/filter_comparison/{SCALE}/comparison.csv",
     log:
-        f"logs/filter_comparison/{SCALE}/merge.log",
+        log_path("filter_comparison", "filter_comparison_merge"),
     threads: 1
     resources:
         runtime=5,
         mem_mb=2000,
     shell:
-        "python -m experiments.filter_comparison.merge {output} {input.tables} > {log} 2>&1"
+        "python -m experiments.common.merge {output} {input.tables} > {log} 2>&1"
 
 
 rule filter_comparison_plot:
@@ -53,16 +50,11 @@ rule filter_comparison_plot:
         table=f"results/filter_comparison/{SCALE}/comparison.csv",
         code=code_inputs("experiments.filter_comparison.plot"),
     output:
-        png=report(
-            f"figures/filter_comparison/{SCALE}/comparison.png",
-            category="filter_comparison",
-            caption=figure_caption("filter_comparison/comparison"),
-        ),
-        pdf=f"figures/filter_comparison/{SCALE}/comparison.pdf",
+        **figure_outputs("filter_comparison", ("comparison",)),
     params:
         outdir=f"figures/filter_comparison/{SCALE}",
     log:
-        f"logs/filter_comparison/{SCALE}/plot.log",
+        log_path("filter_comparison", "filter_comparison_plot"),
     threads: 1
     resources:
         runtime=5,

@@ -1,129 +1,31 @@
 """Filter comparison (issue 13 item 1): queries admitted and time per admitted query of every
 filter of docs/filters.md on one shared workload, under one (eps, delta) budget.
 
-    python -m experiments.filter_comparison.run scale=smoke workload=a
+    python -m experiments.filter_comparison.run scale=smoke table=a \
+        out=results/filter_comparison/smoke/a.csv
 
 One row per (setting, run, filter): ``admitted`` (queries run before the filter halted;
 ``censored`` when the stream ended first). Filters that do not accept the workload's queries
-get one row with ``admitted`` empty and the reason. Stream seeds are SeedSequence([seed,
-workload, setting, run]). The time in ``request`` and ``observe`` per admitted query (costs
-are priced outside the timer) goes to the sidecar, not the table (``timings``, one list of
-runs per ``key(workload, setting, filter)``), so the table's bytes are the same on every run.
+get one row with ``admitted`` empty and the reason. One table per workload (``table=a`` ...
+``f``); (e) replays recorded MNIST gradient norms when given ``inputs.norms``. Stream seeds
+are SeedSequence([seed, workload, setting, run]) (``substream`` of the job's stream). The
+time in ``request`` and ``observe`` per admitted query (costs are priced outside the timer)
+goes to the sidecar, not the table (``timings``, one list of runs per ``key(workload,
+setting, filter)``), so the table's bytes are the same on every run. The table is in
+``experiments/filter_comparison/tables.py``.
 """
 
 from __future__ import annotations
 
-import time
-
-import numpy as np
-import pandas as pd
-from omegaconf import DictConfig
-
-from accounting.curves.zcdp import zcdp_budget
-from accounting.filters import IndividualRenyiFilter
 from experiments.common.app import experiment_main
-from experiments.common.timings import key, record
-from experiments.filter_comparison.filters import (
-    INCOMPARABLE,
-    Budget,
-    Contender,
-    Query,
-    accepts,
-    choose_alpha,
-    contenders,
-)
+from experiments.common.job import Table
 from experiments.filter_comparison.schema import WORKLOADS, Params
-from experiments.filter_comparison.workloads import (
-    gradient_norms,
-    representative,
-    settings,
-    stream,
-)
+from experiments.filter_comparison.tables import workload_table
 
+#: Workload w is seeded from (seed, w); its streams from (seed, w, setting, run).
+TABLES = {name: Table(workload_table, key=(w,)) for w, name in enumerate(WORKLOADS)}
 
-def admit(contender: Contender, queries: list[Query]) -> tuple[int, bool, float]:
-    """(queries admitted, whether the stream ended first, seconds inside the filter)."""
-    filt = contender.make()
-    seconds, admitted = 0.0, 0
-    for query in queries:
-        cost = contender.cost(query)
-        start = time.perf_counter()
-        ok = filt.request(cost)
-        if ok and filt.needs_observation:
-            filt.observe(query.ex_post if query.ex_post is not None else query.value)
-        seconds += time.perf_counter() - start
-        if not ok:
-            return admitted, False, seconds
-        admitted += 1
-    return admitted, True, seconds
-
-
-def individual_rows(
-    p: Params, rng: np.random.Generator, index: int
-) -> tuple[list[float], int, float]:
-    """Individual Renyi filter (zCDP budget) on the DP-SGD steps of setting ``index`` of (e):
-    the number of steps each example takes part in, the number of steps, seconds per step."""
-    g = p.gradients
-    norms = gradient_norms(g, rng, index)
-    sigma = g.noise_multiplier * g.clip
-    costs = np.minimum(norms, g.clip) ** 2 / (2.0 * sigma**2)  # Feldman and Zrnic, Ex. 2.6
-    filt = IndividualRenyiFilter(norms.shape[1], zcdp_budget(p.eps, p.delta, "improved"))
-    active_steps = np.zeros(norms.shape[1])
-    start = time.perf_counter()
-    for step_costs in costs:
-        active_steps += filt.request(step_costs)
-    per_step = (time.perf_counter() - start) / norms.shape[0]
-    return active_steps.tolist(), norms.shape[0], per_step
-
-
-def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
-    workload = str(cfg.workload)
-    if workload not in WORKLOADS:
-        raise ValueError(f"workload must be one of {WORKLOADS}, got {workload!r}")
-    w = WORKLOADS.index(workload)
-    budget = Budget(p.eps, p.delta, p.horizon, tuple(p.rdp_orders))
-    rows = []
-    for index, setting in enumerate(settings(p, workload)):
-        alpha = choose_alpha(budget, representative(p, workload, index))
-        runs = 1 if workload in ("a", "e") else p.runs  # (a), (e): the same stream every run
-        streams = [
-            stream(p, workload, index, np.random.default_rng([p.seed, w, index, r]))
-            for r in range(runs)
-        ]
-        base = {"workload": workload, "setting": setting, "eps": p.eps, "delta": p.delta}
-        base |= {"rdp_alpha": alpha}
-        for contender in contenders(budget, alpha):
-            if not accepts(contender, streams[0]):
-                rows.append(base | {"filter": contender.name, "note": "queries not accepted"})
-                continue
-            for r, queries in enumerate(streams):
-                admitted, censored, seconds = admit(contender, queries)
-                record(key(workload, setting, contender.name), seconds / max(admitted, 1))
-                rows.append(
-                    base
-                    | {"filter": contender.name, "run": r, "admitted": admitted}
-                    | {"censored": censored}
-                )
-        if workload == "e":
-            steps, n_steps, per_step = individual_rows(
-                p, np.random.default_rng([p.seed, w, index, 0]), index
-            )
-            label = ("synthetic stand-in", "MNIST gradient norms")[index]
-            median = float(np.median(steps))
-            name = "individual renyi (steps per example, median)"
-            record(key(workload, setting, name), per_step)
-            rows.append(
-                base
-                | {"filter": name, "run": 0}
-                | {"admitted": median, "censored": median >= n_steps}
-                | {"note": label}
-            )
-        for name, reason in INCOMPARABLE.items():
-            rows.append(base | {"filter": name, "note": reason})
-    return pd.DataFrame(rows)
-
-
-main = experiment_main("filter_comparison", Params, run)
+main = experiment_main("filter_comparison", Params, TABLES)
 
 if __name__ == "__main__":
     main()

@@ -56,9 +56,9 @@ class AboveThreshold(Section):
 @dataclass
 class Gradients(Section):
     """(e): DP-SGD steps (full batch) with clip norm ``clip`` and noise multiplier
-    ``noise_multiplier``; per-example gradient norms from ``norms_file`` (npz with an array
-    ``norms`` of shape (steps, n)) or, when null or absent, a labelled synthetic stand-in:
-    log-normal norms with median ``median_norm`` decaying by ``decay`` per step."""
+    ``noise_multiplier``; per-example gradient norms from the job's ``inputs.norms`` (npz with
+    an array ``norms`` of shape (steps, n)) and a labelled synthetic stand-in: log-normal
+    norms with median ``median_norm`` decaying by ``decay`` per step."""
 
     n_examples: int = param(positive)
     steps: int = param(positive)
@@ -67,7 +67,6 @@ class Gradients(Section):
     median_norm: float = param(positive)
     spread: float = param(positive, doc="log-normal spread of the synthetic norms")
     decay: float = param(probability, doc="per-step factor of the synthetic median norm")
-    norms_file: str | None = param(default=None, doc="npz of measured norms; null: synthetic")
 
 
 @dataclass

@@ -12,8 +12,8 @@ Each ``stream`` is a list of ``Query`` drawn with a seeded ``numpy.random.Genera
 * (e) full-batch DP-SGD steps: to a stream-level filter each step is one Gaussian of noise
   multiplier z (sensitivity = the clip norm); the per-example gradient norms drive the
   individual Rényi filter (``gradient_norms``). Setting 0 is a labelled synthetic stand-in
-  (``steps`` steps); setting 1, only when ``norms_file`` is given, replays the norms the MNIST
-  experiment recorded (as many steps as the file has);
+  (``steps`` steps); setting 1, only when the job is given ``inputs.norms`` (an npz), replays
+  the norms the MNIST experiment recorded (as many steps as the file has);
 * (f) Poisson-subsampled DP-SGD steps (rate q, noise multiplier z): every query is the same
   subsampled Gaussian, priced by its RDP (Mironov, Talwar and Zhang 2019) or its PLD.
 """
@@ -55,8 +55,8 @@ def expost_table(at: AboveThreshold) -> tuple[float, ...]:
     )
 
 
-def settings(p: Params, workload: str) -> list[str]:
-    """The settings of a workload (one stream family each)."""
+def settings(p: Params, workload: str, norms: str | None = None) -> list[str]:
+    """The settings of a workload (one stream family each); ``norms``: the recorded norms."""
     if workload == "a":
         return [f"sigma={s:g}" for s in p.sigmas]
     return {
@@ -65,7 +65,7 @@ def settings(p: Params, workload: str) -> list[str]:
         "d": [f"Gaussian Above Threshold, {p.above_threshold.steps} steps"],
         "e": [
             f"DP-SGD steps, noise multiplier {p.gradients.noise_multiplier:g}, {name}"
-            for name in ("synthetic norms", "MNIST norms")[: 1 + has_norms_file(p.gradients)]
+            for name in ("synthetic norms", "MNIST norms")[: 1 + has_norms(norms)]
         ],
         "f": [
             f"Poisson rate {p.subsampled.q:g}, noise multiplier {p.subsampled.noise_multiplier:g}"
@@ -89,7 +89,9 @@ def representative(p: Params, workload: str, index: int) -> list[Query]:
     return [Query("gaussian", p.gradients.noise_multiplier)]
 
 
-def stream(p: Params, workload: str, index: int, rng: np.random.Generator) -> list[Query]:
+def stream(
+    p: Params, workload: str, index: int, rng: np.random.Generator, norms: str | None = None
+) -> list[Query]:
     """One stream of ``p.max_queries`` queries of setting ``index`` of ``workload``."""
     n = p.max_queries
     if workload == "a":
@@ -120,7 +122,7 @@ def stream(p: Params, workload: str, index: int, rng: np.random.Generator) -> li
         return out
     if workload == "f":
         return [subsampled_step(p)] * n
-    steps = p.gradients.steps if index == 0 else recorded_norms(p.gradients).shape[0]
+    steps = p.gradients.steps if index == 0 else recorded_norms(norms).shape[0]
     return [Query("gaussian", p.gradients.noise_multiplier)] * steps
 
 
@@ -129,24 +131,24 @@ def subsampled_step(p: Params) -> Query:
     return Query("subsampled", p.subsampled.noise_multiplier, rate=p.subsampled.q)
 
 
-def has_norms_file(g: Gradients) -> bool:
-    """Whether ``norms_file`` is given; a given path that is not a file is an error (only
-    the default, null, leaves setting 1 out), so a typo cannot silently drop the MNIST run."""
-    if g.norms_file is None:
+def has_norms(norms: str | None) -> bool:
+    """Whether recorded norms are given; a given path that is not a file is an error (only
+    none leaves setting 1 out), so a typo cannot silently drop the MNIST run."""
+    if norms is None:
         return False
-    if not Path(str(g.norms_file)).is_file():
+    if not Path(norms).is_file():
         raise ValueError(
-            f"params.gradients.norms_file={g.norms_file!r} is not a file: give the npz that "
-            "the MNIST train job writes (norms_out), or null for the synthetic stand-in only"
+            f"inputs.norms={norms!r} is not a file: give the npz that the MNIST train job "
+            "writes (outputs.norms), or none for the synthetic stand-in only"
         )
     return True
 
 
-def recorded_norms(g: Gradients) -> np.ndarray:
-    """The per-example gradient norms of ``norms_file`` (npz array ``norms``, (steps, n))."""
-    if not has_norms_file(g):
-        raise ValueError(f"gradients.norms_file must name an existing npz, got {g.norms_file!r}")
-    return _read_norms(str(g.norms_file))
+def recorded_norms(norms: str | None) -> np.ndarray:
+    """The per-example gradient norms of the npz ``norms`` (array ``norms``, (steps, n))."""
+    if not has_norms(norms):
+        raise ValueError(f"inputs.norms must name an existing npz, got {norms!r}")
+    return _read_norms(str(norms))
 
 
 @lru_cache(maxsize=1)
@@ -160,11 +162,13 @@ def _read_norms(path: str) -> np.ndarray:
     return norms
 
 
-def gradient_norms(g: Gradients, rng: np.random.Generator, index: int) -> np.ndarray:
+def gradient_norms(
+    g: Gradients, rng: np.random.Generator, index: int, norms: str | None = None
+) -> np.ndarray:
     """Norms of shape (steps, n) of setting ``index`` of (e): 1 = ``recorded_norms``, 0 =
     log-normal norms with median ``median_norm`` decaying by ``decay`` per step (stand-in)."""
     if index == 1:
-        return recorded_norms(g)
+        return recorded_norms(norms)
     decay = g.decay ** np.arange(g.steps)[:, None]
     noise = rng.normal(0.0, g.spread, (g.steps, g.n_examples))
     return g.median_norm * decay * np.exp(noise)

@@ -3,11 +3,12 @@
 * ``table``: test accuracy (%) mean +- s.d. over trials, one row per eps, the paper's four
   columns (GD tuned, with filtering; GD suboptimal, with filtering).
 * ``fig1``: active examples (budget not yet exhausted) after each step of one filtered run in
-  the tuned regime (trial 0), one panel per eps of ``--fig1-eps``; the solid vertical line is
-  step B_norm / C^2. The counts are exact, a non-private diagnostic (as in the paper).
+  the tuned regime (trial 0), one panel per eps of ``params.fig1_eps`` (from the table's
+  sidecar); the solid vertical line is step B_norm / C^2. The counts are exact, a
+  non-private diagnostic (as in the paper).
 
     python -m experiments.mnist_gd.plot results/mnist_gd/smoke/table.csv \
-        results/mnist_gd/smoke/runs.csv figures/mnist_gd/smoke --fig1-eps 0.5
+        results/mnist_gd/smoke/runs.csv figures/mnist_gd/smoke
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.common.plotting import colour, figure, save
-from experiments.mnist_gd.run import COLUMNS
+from experiments.common.plotting import colour, figure, save, table_params
+from experiments.mnist_gd.tables import COLUMNS
 
 
 def cell(mean: float, sd: float) -> str:
@@ -81,10 +82,10 @@ def main() -> None:
     ap.add_argument("table", type=Path)
     ap.add_argument("runs", type=Path)
     ap.add_argument("outdir", type=Path)
-    ap.add_argument("--fig1-eps", required=True, help="comma-separated eps values")
     args = ap.parse_args()
+    fig1_eps = [float(e) for e in table_params(args.table)["fig1_eps"]]
     plot_table(pd.read_csv(args.table), args.outdir)
-    plot_fig1(pd.read_csv(args.runs), [float(e) for e in args.fig1_eps.split(",")], args.outdir)
+    plot_fig1(pd.read_csv(args.runs), fig1_eps, args.outdir)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ RESIDUE_TABLES = ("fig1", "fig2", "fig3", "counts")
 
 rule residue_filters_run:
     input:
-        code_inputs("experiments.residue_filters.run"),
+        code=code_inputs("experiments.residue_filters.run"),
     output:
         f"results/residue_filters/{SCALE}/{{table}}.csv",
     wildcard_constraints:
@@ -13,7 +13,7 @@ rule residue_filters_run:
     params:
         scale=SCALE,
     log:
-        f"logs/residue_filters/{SCALE}/residue_filters_run_{{table}}.log",
+        log_path("residue_filters", "residue_filters_run", "table"),
     threads: 1
     resources:
         runtime=per_scale(5, 10, 30),
@@ -28,23 +28,11 @@ rule residue_filters_plot:
         tables=[f"results/residue_filters/{SCALE}/{t}.csv" for t in RESIDUE_TABLES],
         code=code_inputs("experiments.residue_filters.plot"),
     output:
-        **{
-            f"{name}_{fmt}": (
-                report(
-                    f"figures/residue_filters/{SCALE}/{name}.{fmt}",
-                    category="residue_filters",
-                    caption=figure_caption(f"residue_filters/{name}"),
-                )
-                if fmt == "png"
-                else f"figures/residue_filters/{SCALE}/{name}.{fmt}"
-            )
-            for name in RESIDUE_TABLES
-            for fmt in ("pdf", "png")
-        },
+        **figure_outputs("residue_filters", RESIDUE_TABLES),
     params:
         outdir=f"figures/residue_filters/{SCALE}",
     log:
-        f"logs/residue_filters/{SCALE}/residue_filters_plot.log",
+        log_path("residue_filters", "residue_filters_plot"),
     threads: 1
     resources:
         runtime=5,

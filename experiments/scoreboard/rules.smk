@@ -42,7 +42,7 @@ rule scoreboard_run:
         scale=SCALE,
         experiments=_scoreboard_in_dag,
     log:
-        f"logs/scoreboard/{SCALE}/scoreboard_run.log",
+        log_path("scoreboard", "scoreboard_run"),
     threads: 1
     resources:
         runtime=5,
@@ -57,16 +57,11 @@ rule scoreboard_plot:
         board=f"results/scoreboard/{SCALE}.csv",
         code=code_inputs("experiments.scoreboard.plot"),
     output:
-        png=report(
-            f"figures/scoreboard/{SCALE}/scoreboard.png",
-            category="scoreboard",
-            caption=figure_caption("scoreboard/scoreboard"),
-        ),
-        pdf=f"figures/scoreboard/{SCALE}/scoreboard.pdf",
+        **figure_outputs("scoreboard", ("scoreboard",)),
     params:
         outdir=f"figures/scoreboard/{SCALE}",
     log:
-        f"logs/scoreboard/{SCALE}/scoreboard_plot.log",
+        log_path("scoreboard", "scoreboard_plot"),
     threads: 1
     resources:
         runtime=5,
@@ -75,8 +70,6 @@ rule scoreboard_plot:
         "python -m experiments.scoreboard.plot {input.board} {params.outdir} > {log} 2>&1"
 
 
-ALL_FIGURES.extend(rules.scoreboard_plot.output)
-ALL_RESULTS.extend(rules.scoreboard_run.output)
 
 
 rule report_tables:
@@ -107,7 +100,7 @@ rule report_tables:
         outdir=f"figures/report/{SCALE}",
         scale=SCALE,
     log:
-        f"logs/scoreboard/{SCALE}/report_tables.log",
+        log_path("scoreboard", "report_tables"),
     threads: 1
     resources:
         runtime=5,
@@ -117,4 +110,6 @@ rule report_tables:
         "--scale {params.scale} > {log} 2>&1"
 
 
+ALL_FIGURES.extend(rules.scoreboard_plot.output)
 ALL_FIGURES.extend(rules.report_tables.output)
+ALL_RESULTS.extend(rules.scoreboard_run.output)

@@ -1,7 +1,7 @@
 """The reproduction scoreboard: every paper number and claim declared in config/*/paper.yaml
 against the results of one scale (see experiments/scoreboard/scoring.py).
 
-    python -m experiments.scoreboard.run scale=smoke
+    python -m experiments.scoreboard.run scale=smoke out=results/scoreboard/smoke.csv
     python -m experiments.scoreboard.run scale=default 'params.experiments=[taylor_survival]'
 
 writes results/scoreboard/<scale>.csv (experiment, key, where, paper, ours, status, reason,
@@ -10,20 +10,24 @@ source, kind, tolerance) with its provenance sidecar.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
 from experiments.common.app import experiment_main
 from experiments.common.config import CONFIG_DIR
+from experiments.common.job import Job, Table
 from experiments.scoreboard.schema import Params
 from experiments.scoreboard.scoring import scoreboard
 
 
-def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
-    return scoreboard(CONFIG_DIR, p.results_root, str(cfg.scale.name), p.experiments)
+def scoreboard_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """Every paper number and claim against this scale's results (draws nothing)."""
+    return scoreboard(CONFIG_DIR, p.results_root, job.scale, p.experiments)
 
 
-main = experiment_main("scoreboard", Params, run)
+TABLES = {"scoreboard": Table(scoreboard_table)}
+
+main = experiment_main("scoreboard", Params, TABLES)
 
 if __name__ == "__main__":
     main()

@@ -1,16 +1,14 @@
 """The Snakemake jobs of each selection table: what job i computes and its seed.
 
 Shared by ``run.py`` (which job to run) and ``rules.smk`` (how many jobs to expand), so
-the job list is defined once. A job's seed is SeedSequence([seed, table id, job]), so results
-do not depend on scheduling.
+the job list is defined once. Job i of table t is seeded from SeedSequence([seed, t's position
+in TABLES, i]) (experiments.common.job.job_rng), so results do not depend on scheduling.
 """
 
 from __future__ import annotations
 
 import itertools
 from typing import Any
-
-import numpy as np
 
 from experiments.selection.schema import Params
 
@@ -44,8 +42,3 @@ def jobs(table: str, p: Params) -> list[dict[str, Any]]:
             for s, d, t in itertools.product(q.sigmas, q.ds, starts)
         ]
     raise ValueError(f"table must be one of {TABLES}, got {table!r}")
-
-
-def job_rng(p: Params, table: str, job: int) -> np.random.Generator:
-    """The job's generator, seeded from (seed, table, job)."""
-    return np.random.default_rng(np.random.SeedSequence([p.seed, TABLES.index(table), job]))

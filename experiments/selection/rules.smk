@@ -1,6 +1,7 @@
 # Lebensold, Precup and Balle 2024: Gaussian selection mechanisms (Sec. 4, App. B, C, D).
 # One job per setting (experiments/selection/jobs.py) -> parts/<table>/<job>.csv; a merge
-# rule per table; plots read the merged tables. NEAR jobs run only with the NEAR raw file.
+# rule per table (experiments/common/merge.py); plots read the merged tables. NEAR jobs run
+# only with the NEAR raw file.
 import sys
 
 from experiments.common.config import load_params
@@ -46,7 +47,7 @@ rule selection_job:
     output:
         f"results/selection/{SCALE}/parts/{{table}}/{{job}}.csv",
     log:
-        f"logs/selection/{SCALE}/job_{{table}}_{{job}}.log",
+        log_path("selection", "selection_job", "table", "job"),
     wildcard_constraints:
         table="offline|online|heatmap|threshold_sweep|rnm_bounds",
         job=r"\d+",
@@ -58,7 +59,7 @@ rule selection_job:
         mem_mb=2000,
     shell:
         "python -m experiments.selection.run scale={params.scale} table={wildcards.table} "
-        "job={wildcards.job} out={output} > {log} 2>&1"
+        "index={wildcards.job} inputs.data={input.data} out={output} > {log} 2>&1"
 
 
 rule selection_rnm_mc_job:
@@ -68,7 +69,7 @@ rule selection_rnm_mc_job:
     output:
         f"results/selection/{SCALE}/parts/rnm_mc/{{job}}.csv",
     log:
-        f"logs/selection/{SCALE}/job_rnm_mc_{{job}}.log",
+        log_path("selection", "selection_rnm_mc_job", "job"),
     wildcard_constraints:
         job=r"\d+",
     threads: 1
@@ -80,7 +81,7 @@ rule selection_rnm_mc_job:
         scale=SCALE,
     shell:
         "python -m experiments.selection.run scale={params.scale} table=rnm_mc "
-        "job={wildcards.job} device=auto out={output} > {log} 2>&1"
+        "index={wildcards.job} device=auto out={output} > {log} 2>&1"
 
 
 rule selection_merge:
@@ -88,16 +89,16 @@ rule selection_merge:
         parts=lambda w: expand(
             f"results/selection/{SCALE}/parts/{w.table}/{{job}}.csv", job=_selection_jobs(w.table)
         ),
-        code=code_inputs("experiments.selection.merge"),
+        code=code_inputs("experiments.common.merge"),
     output:
         f"results/selection/{SCALE}/{{table}}.csv",
     log:
-        f"logs/selection/{SCALE}/merge_{{table}}.log",
+        log_path("selection", "selection_merge", "table"),
     wildcard_constraints:
         table="offline|online|heatmap|threshold_sweep|rnm_mc|rnm_bounds",
     localrule: True
     shell:
-        "python -m experiments.selection.merge {output} {input.parts} > {log} 2>&1"
+        "python -m experiments.common.merge {output} {input.parts} > {log} 2>&1"
 
 
 def _selection_figure_names(table):
@@ -123,17 +124,9 @@ for _table in ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm
             table=f"results/selection/{SCALE}/{_table}.csv",
             code=code_inputs("experiments.selection.plot"),
         output:
-            [
-                report(
-                    f"figures/selection/{SCALE}/{n}.png",
-                    category="selection",
-                    caption=figure_caption(f"selection/{n}"),
-                )
-                for n in _selection_figure_names(_table)
-            ]
-            + [f"figures/selection/{SCALE}/{n}.pdf" for n in _selection_figure_names(_table)],
+            **figure_outputs("selection", _selection_figure_names(_table)),
         log:
-            f"logs/selection/{SCALE}/plot_{_table}.log",
+            log_path("selection", f"selection_plot_{_table}"),
         params:
             table=_table,
             outdir=f"figures/selection/{SCALE}",

@@ -1,6 +1,7 @@
 """One job of the Gaussian selection-mechanism experiments (Lebensold, Precup, Balle 2024).
 
-``table`` picks the experiment, ``job`` the setting (experiments/selection/jobs.py):
+``table`` picks the experiment, ``index`` the job (its setting: experiments/selection/jobs.py;
+the tables: experiments/selection/tables.py):
 
 * offline: Figs. 9-16, accuracy (eq. 39) against eps of Gaussian RNM (ours, delta = 0, LPB
   Thm. 12; post-processing of the analytic Gaussian with sensitivity sqrt(d) Delta at
@@ -8,287 +9,26 @@
 * online: Figs. 4/5, 17-20, restarted Gaussian Above Threshold, F1 and cumulative spends.
 * heatmap: Fig. 1; threshold_sweep: Fig. 2; rnm_mc: Figs. 3/6; rnm_bounds: Figs. 7/8.
 
-    python -m experiments.selection.run scale=smoke table=online job=0
+    python -m experiments.selection.run scale=smoke table=online index=0 \
+        out=results/selection/smoke/parts/online/0.csv
 """
 
 from __future__ import annotations
 
-import logging
-import math
-
-import numpy as np
-import pandas as pd
-from omegaconf import DictConfig
-
-from accounting.curves.rdp import rdp_to_eps
-from accounting.mechanisms.gaussian import gaussian_eps
-from accounting.mechanisms.laplace import laplace_eps
-from accounting.mechanisms.selection import (
-    gaussian_above_threshold,
-    gaussian_above_threshold_expost_eps,
-    gaussian_report_noisy_max_eps,
-    laplace_report_noisy_max_eps,
-)
-from accounting.mechanisms.sparse_vector import GaussianAboveThreshold
-from experiments.common.app import experiment_main, index, pick
-from experiments.selection.data import load_series
-from experiments.selection.jobs import job_rng, jobs
-from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
-from experiments.selection.online import (
-    account,
-    detect_online,
-    f1_score,
-    released_vector,
-)
+from experiments.common.app import experiment_main
+from experiments.common.job import Table
+from experiments.selection.jobs import TABLES as NAMES
+from experiments.selection.jobs import jobs
 from experiments.selection.schema import Params
-
-log = logging.getLogger(__name__)
-
-
-def offline_table(cfg: DictConfig, p: Params, job: dict, rng: np.random.Generator) -> pd.DataFrame:
-    """Accuracy and eps of every mechanism on one (dataset, d) task."""
-    task = p.offline.tasks[job["task"]]
-    series, n_users = load_series(task.dataset, cfg.processed[task.dataset], p.data)
-    if task.days > series.size:
-        raise ValueError(f"params.offline.tasks.days={task.days} exceeds the {series.size} days")
-    q = series[: task.days]
-    sens, delta = 1.0 / n_users, 1.0 / n_users
-    base = {"dataset": task.dataset, "d": task.days, "n_users": n_users}
-    rows = []
-    for sigma in p.offline.sigmas:
-        acc, se = noisy_max_accuracy(q, "gaussian", sigma, p.offline.n_trials, rng)
-        ours = gaussian_report_noisy_max_eps(sigma=sigma, sensitivity=sens, d=task.days)
-        post = gaussian_eps(delta, sensitivity=math.sqrt(task.days) * sens, sigma=sigma)
-        for mech, eps, dlt in (("gaussian_ours", ours, 0.0), ("gaussian_post", post, delta)):
-            rows.append(
-                {
-                    **base,
-                    "mechanism": mech,
-                    "sigma": sigma,
-                    "eps": eps,
-                    "delta": dlt,
-                    "accuracy": acc,
-                    "se": se,
-                }
-            )
-    for eps in p.offline.eps_grid:
-        for mech in ("exponential", "permute_and_flip"):
-            rows.append(
-                {
-                    **base,
-                    "mechanism": mech,
-                    "sigma": np.nan,
-                    "eps": eps,
-                    "delta": 0.0,
-                    "accuracy": exact_accuracy(q, mech, eps, sens),
-                    "se": 0.0,
-                }
-            )
-        # Laplace RNM: the direct analysis (eps = 2 Delta / b for general scores, as for the
-        # Gaussian bound) and, as LPB App. B.3 describe it, post-processing of the Laplace
-        # mechanism on the d-vector (L1 sensitivity d Delta, eps = d Delta / b).
-        for mech, scale, pure_eps in (
-            (
-                "laplace_rnm",
-                2.0 * sens / eps,
-                lambda b, s: laplace_report_noisy_max_eps(scale=b, sensitivity=s),
-            ),
-            (
-                "laplace_post",
-                q.size * sens / eps,
-                lambda b, s: laplace_eps(0.0, sensitivity=q.size * s, scale=b),
-            ),
-        ):
-            acc, se = noisy_max_accuracy(q, "laplace", scale, p.offline.n_trials, rng)
-            rows.append(
-                {
-                    **base,
-                    "mechanism": mech,
-                    "sigma": scale,
-                    "eps": pure_eps(scale, sens),
-                    "delta": 0.0,
-                    "accuracy": acc,
-                    "se": se,
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def online_table(cfg: DictConfig, p: Params, job: dict, rng: np.random.Generator) -> pd.DataFrame:
-    """One row per (run, instance): F1 of the run and the cumulative spends."""
-    task = p.online.tasks[job["task"]]
-    series, n_users = load_series(task.dataset, cfg.processed[task.dataset], p.data)
-    sx = float(job["sigma_x"])
-    sz = p.online.query_noise_ratio * sx
-    mech = GaussianAboveThreshold(
-        threshold=task.threshold, sigma_threshold=sx, sigma_query=sz, sensitivity=1.0 / n_users
-    )
-    truth = series >= task.threshold
-    frames = []
-    for run in range(p.online.n_runs):
-        instances = detect_online(series, task.threshold, sx, sz, rng)
-        f1 = f1_score(released_vector(instances, series.size), truth)
-        spend = account(
-            instances,
-            mech,
-            1.0 / n_users,
-            series.size,
-            p.online.filter_delta_pp_share,
-            p.online.eps_budget,
-        )
-        frames.append(
-            pd.DataFrame(
-                {
-                    "dataset": task.dataset,
-                    "threshold": task.threshold,
-                    "sigma_x": sx,
-                    "sigma_z": sz,
-                    "n_users": n_users,
-                    "n_days": series.size,
-                    "n_true": int(truth.sum()),
-                    "run": run,
-                    "f1": f1,
-                    "instance": np.arange(len(instances)),
-                    "start_day": [i.start for i in instances],
-                    "end_day": [i.start + i.steps - 1 for i in instances],
-                    "halted": [i.halted for i in instances],
-                    **{name: getattr(spend, name) for name in spend.__dataclass_fields__},
-                }
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
-
-
-def worst_case_stopping_times(
-    threshold: float, sx: float, sz: float, n_sim: int, max_steps: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Halting steps of ``n_sim`` runs on the all-zero stream; max_steps + 1 if none halts."""
-    zeros = np.zeros(max_steps)
-    return np.array(
-        [
-            gaussian_above_threshold(
-                zeros, threshold=threshold, sigma_threshold=sx, sigma_query=sz, rng=rng
-            )
-            or max_steps + 1
-            for _ in range(n_sim)
-        ]
-    )
-
-
-def heatmap_table(cfg: DictConfig, p: Params, job: dict, rng: np.random.Generator) -> pd.DataFrame:
-    """Ex-ante (Thm. 7 -> (eps, delta), improved conversion) minus ex-post (Thm. 17)."""
-    h = p.heatmap
-    rho = float(job["threshold"])
-    rows = []
-    for sx in np.linspace(h.sigma_min, h.sigma_max, h.n_sigmas):
-        sz = h.query_noise_ratio * sx
-        exante = rdp_to_eps(
-            GaussianAboveThreshold(
-                threshold=rho, sigma_threshold=sx, sigma_query=sz, sensitivity=h.sensitivity
-            ).rdp_curve(),
-            h.delta,
-            method="improved",
-        ).eps
-        stops = worst_case_stopping_times(rho, sx, sz, h.n_sim, h.max_steps, rng)
-        median, p80 = np.percentile(stops, [50, 80])
-        for t in range(h.t_min, h.t_max + 1):
-            post = gaussian_above_threshold_expost_eps(
-                t, sigma_threshold=sx, sigma_query=sz, sensitivity=h.sensitivity, threshold=rho
-            )
-            rows.append(
-                {
-                    "threshold": rho,
-                    "sigma_x": sx,
-                    "t": t,
-                    "exante": exante,
-                    "expost": post,
-                    "difference": exante - post,
-                    "median_stop": median,
-                    "p80_stop": p80,
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def threshold_sweep_table(
-    cfg: DictConfig, p: Params, job: dict, rng: np.random.Generator
-) -> pd.DataFrame:
-    """Ex-post loss of halting at t against the threshold (Fig. 2)."""
-    s = p.threshold_sweep
-    sz = s.query_noise_ratio * s.sigma_x
-    return pd.DataFrame(
-        [
-            {
-                "threshold": rho,
-                "t": t,
-                "sigma_x": s.sigma_x,
-                "expost": gaussian_above_threshold_expost_eps(
-                    t,
-                    sigma_threshold=s.sigma_x,
-                    sigma_query=sz,
-                    sensitivity=s.sensitivity,
-                    threshold=rho,
-                ),
-            }
-            for t in s.steps
-            for rho in np.linspace(0.0, 1.0, s.n_thresholds)
-        ]
-    )
-
-
-def rnm_mc_table(cfg: DictConfig, p: Params, job: dict, rng: np.random.Generator) -> pd.DataFrame:
-    """Monte Carlo estimates of eq. (1) for one (sigma, d) and a chunk of trials."""
-    import torch  # only the Monte Carlo jobs pay torch's ~2.4 s import
-
-    from experiments.selection.sampler import resolve_device, rnm_eps_monte_carlo
-
-    q = p.rnm_mc
-    device = resolve_device(str(cfg.device))
-    gen = torch.Generator(device=device)
-    gen.manual_seed(int(rng.integers(2**63 - 1)))
-    numeric = gaussian_report_noisy_max_eps(
-        sigma=job["sigma"], sensitivity=q.sensitivity, d=job["d"]
-    )
-    rows = []
-    for k in range(job["n_trials"]):
-        est = rnm_eps_monte_carlo(
-            job["sigma"], q.sensitivity, job["d"], q.n_samples, q.batch, gen, device
-        )
-        rows.append(
-            {
-                "sigma": job["sigma"],
-                "d": job["d"],
-                "trial": job["first_trial"] + k,
-                "n_samples": q.n_samples,
-                "estimate": est,
-                "numeric": numeric,
-                "device": device.type,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def rnm_bounds_table(
-    cfg: DictConfig, p: Params, job: dict, rng: np.random.Generator
-) -> pd.DataFrame:
-    """Pure eps of RNM (Thm. 12) and the analytic Gaussian with sensitivity sqrt(d) Delta."""
-    b = p.rnm_bounds
-    rows = []
-    for sigma in b.sigmas:
-        for d in b.ds:
-            ours = gaussian_report_noisy_max_eps(sigma=sigma, sensitivity=b.sensitivity, d=d)
-            exante = gaussian_eps(b.delta, sensitivity=math.sqrt(d) * b.sensitivity, sigma=sigma)
-            rows.append(
-                {
-                    "sigma": sigma,
-                    "d": d,
-                    "ours": ours,
-                    "post_processing": exante,
-                    "difference": exante - ours,
-                }
-            )
-    return pd.DataFrame(rows)
-
+from experiments.selection.tables import (
+    heatmap_table,
+    offline_table,
+    online_table,
+    per_job,
+    rnm_bounds_table,
+    rnm_mc_table,
+    threshold_sweep_table,
+)
 
 BUILDERS = {
     "offline": offline_table,
@@ -298,19 +38,25 @@ BUILDERS = {
     "rnm_mc": rnm_mc_table,
     "rnm_bounds": rnm_bounds_table,
 }
+READS_DATA = ("offline", "online")
 
 
-def run(cfg: DictConfig, p: Params) -> pd.DataFrame:
-    table = str(cfg.table)
-    build = pick(BUILDERS, table)
-    settings = jobs(table, p)
-    job = index(cfg.job, len(settings), f"job (a setting of table {table!r})")
-    log.info("table %s job %d: %s", table, job, settings[job])
-    df = build(cfg, p, settings[job], job_rng(p, table, job))
-    return df.assign(job=job)
+def _job_keys(name: str):
+    """Job i of table ``name`` is seeded from (seed, table id, i)."""
+    return lambda p: [(i,) for i in range(len(jobs(name, p)))]
 
 
-main = experiment_main("selection", Params, run)
+TABLES = {
+    name: Table(
+        per_job(BUILDERS[name]),
+        key=(NAMES.index(name),),
+        jobs=_job_keys(name),
+        inputs=("data",) if name in READS_DATA else (),
+    )
+    for name in NAMES
+}
+
+main = experiment_main("selection", Params, TABLES)
 
 if __name__ == "__main__":
     main()

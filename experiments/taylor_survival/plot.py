@@ -24,8 +24,8 @@ from experiments.common.plotting import (
     legend_outside,
     save,
     sci,
+    table_params,
 )
-from experiments.common.provenance import read_sidecar
 
 STYLE = {
     ("additive", ""): (colour("additive"), LINESTYLES[1], "additive"),
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("outdir", type=Path)
     args = parser.parse_args(argv)
     survival = pd.read_csv(args.survival)
-    plot_eps = [float(e) for e in read_sidecar(args.survival)["params"]["plot_eps"]]
+    plot_eps = [float(e) for e in table_params(args.survival)["plot_eps"]]
     plot_survival(survival, plot_eps, args.outdir / "survival")
     plot_survival_at_n(survival, args.outdir / "survival_at_n")
     plot_puredp(pd.read_csv(args.puredp), args.outdir / "puredp")

@@ -1,17 +1,18 @@
 # Taylor et al., "Realisation-Level Privacy Filtering", Sec. V: survival of filter stopping times.
+TAYLOR_SURVIVAL_TABLES = ("survival", "puredp")
 
 
 rule taylor_survival_run:
     input:
-        code_inputs("experiments.taylor_survival.run"),
+        code=code_inputs("experiments.taylor_survival.run"),
     output:
         f"results/taylor_survival/{SCALE}/{{table}}.csv",
     wildcard_constraints:
-        table="survival|puredp",
+        table="|".join(TAYLOR_SURVIVAL_TABLES),
     params:
         scale=SCALE,
     log:
-        f"logs/taylor_survival/{SCALE}/taylor_survival_run_{{table}}.log",
+        log_path("taylor_survival", "taylor_survival_run", "table"),
     threads: 1
     resources:
         runtime=per_scale(5, 10, 30),
@@ -27,23 +28,11 @@ rule taylor_survival_plot:
         puredp=f"results/taylor_survival/{SCALE}/puredp.csv",
         code=code_inputs("experiments.taylor_survival.plot"),
     output:
-        **{
-            f"{name}_{fmt}": (
-                report(
-                    f"figures/taylor_survival/{SCALE}/{name}.{fmt}",
-                    category="taylor_survival",
-                    caption=figure_caption(f"taylor_survival/{name}"),
-                )
-                if fmt == "png"
-                else f"figures/taylor_survival/{SCALE}/{name}.{fmt}"
-            )
-            for name in ("survival", "survival_at_n", "puredp")
-            for fmt in ("pdf", "png")
-        },
+        **figure_outputs("taylor_survival", ("survival", "survival_at_n", "puredp")),
     params:
         outdir=f"figures/taylor_survival/{SCALE}",
     log:
-        f"logs/taylor_survival/{SCALE}/taylor_survival_plot.log",
+        log_path("taylor_survival", "taylor_survival_plot"),
     threads: 1
     resources:
         runtime=5,
@@ -54,4 +43,6 @@ rule taylor_survival_plot:
 
 
 ALL_FIGURES.extend(rules.taylor_survival_plot.output)
-ALL_RESULTS.extend([f"results/taylor_survival/{SCALE}/{t}.csv" for t in ("survival", "puredp")])
+ALL_RESULTS.extend(
+    [f"results/taylor_survival/{SCALE}/{t}.csv" for t in TAYLOR_SURVIVAL_TABLES]
+)

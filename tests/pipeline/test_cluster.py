@@ -226,7 +226,7 @@ def test_smoke_subset_through_slurm_matches_the_local_run(slurm, work, tmp_path)
         assert path.is_relative_to(work / ".snakemake" / "slurm_logs"), path
         assert path.name == f"{job_id}.log" and path.exists(), path
     assert (work / "logs/taylor_survival/smoke/taylor_survival_run_puredp.log").exists()
-    assert (work / "logs/selection/smoke/job_rnm_mc_0.log").exists()
+    assert (work / "logs/selection/smoke/selection_rnm_mc_job_0.log").exists()
     # the same bytes as the local run (tables only: the sidecars hold wall times and hosts)
     ours, theirs = _tables(work / "results"), _tables(local / "results")
     assert set(ours) == {p.removeprefix("results/") for p in SUBSET} and ours == theirs

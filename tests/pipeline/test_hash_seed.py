@@ -40,8 +40,8 @@ def _jobs(data: Path) -> dict[str, list[list[str]]]:
     """Per experiment, the commands of its job (run in order; paths relative to the run's
     folder, so that no output names the folder)."""
     adult = [
-        f"data={data / 'adult.csv'}",
-        f"domain={data / 'adult_domain.json'}",
+        f"inputs.data={data / 'adult.csv'}",
+        f"inputs.domain={data / 'adult_domain.json'}",
         "params.n_rows=0",
     ]
     taylor = ["taylor_survival", "table=survival", "params.n_paths=400", "params.chunk=200"]
@@ -52,20 +52,20 @@ def _jobs(data: Path) -> dict[str, list[list[str]]]:
                 "adult_synth",
                 "table=baseline",
                 *adult,
-                "queries_file=selection.csv",
+                "inputs.selection=selection.csv",
                 "params.pgm_iters=5",
                 "params.gbc_estimators=5",
                 "out=baseline.csv",
             ],
         ],  # fmt: skip
         "filter_comparison": [
-            ["filter_comparison", "workload=b", "params.max_queries=100", "out=b.csv"],
+            ["filter_comparison", "table=b", "params.max_queries=100", "out=b.csv"],
         ],
         "mnist_gd": [
             [
                 "mnist_gd",
                 "table=search",
-                f"data={data / 'mnist.npz'}",
+                f"inputs.data={data / 'mnist.npz'}",
                 "device=cpu",
                 "params.n_train=64",
                 "params.n_test=64",
@@ -74,7 +74,7 @@ def _jobs(data: Path) -> dict[str, list[list[str]]]:
             ],
         ],  # fmt: skip
         "residue_filters": [["residue_filters", "table=fig2", "out=fig2.csv"]],
-        "selection": [["selection", "table=heatmap", "job=0", "out=heatmap.csv"]],
+        "selection": [["selection", "table=heatmap", "index=0", "out=heatmap.csv"]],
         "taylor_survival": [[*taylor, "out=survival.csv"]],
         # scores a Taylor table (the other experiments' results are absent: "no data")
         "scoreboard": [

@@ -8,6 +8,7 @@ import math
 import re
 import subprocess
 import sys
+import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -328,16 +329,14 @@ def test_checks_stop_at_the_first_clear_pass(kind):
 
 
 def _cfg(tmp: Path, table: str, **extra):
-    csv, dom = tmp / "adult.csv", tmp / "adult_domain.json"
     res = tmp / "results"
     overrides = [
         "scale=smoke",
         f"table={table}",
-        f"data={csv}",
-        f"domain={dom}",
-        f"queries_file={res}/selection.csv",
-        f"job_dir={res}/jobs",
-        f"releases={res}/releases.csv",
+        f"inputs.data={tmp / 'adult.csv'}",
+        f"inputs.domain={tmp / 'adult_domain.json'}",
+        f"inputs.selection={res}/selection.csv",
+        f"inputs.releases={res}/releases.csv",
         f"out={res}/{table}.csv",
         "params.n_rows=0",
         "params.pgm_iters=10",
@@ -352,36 +351,41 @@ def _cfg(tmp: Path, table: str, **extra):
 def test_smoke_every_stage_and_figures(tmp_path):
     from experiments.adult_synth import run as exp
     from experiments.adult_synth.metrics import metrics
+    from experiments.common.config import as_dict
+    from experiments.common.job import build_table, load_job
+    from experiments.common.merge import merge
+    from experiments.common.provenance import write_table
 
     write_fake(tmp_path)
     res = tmp_path / "results"
     res.mkdir()
 
     def stage(table: str, out: Path | None = None, **extra) -> pd.DataFrame:
+        """One job as the app runs it: the table and its sidecar (with params)."""
         cfg = _cfg(tmp_path, table, **extra)
         p = load_params(cfg, Params)
-        frame = exp.run(cfg, p)
+        frame = build_table(exp.TABLES, load_job(cfg, exp.TABLES, p), p)
         assert not frame.empty
         target = Path(out or cfg.out)
         target.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(target, index=False)
+        write_table(frame, target, cfg, p.seed, time.perf_counter(), {"params": as_dict(p)})
         return frame
 
     sel = stage("selection")
     assert sel["rdp"].sum() == pytest.approx(0.01, rel=1e-12)
     for r in range(2):
         collect()
-        rel = stage("release", res / "jobs" / f"r{r}.csv", repeat=r)
+        rel = stage("release", res / "jobs" / f"r{r}.csv", index=r)
         assert rel["val_acc"].between(0, 1).all()
         assert (rel["n_val"] == sel["n_val"].iloc[0]).all() and 0 < sel["n_val"].iloc[0] < 400
         # wall times go to the sidecar (the app writes collect()), never into the table
         assert not [c for c in rel.columns if c.endswith("_s")]
         assert {k: len(v) for k, v in collect().items()} == {"fit_s": 2, "pgm_s": 2, "sample_s": 2}
         assert rel["level"].tolist() == [0, 1]
-    with pytest.raises(ValueError, match="repeat"):
-        stage("release", repeat=5)
+    with pytest.raises(ValueError, match=r"index \(a job of table 'release'\)"):
+        stage("release", index=5)
     stage("baseline")
-    merged = stage("releases")
+    merged = merge(res / "releases.csv", [res / "jobs" / f"r{r}.csv" for r in range(2)])
     assert sorted(set(zip(merged["repeat"], merged["level"], strict=True))) == [
         (0, 0),
         (0, 1),
@@ -400,8 +404,6 @@ def test_smoke_every_stage_and_figures(tmp_path):
             "experiments.adult_synth.plot",
             *(str(res / f"{t}.csv") for t in ("releases", "checks", "baseline", "table3")),
             str(out),
-            "--threshold",
-            "0.825",
         ],
         check=True,
         cwd=REPO,
@@ -414,15 +416,6 @@ def test_smoke_every_stage_and_figures(tmp_path):
         "frac_above_threshold_plain",
         "svt_earlier_plain_more_accurate",
     } <= set(keys)
-
-
-def test_release_jobs_missing_are_refused(tmp_path):
-    from experiments.adult_synth import run as exp
-
-    write_fake(tmp_path)
-    cfg = _cfg(tmp_path, "releases")
-    with pytest.raises(ValueError, match="missing"):
-        exp.run(cfg, load_params(cfg, Params))
 
 
 def test_dag_has_one_job_per_repeat():
@@ -457,10 +450,10 @@ def test_dag_has_one_job_per_repeat():
 
 
 def test_table3_reproduces_the_papers_numbers():
-    from experiments.adult_synth.run import table3
+    from experiments.adult_synth.run import TABLES
+    from experiments.common.job import Job, build_table
 
-    p = Params(eps=list(PAPER_EPS))
-    got = table3(None, p)["adp_eps"].to_numpy()
+    got = build_table(TABLES, Job("table3"), Params(eps=list(PAPER_EPS)))["adp_eps"].to_numpy()
     paper = [0.615943, 0.627488, 0.652359, 0.705943, 0.821387, 1.070102, 1.605943]
     np.testing.assert_allclose(got, paper, atol=5e-7)
 
@@ -470,9 +463,11 @@ def test_metrics_match_the_paper_yaml_checks(tmp_path):
     import yaml
 
     from experiments.adult_synth.metrics import metrics
-    from experiments.adult_synth.run import table3
+    from experiments.adult_synth.run import TABLES
+    from experiments.common.job import Job, build_table
 
-    table3(None, Params(eps=list(PAPER_EPS))).to_csv(tmp_path / "table3.csv", index=False)
+    table3 = build_table(TABLES, Job("table3"), Params(eps=list(PAPER_EPS)))
+    table3.to_csv(tmp_path / "table3.csv", index=False)
     pd.DataFrame(
         {
             "repeat": [0, 0, 1, 1],

@@ -130,9 +130,11 @@ def test_app_refuses_an_empty_table(tmp_path: Path) -> None:
     script = (
         "import sys, pandas as pd\n"
         "from experiments.common.app import experiment_main\n"
+        "from experiments.common.job import Table\n"
         "from experiments.taylor_survival.schema import Params\n"
         f"sys.argv = ['run', 'scale=smoke', 'out={out}']\n"
-        "experiment_main('taylor_survival', Params, lambda cfg, p: pd.DataFrame())()\n"
+        "empty = {'survival': Table(lambda job, p, rng: pd.DataFrame())}\n"
+        "experiment_main('taylor_survival', Params, empty)()\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False

@@ -27,8 +27,8 @@ from experiments.filter_comparison.filters import (
     choose_alpha,
     contenders,
 )
-from experiments.filter_comparison.run import admit
 from experiments.filter_comparison.schema import Params
+from experiments.filter_comparison.tables import admit
 from experiments.filter_comparison.workloads import expost_table, stream
 
 REPO = Path(__file__).resolve().parents[3]
@@ -95,7 +95,7 @@ def test_smoke_workload_runs_and_plots(tmp_path):
         "-m",
         "experiments.filter_comparison.run",
         "scale=smoke",
-        "workload=c",
+        "table=c",
         "params.max_queries=60",
         f"out={out}",
         f"hydra.run.dir={tmp_path / 'hydra'}",
@@ -119,19 +119,25 @@ def test_smoke_workload_runs_and_plots(tmp_path):
     assert docs.count(" us |") + docs.count(" ms |") == len(plot.summary(table))
 
 
+def _workload_e(norms: Path) -> pd.DataFrame:
+    """Workload (e) built as the app builds it, given the recorded norms ``norms``."""
+    from experiments.common.job import build_table, load_job
+    from experiments.filter_comparison.run import TABLES
+
+    cfg = compose_config(
+        "filter_comparison", "smoke", ["table=e", f"inputs.norms={norms}", "out=e.csv"]
+    )
+    params = load_params(cfg, Params)
+    return build_table(TABLES, load_job(cfg, TABLES, params), params)
+
+
 def test_recorded_gradient_norms_are_replayed_beside_the_stand_in(tmp_path):
-    from experiments.filter_comparison.run import run
 
     steps, n, clip = 12, 40, 1.0
     norms = np.full((steps, n), 2.0 * clip, dtype=np.float32)  # every example clipped
     norms[:, : n // 2] = 0.0  # half the examples never spend anything
     np.savez_compressed(tmp_path / "norms.npz", norms=norms)
-    cfg = compose_config(
-        "filter_comparison",
-        "smoke",
-        ["workload=e", f"params.gradients.norms_file={tmp_path / 'norms.npz'}"],
-    )
-    table = run(cfg, load_params(cfg, Params))
+    table = _workload_e(tmp_path / "norms.npz")
     individual = table[table["filter"].str.startswith("individual")].set_index("note")
     assert list(individual.index) == ["synthetic stand-in", "MNIST gradient norms"]
     # 12 steps cost far less than the budget: every example takes part in all of them
@@ -140,23 +146,10 @@ def test_recorded_gradient_norms_are_replayed_beside_the_stand_in(tmp_path):
     assert (recorded.admitted <= steps).all() and (recorded["filter"] == "zcdp").any()
     with pytest.raises(ValueError, match="norms must be a finite"):
         np.savez_compressed(tmp_path / "bad.npz", norms=-norms)
-        cfg = compose_config(
-            "filter_comparison",
-            "smoke",
-            ["workload=e", f"params.gradients.norms_file={tmp_path / 'bad.npz'}"],
-        )
-        run(cfg, load_params(cfg, Params))
+        _workload_e(tmp_path / "bad.npz")
 
 
 def test_a_given_norms_file_that_does_not_exist_is_an_error(tmp_path):
-    """Only the default (null) leaves the MNIST setting out; a typo must not do so silently."""
-    from experiments.filter_comparison.run import run
-
-    missing = tmp_path / "no-such-norms.npz"
-    cfg = compose_config(
-        "filter_comparison", "smoke", ["workload=e", f"params.gradients.norms_file={missing}"]
-    )
-    with pytest.raises(
-        ValueError, match=r"params\.gradients\.norms_file=.*no-such-norms\.npz.* is not a file"
-    ):
-        run(cfg, load_params(cfg, Params))
+    """Only no input leaves the MNIST setting out; a typo must not do so silently."""
+    with pytest.raises(ValueError, match=r"inputs\.norms=.*no-such-norms\.npz.* is not a file"):
+        _workload_e(tmp_path / "no-such-norms.npz")

@@ -28,8 +28,8 @@ from experiments.common.config import compose_config, load_params
 from experiments.common.provenance import read_sidecar
 from experiments.mnist_gd.model import MnistConvNet, normalise_images
 from experiments.mnist_gd.per_example import clipped_gradient_sum
-from experiments.mnist_gd.run import settings
 from experiments.mnist_gd.schema import Params
+from experiments.mnist_gd.tables import settings
 from experiments.mnist_gd.train import GdSettings, query_schedule, safe_remaining, train
 
 REPO = Path(__file__).resolve().parents[3]
@@ -277,7 +277,7 @@ def test_bad_input_raises_clear_errors():
         GdSettings(-1.0, 1.0, 5.0, 5, 1.0, True)
     with pytest.raises(ValueError, match="budget_steps"):
         GdSettings(1.0, 1.0, 5.0, 6, 1.0, False)  # private GD past its budget
-    cfg = compose_config("mnist_gd", "smoke")
+    cfg = compose_config("mnist_gd", "smoke", ["out=x.csv"])
     for override, key in [
         ({"eps": [0.0]}, "eps"),
         ({"eps": [-0.5]}, "eps"),
@@ -298,27 +298,26 @@ def test_bad_input_raises_clear_errors():
     [
         (
             "search",
-            "job.eps=5",
-            r"job\.eps \(an index into params\.eps\) must be an integer in \[0, \d+\), got 5",
+            "index=5",
+            r"index \(a job of table 'search'\) must be an integer in \[0, \d+\), got 5",
         ),
-        ("search", "job.eps=-1", r"job\.eps .* in \[0, \d+\), got -1"),
-        (
-            "search",
-            "job.point=99",
-            r"job\.point \(an index into the search grid\) .* \[0, \d+\), got 99",
-        ),
-        ("search", "job.point=abc", r"job\.point .* got 'abc'"),
-        ("train", "job.eps=5", r"job\.eps .* \[0, \d+\), got 5"),
-        ("train", "job.trial=-2", r"job\.trial .* got -2"),
+        ("search", "index=-1", r"index .* in \[0, \d+\), got -1"),
+        ("search", "index=abc", r"index .* got 'abc'"),
+        ("train", "index=99", r"index .* \[0, \d+\), got 99"),
+        ("train", "index=0", r"inputs\.tuned must be a path"),
+        ("select", "inputs.search=null", r"inputs\.search must be a path"),
+        ("summary", "device=gpu", r"device must be one of"),
     ],
 )
 def test_job_indices_out_of_range_name_the_key(table, override, message):
     """Checked before any data is read: a clear error, not IndexError or a silent p.eps[-1]."""
-    from experiments.mnist_gd.run import run
+    from experiments.common.job import load_job
+    from experiments.mnist_gd.run import TABLES
 
-    cfg = compose_config("mnist_gd", "smoke", [f"table={table}", override, "data=absent.npz"])
+    overrides = [f"table={table}", override, "inputs.data=absent.npz", "inputs.runs=r.csv"]
+    cfg = compose_config("mnist_gd", "smoke", [*overrides, "out=x.csv"])
     with pytest.raises(ValueError, match=message):
-        run(cfg, load_params(cfg, Params))
+        load_job(cfg, TABLES, load_params(cfg, Params))
 
 
 def test_normalisation_matches_the_opacus_example():
@@ -359,7 +358,8 @@ def test_smoke_rules_build_table_and_fig1(tmp_path):
     work = _synthetic_workdir(tmp_path)
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    rules = [f"mnist_gd_{r}" for r in ("search", "select", "train", "merge", "summary", "plot")]
+    names = ("search", "search_merge", "select", "train", "merge", "summary", "plot")
+    rules = [f"mnist_gd_{r}" for r in names]
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--allowed-rules", *rules]
     cmd += ["--config", "scale=smoke", "--", "figures/mnist_gd/smoke/fig1.png"]
     result = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
@@ -379,7 +379,9 @@ def test_smoke_rules_build_table_and_fig1(tmp_path):
     assert len(read_sidecar(job)["timings"]["step_s"]) > 0
     for name in ("table", "fig1"):
         assert (work / "figures" / "mnist_gd" / "smoke" / f"{name}.png").stat().st_size > 0
-    assert (work / "logs" / "mnist_gd" / "smoke" / "train_e0_tuned_filtered_t0.log").is_file()
+    assert (
+        work / "logs" / "mnist_gd" / "smoke" / "mnist_gd_train_0_tuned_filtered_0.log"
+    ).is_file()
 
 
 def test_metrics_read_the_table_and_the_claims(tmp_path):

@@ -200,26 +200,28 @@ def test_schema_refuses_bad_keys_and_ranges():
 
 
 @pytest.mark.parametrize(
-    "table, job, message",
+    "table, index, message",
     [
         (
             "rnm_bounds",
             "abc",
-            r"job \(a setting of table 'rnm_bounds'\) must be an integer in \[0, 1\), got 'abc'",
+            r"index \(a job of table 'rnm_bounds'\) must be an integer in \[0, 1\), got 'abc'",
         ),
-        ("rnm_bounds", "1", r"job .* \[0, 1\), got 1"),
-        ("rnm_bounds", "-1", r"job .* \[0, 1\), got -1"),
-        ("rnm_bounds", "0.5", r"job .* got 0\.5"),
-        ("heatmap", "true", r"job .* got True"),
+        ("rnm_bounds", "1", r"index .* \[0, 1\), got 1"),
+        ("rnm_bounds", "-1", r"index .* \[0, 1\), got -1"),
+        ("rnm_bounds", "0.5", r"index .* got 0\.5"),
+        ("heatmap", "true", r"index .* got True"),
         ("heatmaps", "0", r"table must be one of"),
+        ("offline", "0", r"inputs\.data must be a path"),
     ],
 )
-def test_a_bad_job_or_table_names_the_key(table, job, message):
-    from experiments.selection.run import run
+def test_a_bad_job_or_table_names_the_key(table, index, message):
+    from experiments.common.job import load_job
+    from experiments.selection.run import TABLES
 
-    cfg = compose_config("selection", "smoke", [f"table={table}", f"job={job}"])
+    cfg = compose_config("selection", "smoke", [f"table={table}", f"index={index}", "out=x.csv"])
     with pytest.raises(ValueError, match=message):
-        run(cfg, load_params(cfg, Params))
+        load_job(cfg, TABLES, load_params(cfg, Params))
 
 
 def test_smoke_rules_run(tmp_path):

@@ -16,7 +16,8 @@ from accounting.analysis.realisation_gaussian import gaussian_first_step_ok, gau
 from accounting.filters.base import Query, run_interaction
 from accounting.filters.realisation import RealisationFilter, RoundLoss, realisation_delta
 from experiments.common.config import compose_config, load_params
-from experiments.taylor_survival import plot, run
+from experiments.common.job import Job, build_table
+from experiments.taylor_survival import plot, run, tables
 
 SIGMA, N, DT, TH = 2.0, 48, 4.797e-6, 2.073e-9
 DELTA = realisation_delta(N, DT, TH)  # 4.8965e-6
@@ -142,14 +143,14 @@ def test_mc_first_step_refusal_and_reproducibility():
 
 def test_published_pair_feasibility_and_rule_pair():
     published = params_for("smoke").published
-    pairs = run.realisation_pairs(["published", "rule"], published, N, DELTA)
+    pairs = tables.realisation_pairs(["published", "rule"], published, N, DELTA)
     assert [p[0] for p in pairs] == ["published", "rule"]
     assert pairs[0][1:] == (DT, TH)
     assert realisation_delta(N, *pairs[1][1:]) == pytest.approx(DELTA, rel=1e-12)
-    assert run.realisation_pairs(["published"], published, N, 4.0e-6) == []  # infeasible: skipped
-    assert run.resolve_delta("published", published, N) == DELTA
+    assert tables.realisation_pairs(["published"], published, N, 4.0e-6) == []  # infeasible
+    assert tables.resolve_delta("published", published, N) == DELTA
     with pytest.raises(ValueError):
-        run.realisation_pairs(["other"], published, N, DELTA)
+        tables.realisation_pairs(["other"], published, N, DELTA)
 
 
 # --------------------------------------------------------------------------- tables
@@ -170,7 +171,7 @@ def survival_df() -> pd.DataFrame:
             "params.n_paths=20000",
         ],
     )
-    return run.survival_table(p)
+    return build_table(run.TABLES, Job("survival"), p)
 
 
 def test_survival_table_shape_and_mechanism_rows(survival_df):

@@ -1,0 +1,156 @@
+"""The tables of the Adult synthetic-data experiment (Räisä et al., Sec. 6); run.py says what
+each table is and how its streams are seeded.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from accounting.curves.rdp import expost_rdp_to_approximate_dp
+from experiments.adult_synth.checks import CHECKS, accepted_index
+from experiments.adult_synth.data import Split, load, split
+from experiments.adult_synth.queries import select_queries
+from experiments.adult_synth.schema import Params
+from experiments.common.job import Job, substream
+from experiments.common.timings import timed
+
+log = logging.getLogger(__name__)
+
+
+def fixed_split(job: Job, p: Params, rng: np.random.Generator) -> Split:
+    """The train/validation/test split every table shares (stream 0)."""
+    frame, domain = load(job.input("data"), job.input("domain"), p.target)
+    return split(frame, domain, p.target, p.train_frac, p.val_frac, substream(rng, 0), p.n_rows)
+
+
+def _sizes(s: Split) -> dict[str, int]:
+    return {"n_train": len(s.train), "n_val": len(s.val), "n_test": len(s.test)}
+
+
+def selection_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """The selection's RDP ledger and the chosen 2-way marginals (stream 1)."""
+    s = fixed_split(job, p, rng)
+    sel = select_queries(
+        s.train, s.domain, p.target, p.eps_query, p.alpha, p.one_way_share, substream(rng, 1)
+    )
+    rows = [
+        {"step": name, "a": "", "b": "", "source": "measure", "rdp": e} for name, e in sel.steps
+    ]
+    for i, (a, b) in enumerate(sel.tree):  # steps[1:] are the tree picks, in order
+        rows[i + 1].update(a=a, b=b, source="tree")
+    rows += [
+        {"step": "label_pair", "a": a, "b": b, "source": "label", "rdp": 0.0}
+        for a, b in sel.cliques[len(sel.tree) :]
+    ]
+    log.info("selection RDP %.6g at alpha=%g, %d queries", sel.rdp, p.alpha, len(sel.cliques))
+    return pd.DataFrame(rows).assign(alpha=p.alpha, **_sizes(s))
+
+
+def read_cliques(path: str | Path) -> list[tuple[str, str]]:
+    """The selected 2-way marginals from a ``selection`` table, in release order."""
+    table = pd.read_csv(path, keep_default_na=False)
+    chosen = table[table["source"].isin(["tree", "label"])]
+    if chosen.empty:
+        raise ValueError(f"{path} selects no queries")
+    return list(zip(chosen["a"], chosen["b"], strict=True))
+
+
+def release_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """Every release of repeat ``job.index`` (one job: JAX compiles once for all levels)."""
+    from experiments.adult_synth import synthesis  # JAX/mbi only where needed
+
+    repeat = job.index
+    s = fixed_split(job, p, rng)
+    cliques = read_cliques(job.input("selection"))
+    answers = synthesis.true_answers(s.train, s.domain, cliques)
+    path = synthesis.brownian_releases(
+        answers, len(cliques), p.alpha, p.eps, substream(rng, 2, repeat)
+    )
+    tables = []
+    for level, (estimate, variance) in enumerate(zip(path.estimates, path.variances, strict=True)):
+        with timed("pgm_s"):
+            model = synthesis.fit_pgm(estimate, variance, s.domain, cliques, p.pgm_iters)
+        acc = synthesis.accuracies(
+            model, s, p.n_synth, p.gbc_estimators, substream(rng, 3, repeat, level)
+        )
+        tables.append(
+            acc.assign(
+                repeat=repeat,
+                level=level,
+                eps=p.eps[level],
+                variance=variance,
+                **_sizes(s),
+            )
+        )
+    return pd.concat(tables, ignore_index=True)
+
+
+def baseline_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """The same from the noiseless marginals (stream 5)."""
+    from experiments.adult_synth import synthesis
+
+    s = fixed_split(job, p, rng)
+    cliques = read_cliques(job.input("selection"))
+    answers = synthesis.true_answers(s.train, s.domain, cliques)
+    with timed("pgm_s"):
+        model = synthesis.fit_pgm(answers, 0.0, s.domain, cliques, p.pgm_iters)
+    acc = synthesis.accuracies(model, s, p.n_baseline, p.gbc_estimators, substream(rng, 5))
+    return acc.assign(**_sizes(s))
+
+
+def checks_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """Both checks on the merged releases (check c of repeat r: stream (4, r, c))."""
+    releases = pd.read_csv(job.input("releases"))
+    means = releases.groupby(["repeat", "level"], as_index=False).agg(
+        eps=("eps", "first"),
+        val_acc=("val_acc", "mean"),
+        test_acc=("test_acc", "mean"),
+        n_val=("n_val", "first"),
+    )
+    rows = []
+    for repeat, runs in means.groupby("repeat"):
+        runs = runs.sort_values("level")
+        if list(runs["level"]) != list(range(len(p.eps))):
+            raise ValueError(f"repeat {repeat} lacks levels: has {list(runs['level'])}")
+        n_val = int(runs["n_val"].iloc[0])
+        for c, kind in enumerate(CHECKS):
+            i, n_checks = accepted_index(
+                kind,
+                runs["val_acc"].tolist(),
+                p.threshold,
+                p.eps_check,
+                p.alpha,
+                n_val,
+                substream(rng, 4, int(repeat), c),
+            )
+            eps = float(runs["eps"].iloc[i])
+            rows.append(
+                {
+                    "repeat": repeat,
+                    "check": kind,
+                    "level": i,
+                    "eps": eps,
+                    "val_acc": float(runs["val_acc"].iloc[i]),
+                    "test_acc": float(runs["test_acc"].iloc[i]),
+                    "n_checks": n_checks,
+                    "threshold": p.threshold,
+                    # Sec. 6: eps_total = eps_query + max(eps, eps_check) (Algorithms 1 and 4)
+                    "eps_total": p.eps_query + max(eps, p.eps_check),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def table3(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "rdp_eps": p.eps,
+            "alpha": p.alpha,
+            "delta": p.delta,
+            "adp_eps": [expost_rdp_to_approximate_dp(e, p.alpha, p.delta) for e in p.eps],
+        }
+    )

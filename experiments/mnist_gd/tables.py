@@ -1,0 +1,213 @@
+"""The tables of the MNIST experiment (Feldman and Zrnic 2021, Sec. 5.1); run.py says what
+each table is and how its jobs are seeded.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pandas as pd
+import torch
+
+from accounting.curves.zcdp import zcdp_to_eps, zcdp_to_eps_optimal
+from accounting.mechanisms.filtered_gd import filtered_gd_zcdp, plan_filtered_gd
+from experiments.common.atomic import atomic_path
+from experiments.common.job import Job, substream
+from experiments.mnist_gd import jobs
+from experiments.mnist_gd.data import fresh_model, load_mnist
+from experiments.mnist_gd.schema import CONVERSIONS, Params
+from experiments.mnist_gd.train import GdSettings, accuracy, query_schedule, resolve_device, train
+
+log = logging.getLogger(__name__)
+
+
+def setup(job: Job, p: Params) -> tuple[torch.device, tuple[torch.Tensor, ...]]:
+    """Device, threads and data; on CUDA ``p.chunk_size`` becomes ``p.gpu_chunk_size``.
+
+    Call before anything reads ``p.chunk_size``; the sidecar records the value that ran.
+    """
+    device = resolve_device(job.device)
+    if device.type == "cpu":
+        torch.set_num_threads(p.threads)
+    else:
+        p.chunk_size = p.gpu_chunk_size
+    log.info("device %s, %d training images", device, p.n_train)
+    return device, load_mnist(job.input("data"), p, device)
+
+
+def privacy_columns(eps: float, delta: float, rho: float) -> dict[str, float]:
+    """rho actually spent and its eps under both conversions."""
+    return {
+        "rho_spent": rho,
+        "eps_bun_steinke": zcdp_to_eps(rho, delta),
+        "eps_optimal": zcdp_to_eps_optimal(rho, delta),
+    }
+
+
+def search_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """Private GD at one (eps, grid point), ``search.n_trials`` trials (trial t: substream t)."""
+    points = p.search.points()
+    eps_index, point = jobs.search_jobs(len(p.eps), len(points))[job.index]
+    eps = p.eps[eps_index]
+    clip, steps, lr = points[point]
+    device, (x, y, x_test, y_test) = setup(job, p)
+    plan = plan_filtered_gd(eps, p.delta, CONVERSIONS[p.conversion], budget_steps=steps)
+    rows = []
+    for trial in range(p.search.n_trials):
+        trial_rng = substream(rng, trial)
+        model = fresh_model(trial_rng.bit_generator.seed_seq, device)
+        s = GdSettings(clip, lr, steps, steps, plan.noise_multiplier, False, (), math.inf,
+                       p.chunk_size, p.conv_method)  # fmt: skip
+        run = train(model, x, y, s, trial_rng)
+        rows.append(
+            {
+                "eps": eps,
+                "eps_index": eps_index,
+                "point": point,
+                "clip": clip,
+                "steps": steps,
+                "lr": lr,
+                "trial": trial,
+                "noise_multiplier": plan.noise_multiplier,
+                "test_acc": accuracy(model, x_test, y_test, p.chunk_size),
+                "final_train_acc": run.rows[-1]["train_acc"],
+                **privacy_columns(eps, p.delta, plan.rho_gd),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def select_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """Per eps, the grid point with the best mean test accuracy (ties: the first point), from
+    the merged search jobs (``inputs.search``)."""
+    points = p.search.points()
+    scores = (
+        pd.read_csv(job.input("search"))
+        .groupby(["eps_index", "eps", "point", "clip", "steps", "lr"], as_index=False)
+        .agg(mean_test_acc=("test_acc", "mean"), sd_test_acc=("test_acc", "std"))
+    )
+    best = scores.loc[scores.groupby("eps_index")["mean_test_acc"].idxmax(), "point"]
+    return scores.assign(
+        chosen=lambda d: d.index.isin(best.index),
+        source=f"search over {len(points)} points x {p.search.n_trials} trials, scale {job.scale}",
+    )
+
+
+def tuned_values(path: str, eps_index: int) -> tuple[float, int, float]:
+    """(clip, steps, lr) the search chose for eps index ``eps_index`` (a ``select`` table)."""
+    tuned = pd.read_csv(path)
+    row = tuned[(tuned["eps_index"] == eps_index) & tuned["chosen"]]
+    if len(row) != 1:
+        raise ValueError(f"{path} has {len(row)} chosen rows for eps index {eps_index}")
+    r = row.iloc[0]
+    return float(r["clip"]), int(r["steps"]), float(r["lr"])
+
+
+def settings(
+    p: Params, eps_index: int, regime: str, arm: str, tuned: tuple[float, int, float]
+) -> tuple[GdSettings, dict[str, float]]:
+    """GdSettings of one job and its privacy columns (Sec. 5.1 regimes, Prop. 5.1)."""
+    if regime not in jobs.REGIMES or arm not in jobs.ARMS:
+        raise ValueError(f"regime must be in {jobs.REGIMES} and arm in {jobs.ARMS}")
+    clip, steps, lr = tuned
+    eps = p.eps[eps_index]
+    factor = p.suboptimal_clip_factor[eps_index] if regime == "suboptimal" else 1.0
+    # B_norm = steps C^2 and the noise s.d. sigma C are kept: b = B_norm / (factor C)^2.
+    budget = steps / factor**2
+    first = math.floor(budget)
+    if first < 1:
+        raise ValueError(f"suboptimal clip factor {factor} leaves fewer than 1 step of {steps}")
+    filtered = arm == "filtered"
+    n_queries = p.stop.n_queries if filtered else 0
+    plan = plan_filtered_gd(eps, p.delta, CONVERSIONS[p.conversion], budget, n_queries,
+                            p.stop.share if filtered else 0.0)  # fmt: skip
+    queries = query_schedule(first, n_queries, p.stop.every)
+    n_steps = queries[-1] if filtered else first
+    s = GdSettings(factor * clip, lr, budget, n_steps, plan.noise_multiplier, filtered, queries,
+                   plan.query_noise_std, p.chunk_size, p.conv_method)  # fmt: skip
+    spent_gd = filtered_gd_zcdp(
+        budget if filtered else first, noise_multiplier=plan.noise_multiplier
+    )
+    rho = spent_gd + plan.rho_queries
+    # no tolerance: the plan's parts add up to at most rho exactly (plan_filtered_gd)
+    if rho > plan.rho or zcdp_to_eps(rho, p.delta, CONVERSIONS[p.conversion]) > eps:
+        raise RuntimeError(f"run would spend rho {rho} > budget {plan.rho} (eps {eps})")
+    cols = {
+        "eps": eps,
+        "eps_index": eps_index,
+        "regime": regime,
+        "arm": arm,
+        "clip": s.clip,
+        "lr": lr,
+        "budget_steps": budget,
+        "n_steps": n_steps,
+        "noise_multiplier": s.noise_multiplier,
+        "noise_std": s.noise_multiplier * s.clip,
+        "rho_target": plan.rho,
+        "rho_queries": plan.rho_queries,
+        "query_share": plan.rho_queries / plan.rho,
+        "query_noise_std": plan.query_noise_std if filtered else math.nan,
+        "conversion": p.conversion,
+        **privacy_columns(eps, p.delta, rho),
+    }
+    return s, cols
+
+
+def train_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """One run (eps, regime, arm, trial); its per-example gradient norms to ``outputs.norms``
+    when the rule asks for them."""
+    eps_index, regime, arm, trial = jobs.train_jobs(len(p.eps), p.n_trials)[job.index]
+    device, (x, y, x_test, y_test) = setup(job, p)
+    s, cols = settings(p, eps_index, regime, arm, tuned_values(job.input("tuned"), eps_index))
+    model = fresh_model(rng.bit_generator.seed_seq, device)
+    norms_out = job.output("norms")
+    run = train(model, x, y, s, rng, record_norms=bool(norms_out))
+    if s.filtered and not np.all(run.spent <= s.budget_steps):
+        raise RuntimeError("an example's spent budget exceeds B_norm")
+    if norms_out:
+        with atomic_path(norms_out) as tmp, open(tmp, "wb") as fh:
+            np.savez_compressed(fh, norms=run.norms)
+    df = pd.DataFrame(run.rows)
+    return df.assign(
+        trial=trial,
+        n_train=p.n_train,
+        chosen_step=run.chosen_step,
+        test_acc=accuracy(model, x_test, y_test, p.chunk_size),
+        max_spent=float(run.spent.max()),
+        device=device.type,
+        **cols,
+    )
+
+
+COLUMNS = {
+    ("tuned", "gd"): "GD (tuned)",
+    ("tuned", "filtered"): "GD (tuned) w/ filtering",
+    ("suboptimal", "gd"): "GD (suboptimal)",
+    ("suboptimal", "filtered"): "GD (suboptimal) w/ filtering",
+}
+
+
+def summary_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """The table of Sec. 5.1: test accuracy (%) mean and s.d. over trials, per eps and column,
+    from the merged train jobs (``inputs.runs``)."""
+    runs = pd.read_csv(job.input("runs"))
+    per_run = runs.groupby(["eps", "regime", "arm", "trial"], as_index=False).agg(
+        test_acc=("test_acc", "first"),
+        eps_bun_steinke=("eps_bun_steinke", "first"),
+        eps_optimal=("eps_optimal", "first"),
+        chosen_step=("chosen_step", "first"),
+        budget_steps=("budget_steps", "first"),
+    )
+    table = per_run.groupby(["eps", "regime", "arm"], as_index=False).agg(
+        mean_acc=("test_acc", lambda v: 100 * v.mean()),
+        sd_acc=("test_acc", lambda v: 100 * v.std(ddof=1) if len(v) > 1 else math.nan),
+        n_trials=("test_acc", "size"),
+        max_eps_bun_steinke=("eps_bun_steinke", "max"),
+        max_eps_optimal=("eps_optimal", "max"),
+        mean_chosen_step=("chosen_step", "mean"),
+        budget_steps=("budget_steps", "first"),
+    )
+    table["column"] = [COLUMNS[(r, a)] for r, a in zip(table["regime"], table["arm"], strict=True)]
+    return table.assign(n_train=p.n_train, conversion=p.conversion, scale=job.scale)

@@ -1,0 +1,145 @@
+"""The job contract (experiments/common/job.py) and the one merge (experiments/common/merge.py)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from experiments.common.config import compose_config, load_params
+from experiments.common.job import Job, Table, build_table, job_rng, load_job, substream
+from experiments.common.merge import merge
+from experiments.common.provenance import read_sidecar, write_table
+
+
+def _draws(rng: np.random.Generator) -> list[int]:
+    return rng.integers(0, 2**62, 4).tolist()
+
+
+def test_job_rng_and_substream_are_flat_seed_sequences():
+    """job_rng(seed, table, index) is SeedSequence([seed, *table, *index]); a substream appends
+    its key: the idioms the experiments seeded with before the contract."""
+    ref = _draws(np.random.default_rng(np.random.SeedSequence([7, 2, 3])))
+    assert _draws(job_rng(7, 2, 3)) == ref
+    assert _draws(job_rng(7, (2,), (3,))) == ref
+    assert _draws(job_rng(7, (), (2, 3))) == ref
+    assert _draws(job_rng(7)) == _draws(np.random.default_rng([7]))
+    assert _draws(substream(job_rng(7, 1), 4, 5)) == _draws(np.random.default_rng([7, 1, 4, 5]))
+    assert _draws(substream(job_rng(7), np.int64(3))) == _draws(np.random.default_rng([7, 3]))
+    assert _draws(job_rng(7, 2, 3)) != _draws(job_rng(7, 3, 2))
+
+
+@pytest.mark.parametrize(
+    ("exp", "table", "index", "key"),
+    [
+        ("selection", "rnm_mc", 3, (20240502, 4, 3)),  # SeedSequence([seed, table id, job])
+        ("selection", "rnm_bounds", 0, (20240502, 5, 0)),
+        ("filter_comparison", "d", 0, (20261123, 3)),  # streams: (seed, w, setting, run)
+        ("mnist_gd", "search", 0, (20211206, 0, 0, 0)),  # trials: (seed, 0, e, point, t)
+        ("mnist_gd", "train", 1, (20211206, 1, 0, 0, 0)),  # (seed, 1, e, regime, trial)
+        ("taylor_survival", "survival", 0, (20260409,)),  # settings: (seed, i)
+    ],
+)
+def test_registry_seeds_jobs_as_before(exp, table, index, key):
+    """The key each registry gives a job at smoke scale: the seeds the tables were made with
+    before the job contract (so the tables are the same bytes)."""
+    import importlib
+
+    run = importlib.import_module(f"experiments.{exp}.run")
+    params = load_params(compose_config(exp, "smoke"), run.Params)
+    entry = run.TABLES[table]
+    assert (params.seed, *entry.key, *entry.job_keys(params)[index]) == key
+
+
+def test_mnist_arms_of_a_trial_share_their_seed():
+    from experiments.mnist_gd import jobs, run
+
+    params = load_params(compose_config("mnist_gd", "smoke"), run.Params)
+    keys = run.TABLES["train"].job_keys(params)
+    arms = {}
+    for (e, regime, arm, trial), k in zip(jobs.train_jobs(len(params.eps), 1), keys, strict=True):
+        arms.setdefault((e, regime, trial), set()).add(k)
+        assert arm in jobs.ARMS
+    assert all(len(v) == 1 for v in arms.values()) and len(arms) == 2
+
+
+def _echo(job: Job, params: object, rng: np.random.Generator) -> pd.DataFrame:
+    return pd.DataFrame({"index": [job.index], "draw": [int(rng.integers(2**62))]})
+
+
+TABLES = {
+    "one": Table(_echo),
+    "many": Table(_echo, key=(4,), jobs=lambda p: [(0,), (1,), (1,)], inputs=("data",)),
+}
+
+
+class _Params:
+    seed = 11
+
+
+@pytest.mark.parametrize(
+    ("cfg", "message"),
+    [
+        ({"table": "nope", "out": "x.csv"}, r"table must be one of \['many', 'one'\], got 'nope'"),
+        ({"table": "one", "index": 1, "out": "x.csv"}, r"index \(a job of table 'one'\)"),
+        ({"table": "many", "index": 3, "inputs": {"data": "d"}, "out": "x.csv"}, r"\[0, 3\)"),
+        ({"table": "many", "index": -1, "out": "x.csv"}, r"got -1"),
+        ({"table": "many", "index": "1.0", "out": "x.csv"}, r"got '1.0'"),
+        ({"table": "many", "index": True, "out": "x.csv"}, r"got True"),
+        ({"table": "many", "out": "x.csv"}, r"inputs\.data must be a path .* given \[\]"),
+        ({"table": "many", "inputs": {"data": ""}, "out": "x.csv"}, r"inputs\.data"),
+        ({"table": "one", "device": "gpu", "out": "x.csv"}, r"device must be one of"),
+        ({"table": "one"}, r"out must be the path"),
+    ],
+)
+def test_a_bad_job_names_the_key_and_its_valid_values(cfg, message):
+    with pytest.raises(ValueError, match=message):
+        load_job(cfg, TABLES, _Params())
+
+
+def test_load_job_and_build_table():
+    cfg = {
+        "table": "many",
+        "index": "2",
+        "inputs": {"data": "d.csv", "unused": None},
+        "outputs": {"norms": "n.npz"},
+        "device": "cuda:1",
+        "out": "t.csv",
+        "scale": {"name": "smoke"},
+    }
+    job = load_job(cfg, TABLES, _Params())
+    assert job == Job(
+        "many", 2, {"data": "d.csv"}, {"norms": "n.npz"}, Path("t.csv"), "cuda:1", "smoke"
+    )
+    assert job.input("data") == "d.csv" and job.output("norms") == "n.npz"
+    assert job.output("other") is None
+    with pytest.raises(ValueError, match=r"inputs\.other must be a path .* given \['data'\]"):
+        job.input("other")
+    drawn = build_table(TABLES, job, _Params())
+    assert drawn["draw"].iloc[0] == job_rng(11, 4, 1).integers(2**62)
+    # jobs 1 and 2 share a key (as MNIST's two arms of a trial do)
+    assert drawn.equals(build_table(TABLES, Job("many", 1), _Params()).assign(index=2))
+
+
+def _part(path: Path, rows: dict, timings: dict) -> Path:
+    extra = {"params": {"part": path.stem}, "timings": timings}
+    return write_table(pd.DataFrame(rows), path, None, 1, time.perf_counter(), extra)
+
+
+def test_merge_keeps_the_given_order_and_gathers_the_sidecars(tmp_path):
+    b = _part(tmp_path / "b.csv", {"job": [1, 1], "x": [0.1, 1 / 3]}, {"k_b": [1.0]})
+    a = _part(tmp_path / "a.csv", {"job": [0], "x": [2.5e-300]}, {"k_a": [2.0]})
+    merged = merge(tmp_path / "m.csv", [b, a])
+    assert merged["job"].tolist() == [1, 1, 0]
+    assert (tmp_path / "m.csv").read_text() == "job,x\n1,0.1\n1,0.3333333333333333\n0,2.5e-300\n"
+    sidecar = read_sidecar(tmp_path / "m.csv")
+    assert sidecar["timings"] == {"k_b": [1.0], "k_a": [2.0]}
+    assert sidecar["merged_from"] == {str(b): {"part": "b"}, str(a): {"part": "a"}}
+    with pytest.raises(ValueError, match="parts must name at least one table"):
+        merge(tmp_path / "n.csv", [])
+    with pytest.raises(FileNotFoundError):
+        merge(tmp_path / "n.csv", [a, tmp_path / "missing.csv"])
+    assert not (tmp_path / "n.csv").exists()
