@@ -101,7 +101,8 @@ def gdp_budget(eps: float, delta: float) -> float:
     (the inverse in mu of DRS 2022, Cor. 2.13; delta_mu(eps) increases with mu).
 
     Brent's method on log delta_mu(eps) = log delta, then stepped down by ulps until
-    ``gdp_delta(eps, mu) <= delta`` holds exactly (the feasible side).
+    ``gdp_delta(eps, mu) <= delta`` and the spend recomputed from mu, ``gdp_eps(delta, mu)``,
+    is <= eps exactly (the feasible side in both directions of the conversion).
     """
     eps = _checks.nonnegative("eps", eps)
     delta = _checks.open_unit("delta", delta)
@@ -110,7 +111,7 @@ def gdp_budget(eps: float, delta: float) -> float:
     while gdp_log_delta(eps, hi) < target:
         hi *= 2.0
     mu = brentq(lambda m: gdp_log_delta(eps, m) - target, 1e-9, hi, xtol=1e-14)
-    while gdp_delta(eps, mu) > delta:
+    while gdp_delta(eps, mu) > delta or gdp_eps(delta, mu) > eps:
         mu = math.nextafter(mu, 0.0)
     return mu
 

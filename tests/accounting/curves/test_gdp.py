@@ -110,6 +110,16 @@ def test_eps_inverts_delta_and_is_safe(mu: float, delta: float) -> None:
 def test_gdp_budget_is_the_largest_feasible_mu(eps: float, delta: float) -> None:
     mu = gdp_budget(eps, delta)
     assert gdp_delta(eps, mu) <= delta < gdp_delta(eps, mu * (1 + 1e-9))
+    # the spend recomputed from mu never exceeds the target, not even by an ulp
+    assert gdp_eps(delta, mu) <= eps
+
+
+def test_gdp_budget_spends_at_most_eps_where_rounding_overshot() -> None:
+    """At eps 8, delta 1e-9 the delta-side check alone gave a mu whose gdp_eps was
+    8.000000000000002 (one ulp over the target)."""
+    mu = gdp_budget(8.0, 1e-9)
+    assert gdp_eps(1e-9, mu) <= 8.0
+    assert gdp_delta(8.0, mu) <= 1e-9
 
 
 def test_tradeoff_is_conjugate_of_delta() -> None:
