@@ -12,6 +12,7 @@ each job writes ``<stem>.<job number><suffix>`` so that jobs never overwrite eac
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -23,7 +24,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from experiments.common import usage
-from experiments.common.config import CONFIG_DIR, as_dict, load_params
+from experiments.common.config import CONFIG_DIR, as_dict, check_override_keys, load_params
 from experiments.common.job import Table, build_table, load_job
 from experiments.common.provenance import write_table
 from experiments.common.timings import collect
@@ -65,4 +66,8 @@ def experiment_main(
         write_table(df, out, cfg, getattr(params, "seed", None), started, extra=extra)
         log.info("wrote %s (%d rows) in %.1f s", out, len(df), time.perf_counter() - started)
 
-    return main
+    def entry() -> Any:
+        check_override_keys(sys.argv[1:], schema)  # a typo gets a "did you mean" first
+        return main()
+
+    return entry

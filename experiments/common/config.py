@@ -22,7 +22,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
-from experiments.common.params import deferred, validate
+from experiments.common.params import deferred, section_type, validate
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 
@@ -64,6 +64,33 @@ def load_params(cfg: DictConfig | Mapping[str, Any], schema: type[T]) -> T:
         raise ValueError(f"params.{key}: {reason}") from None
     validate(params, "params")
     return params  # type: ignore[return-value]
+
+
+def check_override_keys(args: Sequence[str], schema: type) -> None:
+    """Refuse a command-line override ``params.<key>=...`` whose key the schema lacks, with the
+    closest valid key, before Hydra composes the config (Hydra's own refusal names no
+    alternative). Additions (``+params...``) and deletions (``~params...``) are left to Hydra.
+    """
+    for arg in args:
+        key = arg.split("=", 1)[0]
+        if "=" not in arg or not key.startswith("params."):
+            continue
+        section: type | None = schema
+        path = "params"
+        for name in key.split(".")[1:]:
+            name = name.split("[", 1)[0]
+            if section is None:
+                break
+            fields = {f.name: f for f in dataclasses.fields(section)}
+            if name not in fields:
+                close = difflib.get_close_matches(name, list(fields), n=1)
+                hint = f", did you mean {close[0]!r}?" if close else "."
+                raise ValueError(
+                    f"{path}.{name}: unknown key {name!r}{hint} "
+                    f"Valid keys of {section.__name__}: {sorted(fields)}"
+                )
+            section = section_type(section, fields[name])
+            path = f"{path}.{name}"
 
 
 def _unknown_key(err: ConfigKeyError, schema: type) -> str:

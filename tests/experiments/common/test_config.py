@@ -150,3 +150,21 @@ def test_top_level_keys_do_not_shadow_config_groups(exp: str) -> None:
     groups = {p.name for p in CONFIG_DIR.iterdir() if p.is_dir()}
     keys = set(compose_config(exp, "smoke").keys()) - {"scale"}
     assert not keys & groups, f"config/{exp}.yaml keys {sorted(keys & groups)} shadow groups"
+
+
+def test_a_mistyped_override_key_gets_a_suggestion_before_hydra_runs():
+    """Hydra refuses `params.sigmass=1` (not in struct) without naming an alternative; the
+    entry point checks override keys against the schema first (issue 22 item 6)."""
+    from experiments.common.config import check_override_keys
+    from experiments.filter_comparison.schema import Params as FcParams
+
+    with pytest.raises(
+        ValueError, match=r"params\.sigmass: unknown key 'sigmass', did you mean 'sigmas'"
+    ):
+        check_override_keys(["scale=smoke", "params.sigmass=[1]"], FcParams)
+    with pytest.raises(ValueError, match=r"params\.gradients\.clipp: .*did you mean 'clip'"):
+        check_override_keys(["params.gradients.clipp=2"], FcParams)
+    # valid keys, list indices, additions and non-params overrides pass
+    check_override_keys(
+        ["params.gradients.clip=2", "params.sigmas[0]=3", "+params.x=1", "table=a"], FcParams
+    )
