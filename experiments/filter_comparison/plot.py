@@ -67,6 +67,7 @@ ROW_TITLES = {
     "c": "(c) RR + Gaussian",
     "d": "(d) Above Threshold",
     "e": "(e) DP-SGD steps",
+    "f": "(f) subsampled DP-SGD",
 }
 #: Filters whose count is not a number of queries (kept out of the ratio to the best).
 PER_EXAMPLE = "individual renyi"

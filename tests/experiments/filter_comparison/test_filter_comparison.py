@@ -153,3 +153,11 @@ def test_a_given_norms_file_that_does_not_exist_is_an_error(tmp_path):
     """Only no input leaves the MNIST setting out; a typo must not do so silently."""
     with pytest.raises(ValueError, match=r"inputs\.norms=.*no-such-norms\.npz.* is not a file"):
         _workload_e(tmp_path / "no-such-norms.npz")
+
+
+def test_the_figure_labels_every_workload():
+    """A workload without a row title stopped the plot (KeyError 'f' once (f) was added)."""
+    from experiments.filter_comparison.plot import ROW_TITLES, TITLES
+    from experiments.filter_comparison.schema import WORKLOADS
+
+    assert set(ROW_TITLES) == set(TITLES) == set(WORKLOADS)
