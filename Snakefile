@@ -90,18 +90,22 @@ def figure_caption(stem):
     return str(path)
 
 
-def figure_outputs(exp, names):
+def figure_outputs(exp, names, report_tables=()):
     """Named outputs `<name>_pdf`, `<name>_png` of figures/<exp>/<SCALE>/<name>.{pdf,png}.
 
     PNGs are wrapped in report(...) (category: the experiment; caption: docs/captions.yaml),
-    so report.html shows them with their caption.
+    so report.html shows them with their caption, except the names in `report_tables`: tables
+    drawn as images for the paper-style PDF, which the report shows as HTML tables instead
+    (rule report_tables).
     """
     outputs = {}
     for name in names:
         stem = f"figures/{exp}/{SCALE}/{name}"
         outputs[f"{name}_pdf"] = f"{stem}.pdf"
-        outputs[f"{name}_png"] = report(
-            f"{stem}.png", category=exp, caption=figure_caption(f"{exp}/{name}")
+        outputs[f"{name}_png"] = (
+            f"{stem}.png"
+            if name in report_tables
+            else report(f"{stem}.png", category=exp, caption=figure_caption(f"{exp}/{name}"))
         )
     return outputs
 

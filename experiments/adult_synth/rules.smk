@@ -121,7 +121,7 @@ rule adult_synth_plot:
         table3=f"{ADULT_SYNTH_DIR}/table3.csv",
         code=code_inputs("experiments.adult_synth.plot"),
     output:
-        **figure_outputs("adult_synth", ("fig1", "fig2", "table3")),
+        **figure_outputs("adult_synth", ("fig1", "fig2", "table3"), report_tables=("table3",)),
     log:
         log_path("adult_synth", "adult_synth_plot"),
     params:

@@ -171,7 +171,7 @@ rule mnist_gd_plot:
         runs=f"{MNIST_DIR}/runs.csv",
         code=code_inputs("experiments.mnist_gd.plot"),
     output:
-        **figure_outputs("mnist_gd", ("table", "fig1")),
+        **figure_outputs("mnist_gd", ("table", "fig1"), report_tables=("table",)),
     log:
         log_path("mnist_gd", "mnist_gd_plot"),
     params:

@@ -36,7 +36,11 @@ def _report_calls(text: str) -> list[str]:
 
 def test_every_report_output_has_a_caption():
     calls = [(p.name, c) for p in RULE_FILES for c in _report_calls(p.read_text())]
-    assert len(calls) >= 10
+    # figures go through the Snakefile's figure_outputs (one report() call for all of them;
+    # figure_caption stops the parse for a figure without a caption); the HTML tables have
+    # their own calls in scoreboard/rules.smk
+    assert any(name == "Snakefile" and "figure_caption" in call for name, call in calls)
+    assert len(calls) >= 4
     missing = [(name, call.split(",")[0]) for name, call in calls if "caption=" not in call]
     assert not missing, f"report() without caption=: {missing}"
 
