@@ -93,7 +93,7 @@ def figure_caption(stem):
 def figure_outputs(exp, names, report_tables=()):
     """Named outputs `<name>_pdf`, `<name>_png` of figures/<exp>/<SCALE>/<name>.{pdf,png}.
 
-    PNGs are wrapped in report(...) (category: the experiment; caption: docs/captions.yaml),
+    PNGs are wrapped in `report` (category: the experiment; caption: docs/captions.yaml),
     so report.html shows them with their caption, except the names in `report_tables`: tables
     drawn as images for the paper-style PDF, which the report shows as HTML tables instead
     (rule report_tables).
