@@ -6,7 +6,8 @@ import shutil
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = ("Snakefile", "accounting", "config", "experiments", "profiles")
+# docs: the report captions (docs/captions*) and front page the Snakefile reads at parse time
+SOURCES = ("Snakefile", "accounting", "config", "docs", "experiments", "profiles")
 
 
 def copy_workflow(dest: Path, extra_rules: str | None = None) -> Path:
