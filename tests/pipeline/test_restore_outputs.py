@@ -90,6 +90,7 @@ def test_every_output_is_requested_and_a_deleted_table_is_rebuilt(tmp_path):
         "selection_plot_offline",
         "scoreboard_run",
         "scoreboard_plot",
+        "report_tables",
         "all",
     }
 
