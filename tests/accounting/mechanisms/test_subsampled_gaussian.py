@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import math
 
+import dp_accounting  # dev dependencies (pyproject): the cross-checks must run, never skip
 import mpmath as mp
 import numpy as np
+import opacus.accountants.analysis.rdp as opacus_rdp
 import pytest
+from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.rdp import rdp_privacy_accountant
 from scipy.stats import norm
 
 from accounting import rdp_to_eps, subsampled_gaussian_eps, subsampled_gaussian_rdp
 from accounting.filters import IndividualRenyiFilter, RdpDpFilter, RenyiFilter
 from accounting.mechanisms import gaussian_rdp, subsampled_gaussian_pld
 from accounting.mechanisms.subsampled_gaussian import _loss_to_z
-
-dp_accounting = pytest.importorskip("dp_accounting")
-opacus_rdp = pytest.importorskip("opacus.accountants.analysis.rdp")
-from dp_accounting.pld import pld_privacy_accountant  # noqa: E402
-from dp_accounting.rdp import rdp_privacy_accountant  # noqa: E402
 
 # Opacus' default orders (RDPAccountant.DEFAULT_ALPHAS): fractional 1.1 ... 10.9, then 12 ... 63.
 OPACUS_ORDERS = [1 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(12, 64)]
