@@ -83,12 +83,7 @@ def check_override_keys(args: Sequence[str], schema: type) -> None:
                 break
             fields = {f.name: f for f in dataclasses.fields(section)}
             if name not in fields:
-                close = difflib.get_close_matches(name, list(fields), n=1)
-                hint = f", did you mean {close[0]!r}?" if close else "."
-                raise ValueError(
-                    f"{path}.{name}: unknown key {name!r}{hint} "
-                    f"Valid keys of {section.__name__}: {sorted(fields)}"
-                )
+                raise ValueError(_unknown(f"{path}.{name}", name, section))
             section = section_type(section, fields[name])
             path = f"{path}.{name}"
 
@@ -97,14 +92,16 @@ def _unknown_key(err: ConfigKeyError, schema: type) -> str:
     """The message for a key the schema lacks: its section's valid keys and the closest one."""
     found = getattr(err, "object_type", None)
     section = found if isinstance(found, type) and dataclasses.is_dataclass(found) else schema
-    valid = [f.name for f in dataclasses.fields(section)]
     name = str(err.key)
+    return _unknown(f"params.{err.full_key or name}", name, section)
+
+
+def _unknown(key: str, name: str, section: type) -> str:
+    """``key: unknown key 'name'``, the closest field of ``section`` and all its fields."""
+    valid = [f.name for f in dataclasses.fields(section)]
     close = difflib.get_close_matches(name, valid, n=1)
     hint = f", did you mean {close[0]!r}?" if close else "."
-    return (
-        f"params.{err.full_key or name}: unknown key {name!r}{hint} "
-        f"Valid keys of {section.__name__}: {sorted(valid)}"
-    )
+    return f"{key}: unknown key {name!r}{hint} Valid keys of {section.__name__}: {sorted(valid)}"
 
 
 def as_dict(params: Any) -> dict[str, Any]:
