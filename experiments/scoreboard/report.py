@@ -6,8 +6,8 @@
 writes ``scoreboard.html`` (every check, one section per paper, the paper's number beside
 ours; a reason shared by several rows is printed once as a numbered note), ``table3.html``
 (Raisa et al. Table 3) and ``mnist_table.html`` (Feldman and Zrnic's table, Sec. 5.1), and
-``summary.rst``, the front page's per-paper line: matched / differs with a stated cause /
-unexplained (a difference whose reason is empty or says "not explained") / no data.
+``summary.rst``, the front page's per-paper line: matched / differs with a measured cause (its
+evidence, a variant table or figure, was built) / differs unexplained / no data.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ td.pass { background: #B8E0D2; } td.differs { background: #F6C9A9; }
 td.no-data { background: #E0E0E0; }
 ol { max-width: 60em; }
 </style>"""
-STATUSES = ("matched", "differs (cause stated)", "differs (unexplained)", "no data")
+STATUSES = ("matched", "differs (measured cause)", "differs (unexplained)", "no data")
 
 
 def category(row: pd.Series) -> str:
@@ -40,8 +40,7 @@ def category(row: pd.Series) -> str:
         return "matched"
     if row.status == "no data":
         return "no data"
-    reason = str(row.reason or "")
-    return "differs (unexplained)" if not reason or "not explained" in reason else STATUSES[1]
+    return STATUSES[1] if row.cause == "measured" else STATUSES[2]
 
 
 def _number(value: object) -> str:
@@ -89,6 +88,8 @@ def scoreboard_html(board: pd.DataFrame, scale: str) -> str:
         cells = []
         for row in rows.itertuples():
             reason = str(row.reason or "")
+            if row.evidence:
+                reason += f" Evidence: {row.evidence}."
             if reason and reason not in notes:
                 notes.append(reason)
             note = f"[{notes.index(reason) + 1}]" if reason else ""
@@ -100,7 +101,7 @@ def scoreboard_html(board: pd.DataFrame, scale: str) -> str:
                     (str(row.where), ""),
                     (paper, _cls(paper)),
                     (ours, _cls(ours)),
-                    (status, status.replace(" ", "-")),
+                    (category(pd.Series(row._asdict())), status.replace(" ", "-")),
                     (note, ""),
                 ]
             )

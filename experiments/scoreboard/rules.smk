@@ -2,6 +2,8 @@
 # of this scale. Input functions run after the whole Snakefile is parsed, so experiments whose
 # rules are included after this file (and the ones still to come) join automatically; an
 # experiment with a paper.yaml but no figures in the DAG is scored "no data".
+from experiments.scoreboard.scoring import load_checks
+
 SCOREBOARD_EXPERIMENTS = sorted(
     p.parent.name
     for p in Path(workflow.basedir).glob("config/*/paper.yaml")
@@ -26,6 +28,19 @@ def _scoreboard_figures(wildcards):
     return [str(f) for f in ALL_FIGURES if str(f).startswith(prefixes)]
 
 
+def _scoreboard_evidence(wildcards):
+    """The evidence files (paper.yaml ``evidence``) that this scale's DAG builds: a check
+    whose evidence is not among them is scored "unexplained" at this scale."""
+    built = {str(f) for f in (*ALL_RESULTS, *ALL_FIGURES)}
+    wanted = {
+        e
+        for exp in SCOREBOARD_EXPERIMENTS
+        for check in load_checks(Path(workflow.basedir, "config", exp, "paper.yaml")).checks
+        for e in check.evidence_at(SCALE)
+    }
+    return sorted(wanted & built)
+
+
 def _scoreboard_in_dag(wildcards):
     """Hydra list override of the scored experiments that have figures in the DAG."""
     present = sorted({f.split("/")[1] for f in _scoreboard_figures(wildcards)})
@@ -35,6 +50,7 @@ def _scoreboard_in_dag(wildcards):
 rule scoreboard_run:
     input:
         figures=_scoreboard_figures,
+        evidence=_scoreboard_evidence,
         code=SCOREBOARD_CODE,
     output:
         f"results/scoreboard/{SCALE}.csv",

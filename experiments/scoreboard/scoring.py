@@ -10,7 +10,12 @@ omitted when its tables are missing). A check is scored as
 * ``claim``: ``paper`` states the claim, ``ours`` is a bool; pass iff true;
 
 and "no data" when the key could not be computed. A check that differs carries the reason
-declared in paper.yaml; ``unexplained`` lists those without one (an error at the paper scale).
+declared in paper.yaml, a template filled from the run's own metrics (``{key}`` or
+``{key:.1%}``: any key the experiment's metrics return, so the reason cannot contradict the
+"ours" column), and its ``evidence``: the result tables or figures of the DAG that measure the
+cause (``results/<exp>/{scale}/...``, ``figures/<exp>/{scale}/...``). Its cause is "measured"
+when the reason is stated and every piece of evidence was built at this scale, "unexplained"
+otherwise; ``unexplained`` lists those.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+import re
+import string
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +36,8 @@ import yaml
 
 KINDS = ("abs_tol", "rel_tol", "claim")
 STATUSES = ("pass", "differs", "no data")
+CAUSES = ("measured", "unexplained")
+SCALES = ("smoke", "default", "paper")
 COLUMNS = (
     "experiment",
     "key",
@@ -35,11 +45,43 @@ COLUMNS = (
     "paper",
     "ours",
     "status",
+    "cause",
     "reason",
+    "evidence",
     "source",
     "kind",
     "tolerance",
 )
+#: A filled reason's text for a metric the run did not compute.
+MISSING = "n/a"
+
+
+class _Reason(string.Formatter):
+    """``str.format`` over a run's metrics, a field being a whole key (keys contain dots,
+    e.g. ``acc_eps0.3_gd_tuned``); a key the run lacks reads :data:`MISSING`."""
+
+    def get_field(self, field_name: str, args: Any, kwargs: Mapping[str, Any]) -> Any:
+        return kwargs.get(field_name, MISSING), field_name
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return MISSING if value is MISSING else super().format_field(value, format_spec)
+
+
+def fill(template: str, values: Mapping[str, Any]) -> str:
+    """A reason template with the run's metric values in place (``{key}``, ``{key:.2f}``)."""
+    return _Reason().vformat(template, (), values)
+
+
+def _template_fields(template: str) -> list[str]:
+    """The metric keys a reason template names (ValueError for a malformed template)."""
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as err:
+        raise ValueError(f"malformed reason template {template!r}: {err}") from None
+    bad = [f for f in fields if not re.fullmatch(r"[A-Za-z_][\w.]*", f)]
+    if bad:
+        raise ValueError(f"reason template fields must be metric keys, got {bad}")
+    return fields
 
 
 @dataclass(frozen=True)
@@ -51,7 +93,18 @@ class Check:
     paper: float | str
     kind: str
     tolerance: float | None = None
-    reason: str = ""
+    reason: str | Mapping[str, str] = ""
+    evidence: tuple[str, ...] = ()
+
+    def reason_at(self, scale: str) -> str:
+        """The reason template for ``scale`` (one text, or one per scale)."""
+        if isinstance(self.reason, str):
+            return self.reason.strip()
+        return self.reason.get(scale, "").strip()
+
+    def evidence_at(self, scale: str) -> tuple[str, ...]:
+        """The evidence paths at ``scale`` (``{scale}`` filled in)."""
+        return tuple(e.replace("{scale}", scale) for e in self.evidence)
 
     def __post_init__(self) -> None:
         if not self.key or not isinstance(self.key, str):
@@ -60,8 +113,23 @@ class Check:
             raise ValueError(f"check {self.key}: where must say where the paper prints it")
         if self.kind not in KINDS:
             raise ValueError(f"check {self.key}: kind must be one of {KINDS}, got {self.kind!r}")
-        if not isinstance(self.reason, str):
-            raise ValueError(f"check {self.key}: reason must be a string")
+        reasons = {"": self.reason} if isinstance(self.reason, str) else self.reason
+        if not isinstance(reasons, Mapping) or not set(reasons) <= {"", *SCALES}:
+            raise ValueError(f"check {self.key}: reason must be a string or a map of {SCALES}")
+        for text in reasons.values():
+            if not isinstance(text, str):
+                raise ValueError(f"check {self.key}: reason must be a string")
+            try:
+                _template_fields(text)
+            except ValueError as err:
+                raise ValueError(f"check {self.key}: {err}") from None
+        if isinstance(self.evidence, str | bytes) or not all(
+            isinstance(e, str) and e.startswith(("results/", "figures/")) for e in self.evidence
+        ):
+            raise ValueError(
+                f"check {self.key}: evidence must be a list of results/... or figures/... paths"
+            )
+        object.__setattr__(self, "evidence", tuple(self.evidence))
         if self.kind == "claim":
             if not isinstance(self.paper, str) or not self.paper.strip():
                 raise ValueError(f"check {self.key}: a claim's paper field states the claim")
@@ -153,14 +221,34 @@ def _metrics_of(experiment: str, results_dir: Path) -> tuple[dict[str, Any], str
     return module.metrics(Path(results_dir)), why
 
 
+def explain(check: Check, values: Mapping[str, Any], scale: str, root: Path) -> dict[str, str]:
+    """cause, reason and evidence of a check that differs: "measured" only when a reason is
+    stated and every piece of its evidence exists under ``root`` (the repository) at this
+    scale; otherwise "unexplained", and the reason says what is missing."""
+    reason = fill(check.reason_at(scale), values)
+    evidence = check.evidence_at(scale)
+    absent = [e for e in evidence if not Path(root, e).is_file()]
+    if reason and evidence and not absent:
+        return {"cause": "measured", "reason": reason, "evidence": "; ".join(evidence)}
+    if not reason:
+        why = "unexplained"
+    elif not evidence:
+        why = f"unexplained (no measurement shows it): {reason}"
+    else:
+        why = f"unexplained at this scale ({', '.join(absent)} not built): {reason}"
+    return {"cause": "unexplained", "reason": why, "evidence": "; ".join(evidence)}
+
+
 def scoreboard(
     config_dir: Path, results_root: Path, scale: str, in_dag: list[str] | None = None
 ) -> pd.DataFrame:
     """One row per declared check of every experiment with a paper.yaml.
 
     ``in_dag`` names the experiments whose results the pipeline built at this scale
-    (None: all); the others are "no data" without reading their folders.
+    (None: all); the others are "no data" without reading their folders. Evidence paths are
+    relative to the parent of ``results_root`` (the repository root).
     """
+    root = Path(results_root).parent
     rows = []
     for path in discover(config_dir):
         declared = load_checks(path)
@@ -172,7 +260,10 @@ def scoreboard(
         for check in declared.checks:
             ours = values.get(check.key)
             status = score(check, ours)
-            reason = {"pass": "", "differs": check.reason.strip(), "no data": missing}[status]
+            if status == "differs":
+                told = explain(check, values, scale, root)
+            else:
+                told = {"cause": "", "reason": missing if ours is None else "", "evidence": ""}
             rows.append(
                 {
                     "experiment": exp,
@@ -181,7 +272,7 @@ def scoreboard(
                     "paper": check.paper,
                     "ours": "" if ours is None else ours,
                     "status": status,
-                    "reason": reason,
+                    **told,
                     "source": declared.paper,
                     "kind": check.kind,
                     "tolerance": "" if check.tolerance is None else check.tolerance,
@@ -191,23 +282,21 @@ def scoreboard(
 
 
 def unexplained(board: pd.DataFrame) -> pd.DataFrame:
-    """Rows that differ from the paper without a declared reason."""
-    reasons = board.reason.fillna("").astype(str).str.strip()
-    return board[(board.status == "differs") & (reasons == "")]
+    """Rows that differ from the paper without a measured cause."""
+    return board[(board.status == "differs") & (board.cause != "measured")]
 
 
 def summary_lines(board: pd.DataFrame, scale: str) -> list[str]:
-    """One line per paper: checked, matched, differing with a reason, blocked by data."""
+    """One line per paper: checked, matched, differing with a measured cause, unexplained,
+    blocked by data; then the unexplained checks by key."""
     lines = []
     for source, rows in board.groupby("source", sort=True):
         status = rows.status
-        unexplained_n = len(unexplained(rows))
-        line = (
+        open_keys = list(unexplained(rows).key)
+        lines.append(
             f"- {source} (scale {scale}): {len(rows)} checked, {(status == 'pass').sum()} "
-            f"matched, {(status == 'differs').sum() - unexplained_n} differ with a reason, "
-            f"{(status == 'no data').sum()} blocked by data"
+            f"matched, {(status == 'differs').sum() - len(open_keys)} differ with a measured "
+            f"cause, {len(open_keys)} unexplained, {(status == 'no data').sum()} blocked by data"
+            + (f" (unexplained: {', '.join(open_keys)})" if open_keys else "")
         )
-        if unexplained_n:
-            line += f", {unexplained_n} differ WITHOUT a reason"
-        lines.append(line)
     return lines

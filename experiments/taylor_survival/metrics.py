@@ -12,11 +12,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 SIGMA, N_MAX, EPS = 2.0, 48, 10.0
 MECHANISM_FILTERS = ("additive", "advanced", "rdp")
 #: "marginally lower" (Sec. V-B) read as a survival deficit of at most this much.
 MARGINAL = 0.05
+
+
+def _objective(delta_tilde: float, theta: float) -> float:
+    """Phi^-1(1 - delta~) + Phi^-1(1 - theta): what Sec. V-B's optimal pair minimises."""
+    return float(norm.isf(delta_tilde) + norm.isf(theta))
 
 
 def _survival_metrics(table: pd.DataFrame) -> dict[str, float | bool]:
@@ -32,6 +38,11 @@ def _survival_metrics(table: pd.DataFrame) -> dict[str, float | bool]:
     if not rule.empty:
         out["rule_delta_tilde"] = float(rule.delta_tilde.iloc[0])
         out["rule_theta"] = float(rule.theta.iloc[0])
+        # For the reason (not checks): the delta read, and the rule's objective
+        # Phi^-1(1 - delta~) + Phi^-1(1 - theta) at both pairs (the rule minimises it).
+        out["tight_delta"] = float(tight)
+        out["rule_objective"] = _objective(out["rule_delta_tilde"], out["rule_theta"])
+        out["published_objective"] = _objective(first.delta_tilde, first.theta)
     at_eps = rows[rows.eps == EPS]
     curves = {
         name: group.sort_values("t").set_index("t").survival

@@ -12,11 +12,13 @@ import pytest
 
 from experiments.common.config import CONFIG_DIR
 from experiments.residue_filters.metrics import metrics as residue_metrics
-from experiments.scoreboard import plot
+from experiments.scoreboard import plot, report
 from experiments.scoreboard.scoring import (
     COLUMNS,
     Check,
     discover,
+    explain,
+    fill,
     load_checks,
     score,
     scoreboard,
@@ -106,20 +108,71 @@ def test_paper_yaml_with_unknown_fields_or_duplicate_keys_is_refused(tmp_path):
         load_checks(exp / "paper.yaml")
 
 
-def test_a_difference_without_a_reason_is_flagged():
+def test_a_difference_without_a_measured_cause_is_flagged():
     board = pd.DataFrame(
         {
-            "experiment": ["e"] * 4,
-            "key": ["a", "b", "c", "d"],
-            "status": ["differs", "differs", "pass", "no data"],
-            "reason": ["", "the paper rounds", "", "no results"],
-            "source": ["p"] * 4,
+            "experiment": ["e"] * 5,
+            "key": ["a", "b", "c", "d", "e"],
+            "status": ["differs", "differs", "pass", "no data", "differs"],
+            "cause": ["unexplained", "measured", "", "", "unexplained"],
+            "reason": ["unexplained", "the paper rounds", "", "no results", "a guess"],
+            "source": ["p"] * 5,
         }
     )
-    assert list(unexplained(board).key) == ["a"]
+    assert list(unexplained(board).key) == ["a", "e"]
     (line,) = summary_lines(board, "paper")
-    assert "4 checked, 1 matched, 1 differ with a reason, 1 blocked by data" in line
-    assert "1 differ WITHOUT a reason" in line
+    assert "5 checked, 1 matched, 1 differ with a measured cause, 2 unexplained" in line
+    assert "1 blocked by data (unexplained: a, e)" in line
+
+
+def test_reasons_are_filled_from_the_runs_own_metrics():
+    values = {"frac": 0.953, "acc_eps0.3_gd_tuned": 93.123}
+    assert fill("{frac:.0%} and {acc_eps0.3_gd_tuned:.2f}", values) == "95% and 93.12"
+    assert fill("{absent:.2f} stays {{literal}}", values) == "n/a stays {literal}"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"reason": "{0}"}, "metric keys"),
+        ({"reason": "{unclosed"}, "malformed"),
+        ({"reason": {"huge": "x"}}, "reason must be"),
+        ({"evidence": "results/x.csv"}, "evidence"),
+        ({"evidence": ["/abs/x.csv"]}, "evidence"),
+    ],
+)
+def test_malformed_reasons_and_evidence_are_refused(fields, message):
+    base = {"key": "k", "where": "Sec. 1", "paper": "A > B", "kind": "claim"}
+    with pytest.raises(ValueError, match=f"check k: .*{message}"):
+        Check(**{**base, **fields})
+
+
+def test_a_cause_is_measured_only_when_its_evidence_was_built(tmp_path):
+    check = Check(
+        "k",
+        "Sec. 1",
+        0.5,
+        "abs_tol",
+        0.01,
+        reason={"default": "ours is {k:.2f} because of X", "smoke": "tiny"},
+        evidence=("results/e/{scale}/variants.csv",),
+    )
+    told = explain(check, {"k": 0.61}, "default", tmp_path)
+    assert told["cause"] == "unexplained"
+    assert "results/e/default/variants.csv not built" in told["reason"]
+    (tmp_path / "results/e/default").mkdir(parents=True)
+    (tmp_path / "results/e/default/variants.csv").write_text("variant\n")
+    told = explain(check, {"k": 0.61}, "default", tmp_path)
+    assert told == {
+        "cause": "measured",
+        "reason": "ours is 0.61 because of X",
+        "evidence": "results/e/default/variants.csv",
+    }
+    assert explain(check, {}, "paper", tmp_path)["reason"] == "unexplained"
+    bare = Check("k", "Sec. 1", 0.5, "abs_tol", 0.01, reason="a candidate")
+    told = explain(bare, {}, "default", tmp_path)
+    assert told["cause"] == "unexplained"
+    assert told["reason"] == "unexplained (no measurement shows it): a candidate"
 
 
 # ------------------------------------------------------------------- the declared checks
@@ -135,12 +188,12 @@ def test_every_paper_yaml_loads_and_has_metrics():
     assert "scale" not in {p.parent.name for p in paths}  # config/scale/paper.yaml is a scale
 
 
-def test_no_unexplained_difference_at_the_paper_scale():
+def test_every_difference_at_the_paper_scale_says_why():
     """Every declared number that differs from the paper at scale=paper carries a reason
     (experiments without paper-scale results are "no data" here)."""
     board = scoreboard(CONFIG_DIR, REPO / "results", "paper")
     assert set(board.status) <= {"pass", "differs", "no data"}
-    bad = unexplained(board)
+    bad = board[(board.status == "differs") & (board.reason == "unexplained")]
     assert bad.empty, f"differs from the paper without a reason: {list(bad.key)}"
 
 
@@ -180,6 +233,8 @@ def test_taylor_metrics_from_tables(tmp_path):
     got = taylor_metrics(tmp_path)
     assert got["rule_delta_tilde"] == 2.6e-6
     assert got["rule_theta"] == 4.7e-8
+    assert got["tight_delta"] == pytest.approx(4.8965e-6, rel=1e-4)
+    assert got["rule_objective"] < got["published_objective"]  # the rule's pair is better
     assert got["realisation_largest_mean_stopping_time"] is True
     assert got["realisation_dominates_late"] is True
     assert got["realisation_marginally_below_rdp_early"] is True
@@ -246,3 +301,25 @@ def test_smoke_run_writes_the_board_and_its_figure(tmp_path):
     assert (tmp_path / "board.csv.json").is_file()
     plot.plot(board, tmp_path / "fig")
     assert (tmp_path / "fig" / "scoreboard.png").stat().st_size > 0
+
+
+def test_report_shows_each_differences_category_and_evidence():
+    board = pd.DataFrame(
+        {
+            "experiment": ["e"] * 3,
+            "key": ["a", "b", "c"],
+            "where": ["Fig. 1"] * 3,
+            "paper": [0.5, 0.5, 0.5],
+            "ours": [0.7, 0.8, 0.5],
+            "status": ["differs", "differs", "pass"],
+            "cause": ["measured", "unexplained", ""],
+            "reason": ["variant X moves it to 0.7", "unexplained", ""],
+            "evidence": ["results/e/default/variants.csv", "", ""],
+            "source": ["p"] * 3,
+        }
+    )
+    page = report.scoreboard_html(board, "default")
+    assert "differs (measured cause)" in page and "differs (unexplained)" in page
+    assert "variant X moves it to 0.7 Evidence: results/e/default/variants.csv." in page
+    summary = report.summary_rst(board, "default")
+    assert "3 checked: 1 matched, 1 differs (measured cause), 1 differs (unexplained)" in summary
