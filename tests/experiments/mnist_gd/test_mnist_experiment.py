@@ -412,11 +412,19 @@ def test_metrics_read_the_table_and_the_claims(tmp_path):
     assert metrics(tmp_path)["filtering_not_worse_tuned"] is False
     assert "budget_respected" not in got  # no runs.csv
     runs = pd.DataFrame(
-        dict(max_spent=[20.0], budget_steps=[20.0], eps=[0.3], conversion=["bun_steinke"],
-             eps_bun_steinke=[0.3], eps_optimal=[0.29])
+        dict(max_spent=20.0, budget_steps=20.0, eps=0.3, conversion="bun_steinke",
+             eps_bun_steinke=0.3, eps_optimal=0.29, regime="suboptimal", arm="gd",
+             trial=[0, 0, 0, 1, 1, 1], step=[2, 0, 1, 0, 1, 2], clip=1.5, lr=3.0,
+             train_acc=[0.2, 0.1, 0.9, 0.1, 0.5, 0.6])
     )  # fmt: skip
     runs.to_csv(tmp_path / "runs.csv", index=False)
-    assert metrics(tmp_path)["budget_respected"] is True
+    got = metrics(tmp_path)
+    assert got["budget_respected"] is True
+    assert got["sd_eps0.3_gd_tuned"] == 0.4 and got["n_trials_eps1_filtered_tuned"] == 10
+    assert got["clip_eps0.3_gd_suboptimal"] == 1.5 and got["lr_eps0.3_gd_suboptimal"] == 3.0
+    # trial 0 peaks at 90% and ends at 20% (step order, not row order); trial 1: 60%, 60%
+    assert got["peak_train_acc_eps0.3_gd_suboptimal"] == pytest.approx(75.0)
+    assert got["last_train_acc_eps0.3_gd_suboptimal"] == pytest.approx(40.0)
     runs.assign(eps_bun_steinke=0.30000000000000004).to_csv(tmp_path / "runs.csv", index=False)
     assert metrics(tmp_path)["budget_respected"] is False  # one ulp over is over
 
