@@ -3,6 +3,12 @@
 From ``table.csv`` (Sec. 5.1 table: mean test accuracy in % per eps and column) and
 ``runs.csv`` of one scale. "Not worse" in the tuned regime is read as: the filtered mean is at
 least the GD mean minus one standard error of their difference (or 0.5 points with one trial).
+
+Beside the checked keys, for the reasons of differing checks: per eps and column the s.d. over
+trials (``sd_...``, NaN with one trial), the number of trials (``n_trials_...``), the
+run's clip norm and learning rate (``clip_...``, ``lr_...``), and from the iterates the mean
+over trials of the peak and of the last training accuracy in % (``peak_train_acc_...``,
+``last_train_acc_...``: a peak far above the last value is a run that diverged).
 """
 
 from __future__ import annotations
@@ -28,6 +34,26 @@ def _slack(rows: pd.DataFrame) -> float:
     return float(math.sqrt(sum(s * s / k for s, k in zip(sd, n, strict=True))))
 
 
+def _trajectories(runs: pd.DataFrame) -> dict[str, float]:
+    """Per eps and column: clip, lr, and the mean over trials of the peak and of the last
+    training accuracy (%) of the iterates."""
+    out: dict[str, float] = {}
+    ordered = runs.sort_values(["eps", "regime", "arm", "trial", "step"], kind="stable")
+    per_run = ordered.groupby(["eps", "regime", "arm", "trial"]).agg(
+        clip=("clip", "first"),
+        lr=("lr", "first"),
+        peak=("train_acc", "max"),
+        last=("train_acc", "last"),
+    )
+    for (eps, regime, arm), rows in per_run.groupby(level=["eps", "regime", "arm"]):
+        key = f"eps{eps:g}_{COLUMN_KEYS[(regime, arm)]}"
+        out[f"clip_{key}"] = float(rows["clip"].iloc[0])
+        out[f"lr_{key}"] = float(rows["lr"].iloc[0])
+        out[f"peak_train_acc_{key}"] = 100 * float(rows["peak"].mean())
+        out[f"last_train_acc_{key}"] = 100 * float(rows["last"].mean())
+    return out
+
+
 def metrics(results_dir: Path) -> dict[str, float | bool]:
     """Every key the tables in ``results_dir`` allow; missing tables -> keys omitted."""
     out: dict[str, float | bool] = {}
@@ -36,8 +62,10 @@ def metrics(results_dir: Path) -> dict[str, float | bool]:
     if table_csv.exists():
         table = pd.read_csv(table_csv)
         for row in table.itertuples():
-            key = COLUMN_KEYS[(row.regime, row.arm)]
-            out[f"acc_eps{row.eps:g}_{key}"] = float(row.mean_acc)
+            key = f"eps{row.eps:g}_{COLUMN_KEYS[(row.regime, row.arm)]}"
+            out[f"acc_{key}"] = float(row.mean_acc)
+            out[f"sd_{key}"] = float(row.sd_acc)
+            out[f"n_trials_{key}"] = float(row.n_trials)
         helps, not_worse = True, True
         for _, rows in table.groupby("eps"):
             acc = {(r.regime, r.arm): r.mean_acc for r in rows.itertuples()}
@@ -54,4 +82,5 @@ def metrics(results_dir: Path) -> dict[str, float | bool]:
         spent_eps = [r[f"eps_{r['conversion']}"] for _, r in runs.iterrows()]
         eps_ok = bool((pd.Series(spent_eps, index=runs.index) <= runs["eps"]).all())
         out["budget_respected"] = bool(within and eps_ok)
+        out.update(_trajectories(runs))
     return out

@@ -8,6 +8,8 @@ One table per invocation (``table=``):
 * ``select``: reads the merged search jobs (``inputs.search``) and picks, for each eps, the
   grid point with the best mean test accuracy (the "tuned" hyperparameters, Sec. 5.1);
   records the whole grid's scores.
+* ``fixed``: the same layout from ``params.tuned.fixed`` (``params.tuned.source=fixed``, the
+  default scale: no search job runs), each row saying where its values came from.
 * ``train``: one run, job ``index`` of (eps, regime, arm, trial) (jobs.py): private GD or
   Algorithm 3 with the tuned hyperparameters (``regime=tuned``) or with C x
   ``suboptimal_clip_factor`` and the noise s.d. sigma C and B_norm kept, so fewer steps
@@ -41,7 +43,13 @@ from experiments.common.app import experiment_main
 from experiments.common.job import Table
 from experiments.mnist_gd import jobs
 from experiments.mnist_gd.schema import Params
-from experiments.mnist_gd.tables import search_table, select_table, summary_table, train_table
+from experiments.mnist_gd.tables import (
+    fixed_table,
+    search_table,
+    select_table,
+    summary_table,
+    train_table,
+)
 
 SEARCH, TRAIN = 0, 1  # first SeedSequence entry after the experiment seed (data: SUBSET)
 
@@ -62,6 +70,7 @@ TABLES = {
         inputs=("data",),
     ),
     "select": Table(select_table, inputs=("search",)),
+    "fixed": Table(fixed_table),
     "train": Table(train_table, key=(TRAIN,), jobs=_train_seeds, inputs=("data", "tuned")),
     "summary": Table(summary_table, inputs=("runs",)),
 }

@@ -14,6 +14,7 @@ from experiments.common.params import (
     each,
     interval,
     nonempty,
+    nonempty_text,
     one_of,
     open_unit,
     param,
@@ -56,6 +57,37 @@ class Search(Section):
 
 
 @dataclass
+class Fixed(Section):
+    """(clip, steps, lr) of one eps, fixed in config instead of searched."""
+
+    eps: float = param(positive, doc="the eps these values are for (an element of params.eps)")
+    clip: float = param(positive, doc="clip norm C")
+    steps: int = param(positive, doc="GD steps k (B_norm = k C^2)")
+    lr: float = param(positive, doc="learning rate")
+
+
+TUNED_SOURCES = ("search", "fixed")
+
+
+@dataclass
+class Tuned(Section):
+    """Where the tuned hyperparameters come from: the search jobs (``search``) or the values
+    in ``fixed`` (``fixed``: no search job runs); ``fixed_from`` says where those came from and
+    is written into the tuned table beside them."""
+
+    source: str = param(one_of(TUNED_SOURCES), doc="search | fixed")
+    fixed: list[Fixed] = param(doc="per eps: (clip, steps, lr), used when source is fixed")
+    fixed_from: str = param(nonempty_text, doc="where the fixed values came from")
+
+    def values(self, eps: float) -> Fixed:
+        """The fixed values of ``eps``; a ValueError names params.tuned.fixed if absent."""
+        for entry in self.fixed:
+            if entry.eps == eps:
+                return entry
+        raise ValueError(f"params.tuned.fixed has no entry for eps {eps}")
+
+
+@dataclass
 class Params(Root):
     seed: int = param()
     delta: float = param(open_unit)
@@ -76,9 +108,16 @@ class Params(Root):
     threads: int = param(positive, doc="torch CPU threads per job")
     stop: Stop = param()
     search: Search = param()
+    tuned: Tuned = param()
 
     def cross_checks(self) -> Iterator[tuple[str, str]]:
         if len(self.suboptimal_clip_factor) != len(self.eps):
             yield "suboptimal_clip_factor", "needs one factor per eps"
         if missing := sorted(set(self.fig1_eps) - set(self.eps)):
             yield "fig1_eps", f"must be a subset of params.eps, missing {missing}"
+        if self.tuned.source == "fixed":
+            fixed = [f.eps for f in self.tuned.fixed]
+            if missing := sorted(set(self.eps) - set(fixed)):
+                yield "tuned.fixed", f"needs an entry for every eps, missing {missing}"
+            if len(set(fixed)) != len(fixed):
+                yield "tuned.fixed", f"has more than one entry for an eps: {fixed}"

@@ -91,8 +91,23 @@ def select_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     best = scores.loc[scores.groupby("eps_index")["mean_test_acc"].idxmax(), "point"]
     return scores.assign(
         chosen=lambda d: d.index.isin(best.index),
-        source=f"search over {len(points)} points x {p.search.n_trials} trials, scale {job.scale}",
+        source=f"search: over {len(points)} points x {p.search.n_trials} trials, scale {job.scale}",
     )
+
+
+def fixed_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """Per eps, the hyperparameters fixed in config (``params.tuned.fixed``), in the select
+    table's layout, with where they came from (``params.tuned.fixed_from``); reads nothing."""
+    if p.tuned.source != "fixed":
+        raise ValueError(
+            f"table=fixed needs params.tuned.source=fixed, got {p.tuned.source!r} "
+            "(the search jobs and table=select choose the values)"
+        )
+    rows = []
+    for eps_index, eps in enumerate(p.eps):
+        f = p.tuned.values(eps)
+        rows.append(dict(eps_index=eps_index, eps=eps, clip=f.clip, steps=f.steps, lr=f.lr))
+    return pd.DataFrame(rows).assign(chosen=True, source=f"fixed: {p.tuned.fixed_from}")
 
 
 def tuned_values(path: str, eps_index: int) -> tuple[float, int, float]:

@@ -412,11 +412,19 @@ def test_metrics_read_the_table_and_the_claims(tmp_path):
     assert metrics(tmp_path)["filtering_not_worse_tuned"] is False
     assert "budget_respected" not in got  # no runs.csv
     runs = pd.DataFrame(
-        dict(max_spent=[20.0], budget_steps=[20.0], eps=[0.3], conversion=["bun_steinke"],
-             eps_bun_steinke=[0.3], eps_optimal=[0.29])
+        dict(max_spent=20.0, budget_steps=20.0, eps=0.3, conversion="bun_steinke",
+             eps_bun_steinke=0.3, eps_optimal=0.29, regime="suboptimal", arm="gd",
+             trial=[0, 0, 0, 1, 1, 1], step=[2, 0, 1, 0, 1, 2], clip=1.5, lr=3.0,
+             train_acc=[0.2, 0.1, 0.9, 0.1, 0.5, 0.6])
     )  # fmt: skip
     runs.to_csv(tmp_path / "runs.csv", index=False)
-    assert metrics(tmp_path)["budget_respected"] is True
+    got = metrics(tmp_path)
+    assert got["budget_respected"] is True
+    assert got["sd_eps0.3_gd_tuned"] == 0.4 and got["n_trials_eps1_filtered_tuned"] == 10
+    assert got["clip_eps0.3_gd_suboptimal"] == 1.5 and got["lr_eps0.3_gd_suboptimal"] == 3.0
+    # trial 0 peaks at 90% and ends at 20% (step order, not row order); trial 1: 60%, 60%
+    assert got["peak_train_acc_eps0.3_gd_suboptimal"] == pytest.approx(75.0)
+    assert got["last_train_acc_eps0.3_gd_suboptimal"] == pytest.approx(40.0)
     runs.assign(eps_bun_steinke=0.30000000000000004).to_csv(tmp_path / "runs.csv", index=False)
     assert metrics(tmp_path)["budget_respected"] is False  # one ulp over is over
 
@@ -434,3 +442,90 @@ def test_resolve_device_turns_tf32_off() -> None:
     assert torch.backends.cuda.matmul.allow_tf32 is False
     with pytest.raises(ValueError, match="device"):
         resolve_device("tpu")
+
+
+def _job_table(scale, overrides, tmp_path):
+    """Build one job's table in-process, as the entry point does (no subprocess)."""
+    from experiments.common.job import build_table, load_job
+    from experiments.mnist_gd.run import TABLES
+
+    cfg = compose_config("mnist_gd", scale, [*overrides, f"out={tmp_path / 'out.csv'}"])
+    params = load_params(cfg, Params)
+    return build_table(TABLES, load_job(cfg, TABLES, params), params)
+
+
+def test_default_scale_uses_every_image_and_the_recorded_search():
+    """Issue 19: 60,000 images and the values the paper-scale search chose (no search jobs)."""
+    p = load_params(compose_config("mnist_gd", "default"), Params)
+    assert p.n_train == 60000 and p.n_test == 10000
+    assert p.tuned.source == "fixed"
+    chosen = {f.eps: (f.clip, f.steps, f.lr) for f in p.tuned.fixed}
+    assert chosen == {0.3: (1.0, 100, 3.0), 0.5: (0.3, 200, 10.0), 1.0: (1.0, 200, 3.0)}
+    assert "paper-scale search" in p.tuned.fixed_from
+    paper = load_params(compose_config("mnist_gd", "paper"), Params)
+    assert paper.tuned.source == "search" and paper.stop == p.stop  # same stopping protocol
+
+
+def test_fixed_table_writes_the_config_values_and_their_source(tmp_path):
+    from experiments.mnist_gd.tables import tuned_values
+
+    table = _job_table("default", ["table=fixed"], tmp_path)
+    assert list(table["eps"]) == [0.3, 0.5, 1.0] and table["chosen"].all()
+    assert table["source"].str.startswith("fixed: the paper-scale search").all()
+    table.to_csv(tmp_path / "tuned.csv", index=False)
+    assert tuned_values(str(tmp_path / "tuned.csv"), 1) == (0.3, 200, 10.0)
+    with pytest.raises(ValueError, match="params.tuned.source=fixed"):
+        _job_table("smoke", ["table=fixed"], tmp_path)  # smoke searches
+
+
+def test_fixed_values_train_at_smoke_scale(tmp_path):
+    """The fixed path end to end at smoke size: table=fixed -> a train job reads its values."""
+    work = _synthetic_workdir(tmp_path)
+    fixed = ["params.tuned.source=fixed", "params.tuned.fixed=[{eps:0.5,clip:0.5,steps:3,lr:2.0}]"]
+    tuned = _job_table("smoke", ["table=fixed", *fixed], tmp_path)
+    tuned.to_csv(tmp_path / "tuned.csv", index=False)
+    data = f"inputs.data={work / 'data' / 'processed' / 'mnist.npz'}"
+    runs = _job_table(
+        "smoke",
+        ["table=train", "index=1", data, f"inputs.tuned={tmp_path / 'tuned.csv'}", *fixed],
+        tmp_path,
+    )
+    assert (runs["arm"] == "filtered").all() and (runs["clip"] == 0.5).all()
+    assert (runs["budget_steps"] == 3.0).all() and (runs["lr"] == 2.0).all()
+    assert runs["n_steps"].iloc[0] == 3 + 2 * (2 - 1)  # smoke: 2 queries every 2 steps
+
+
+def test_fixed_source_needs_one_entry_per_eps():
+    cfg = compose_config("mnist_gd", "default", ["out=x.csv"])
+    for fixed, message in [
+        ([{"eps": 0.3, "clip": 1.0, "steps": 100, "lr": 3.0}], r"missing \[0.5, 1.0\]"),
+        ([{"eps": e, "clip": 1.0, "steps": 9, "lr": 1.0} for e in (0.3, 0.5, 1.0, 1.0)], "more"),
+        ([{"eps": e, "clip": 0.0, "steps": 9, "lr": 1.0} for e in (0.3, 0.5, 1.0)], "clip"),
+    ]:
+        bad = {**dict(cfg), "params": {**cfg.params, "tuned": {**cfg.params.tuned, "fixed": fixed}}}
+        with pytest.raises(ValueError, match=rf"params\.tuned\.fixed.*{message}"):
+            load_params(bad, Params)
+
+
+@pytest.mark.slow
+def test_default_dag_runs_no_search_job(tmp_path):
+    """At the default scale the select rule writes the fixed values and no search job is
+    planned (the search path: test_smoke_rules_build_table_and_fig1, smoke searches)."""
+    work = _synthetic_workdir(tmp_path)
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    names = ("search", "search_merge", "select", "train", "train_with_norms", "merge")
+    cmd = [sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "1", "--allowed-rules"]
+    cmd += [f"mnist_gd_{r}" for r in names]
+    cmd += ["--config", "scale=default", "--", "results/mnist_gd/default/runs.csv"]
+    result = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    stats = result.stdout.split("Job stats:")[1].split("total")[0]
+    counts = dict(line.split() for line in stats.splitlines()[3:] if line.strip())
+    assert counts == {
+        "mnist_gd_select": "1",
+        "mnist_gd_train": "11",
+        "mnist_gd_train_with_norms": "1",
+        "mnist_gd_merge": "1",
+    }
+    assert "table=fixed" in result.stdout and "table=select" not in result.stdout
