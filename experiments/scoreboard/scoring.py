@@ -94,7 +94,7 @@ class Check:
     kind: str
     tolerance: float | None = None
     reason: str | Mapping[str, str] = ""
-    evidence: tuple[str, ...] = ()
+    evidence: tuple[str, ...] | Mapping[str, tuple[str, ...]] = ()
 
     def reason_at(self, scale: str) -> str:
         """The reason template for ``scale`` (one text, or one per scale)."""
@@ -103,8 +103,9 @@ class Check:
         return self.reason.get(scale, "").strip()
 
     def evidence_at(self, scale: str) -> tuple[str, ...]:
-        """The evidence paths at ``scale`` (``{scale}`` filled in)."""
-        return tuple(e.replace("{scale}", scale) for e in self.evidence)
+        """The evidence paths at ``scale`` (one list, or one per scale; ``{scale}`` filled in)."""
+        paths = self.evidence.get(scale, ()) if isinstance(self.evidence, Mapping) else self.evidence
+        return tuple(e.replace("{scale}", scale) for e in paths)
 
     def __post_init__(self) -> None:
         if not self.key or not isinstance(self.key, str):
@@ -123,13 +124,16 @@ class Check:
                 _template_fields(text)
             except ValueError as err:
                 raise ValueError(f"check {self.key}: {err}") from None
-        if isinstance(self.evidence, str | bytes) or not all(
-            isinstance(e, str) and e.startswith(("results/", "figures/")) for e in self.evidence
+        per_scale = self.evidence if isinstance(self.evidence, Mapping) else {"": self.evidence}
+        if not set(per_scale) <= {"", *SCALES} or not all(
+            isinstance(paths, list | tuple)
+            and all(isinstance(e, str) and e.startswith(("results/", "figures/")) for e in paths)
+            for paths in per_scale.values()
         ):
             raise ValueError(
-                f"check {self.key}: evidence must be a list of results/... or figures/... paths"
+                f"check {self.key}: evidence must be a list of results/... or figures/... "
+                f"paths, or a map of {SCALES} to such lists"
             )
-        object.__setattr__(self, "evidence", tuple(self.evidence))
         if self.kind == "claim":
             if not isinstance(self.paper, str) or not self.paper.strip():
                 raise ValueError(f"check {self.key}: a claim's paper field states the claim")

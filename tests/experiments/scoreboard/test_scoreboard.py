@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -139,6 +140,7 @@ def test_reasons_are_filled_from_the_runs_own_metrics():
         ({"reason": {"huge": "x"}}, "reason must be"),
         ({"evidence": "results/x.csv"}, "evidence"),
         ({"evidence": ["/abs/x.csv"]}, "evidence"),
+        ({"evidence": {"huge": ["results/x.csv"]}}, "evidence"),
     ],
 )
 def test_malformed_reasons_and_evidence_are_refused(fields, message):
@@ -169,6 +171,9 @@ def test_a_cause_is_measured_only_when_its_evidence_was_built(tmp_path):
         "evidence": "results/e/default/variants.csv",
     }
     assert explain(check, {}, "paper", tmp_path)["reason"] == "unexplained"
+    per_scale = dataclasses.replace(check, evidence={"paper": ["results/e/{scale}/v.csv"]})
+    assert per_scale.evidence_at("paper") == ("results/e/paper/v.csv",)
+    assert explain(per_scale, {"k": 0.61}, "default", tmp_path)["cause"] == "unexplained"
     bare = Check("k", "Sec. 1", 0.5, "abs_tol", 0.01, reason="a candidate")
     told = explain(bare, {}, "default", tmp_path)
     assert told["cause"] == "unexplained"
