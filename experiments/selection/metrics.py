@@ -88,8 +88,9 @@ def online_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
 
 def scalings_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
     """Per LCL scaling (keys ``..._scaling_<name>``): N, days, days above rho, the day of the
-    maximum, FSRC / filter per sigma_X and the online claims; and how many scalings support
-    each claim (``scalings_supporting_<claim>``)."""
+    maximum, FSRC / filter per sigma_X (``_sx0p04``) and the online claims; and how many
+    scalings support each claim (``scalings_supporting_<claim>``). Keys have no ".", so a
+    format template can name them."""
     out: dict[str, float | bool] = {}
     support: dict[str, int] = {}
     for name, sub in df.groupby("scaling", sort=False):
@@ -99,10 +100,12 @@ def scalings_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
             out[f"{col}_{tag}"] = float(first[col])
         means = sub.groupby("sigma_x")[["fsrc", "filter", "f1"]].mean()
         for sx, row in means.iterrows():
-            out[f"fsrc_over_filter_{tag}_s{sx:g}"] = float(row.fsrc / row["filter"])
+            sx_key = f"{sx:g}".replace(".", "p")
+            out[f"fsrc_over_filter_{tag}_sx{sx_key}"] = float(row.fsrc / row["filter"])
+            out[f"f1_{tag}_sx{sx_key}"] = float(row.f1)
         for key, value in _fsrc_claims(means, tag).items():
-            out[key] = value
-            claim = key.removesuffix(f"_{tag}")
+            claim = key.removesuffix(f"_{tag}").replace(".", "p")
+            out[f"{claim}_{tag}"] = value
             support[claim] = support.get(claim, 0) + int(value)
     out["scalings_count"] = float(df.scaling.nunique())
     for claim, n in support.items():

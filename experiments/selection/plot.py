@@ -368,6 +368,7 @@ def plot_calibration(df: pd.DataFrame, outdir: Path, offline: pd.DataFrame) -> N
             ax.set(title=rf"{ds}, $d = {d}$", xlabel=r"$\varepsilon$ at 90% accuracy")
         first = np.atleast_1d(axes)[0]
         first.set_yticks(np.arange(len(readings)), readings)
+        first.invert_yaxis()  # readings top to bottom in config order
         legend_outside(fig, first, ncols=3)
         save(fig, outdir / "calibration_readings")
 

@@ -195,7 +195,8 @@ def test_scalings_metrics_count_the_scalings_that_support_a_claim():
         for sx, f in zip((0.04, 0.08), fs, strict=True)
     ]
     out = scalings_metrics(pd.DataFrame(rows))
-    assert out["fsrc_below_filter_0.04_scaling_series_max"]
-    assert not out["fsrc_below_filter_0.04_scaling_clip30"]
-    assert out["scalings_supporting_fsrc_below_filter_0.04"] == 1.0
-    assert out["fsrc_over_filter_scaling_clip30_s0.08"] == pytest.approx(1.1)
+    assert out["fsrc_below_filter_0p04_scaling_series_max"]
+    assert not out["fsrc_below_filter_0p04_scaling_clip30"]
+    assert out["scalings_supporting_fsrc_below_filter_0p04"] == 1.0
+    assert out["fsrc_over_filter_scaling_clip30_sx0p08"] == pytest.approx(1.1)
+    assert not any("." in key for key in out)  # keys a format template can name
