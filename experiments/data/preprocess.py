@@ -207,11 +207,35 @@ def energy_daily(matrix: pd.DataFrame, clip_kwh: float) -> pd.DataFrame:
     )
 
 
-def lcl(path: Path) -> pd.DataFrame:
-    """LCL daily kWh (``energy_sum``) as a households x days matrix (5,561 x 829)."""
+def _read_lcl(path: Path) -> pd.DataFrame:
+    """The raw LCL rows as columns ``household, day, kwh, readings``."""
     raw = pd.read_csv(path, dtype={"LCLid": "string", "day": "string"})
-    long = raw.rename(columns={"LCLid": "household", "energy_sum": "kwh"})
-    return energy_matrix(long[["household", "day", "kwh"]])
+    return raw.rename(
+        columns={"LCLid": "household", "energy_sum": "kwh", "energy_count": "readings"}
+    )[["household", "day", "kwh", "readings"]]
+
+
+def lcl(path: Path) -> pd.DataFrame:
+    """LCL daily kWh (``energy_sum``) as a households x days matrix.
+
+    The file has 5,566 household ids, 5,561 of them with data: 5,561 x 829 days
+    (2011-11-23 .. 2014-02-28, both partial days kept: see :func:`median_readings`).
+    """
+    return energy_matrix(_read_lcl(path)[["household", "day", "kwh"]])
+
+
+def median_readings(long: pd.DataFrame, days: pd.Index) -> np.ndarray:
+    """Per day of ``days``: the median number of half-hour readings (``energy_count``, 48 on
+    a full day) over the households reporting that day.
+
+    LCL's first day (2011-11-23: 13 households, median 26) and last day (2014-02-28: one
+    reading per household) are partial. We keep them: the paper's d = 829 days counts both
+    (2011-11-23 .. 2014-02-28), neither is the series' maximum nor above any threshold used,
+    and the ``clip30_full_days`` scaling of the selection experiment measures their effect.
+    """
+    long = long.dropna(subset=["kwh"])
+    med = long.groupby("day")["readings"].median()
+    return med.reindex(days).to_numpy(dtype=np.float64)
 
 
 def near(path: Path) -> pd.DataFrame:
@@ -256,7 +280,14 @@ def _save_csv(frame: pd.DataFrame, path: Path, cfg: DictConfig, started: float) 
     _save(path, lambda tmp: frame.to_csv(tmp, index=False, lineterminator="\n"), cfg, started)
 
 
-def _write_energy(matrix: pd.DataFrame, stem: str, cfg: DictConfig, started: float) -> None:
+def _write_energy(
+    matrix: pd.DataFrame,
+    stem: str,
+    cfg: DictConfig,
+    started: float,
+    extra: dict[str, np.ndarray] | None = None,
+) -> None:
+    """The matrix (parquet) and the per-day table (csv), with ``extra`` per-day columns."""
     out = Path(cfg.out_dir)
     frame = matrix.reset_index(names="household")
     frame["household"] = frame["household"].astype(str)
@@ -266,7 +297,7 @@ def _write_energy(matrix: pd.DataFrame, stem: str, cfg: DictConfig, started: flo
         cfg,
         started,
     )
-    daily = energy_daily(matrix, float(cfg.energy.clip_kwh))
+    daily = energy_daily(matrix, float(cfg.energy.clip_kwh)).assign(**(extra or {}))
     _save_csv(daily, out / f"{stem}_daily.csv", cfg, started)
 
 
@@ -298,7 +329,10 @@ def _run_mnist(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
 
 
 def _run_lcl(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
-    _write_energy(lcl(raw / RAW["lcl"][0]), "lcl", cfg, started)
+    long = _read_lcl(raw / RAW["lcl"][0])
+    matrix = energy_matrix(long[["household", "day", "kwh"]])
+    readings = median_readings(long, matrix.columns)
+    _write_energy(matrix, "lcl", cfg, started, {"median_readings": readings})
 
 
 def _run_near(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:

@@ -35,3 +35,13 @@ def load_series(dataset: str, path: str | Path, data: Data) -> tuple[np.ndarray,
         matrix = pd.read_parquet(verified(path))
         return energy_series(matrix, float(data.energy_clip_kwh)), len(matrix)
     raise ValueError(f"dataset must be bikes, lcl or near, got {dataset!r}")
+
+
+def load_energy(matrix_path: str | Path, daily_path: str | Path) -> tuple[pd.DataFrame, pd.Series]:
+    """(households x days kWh indexed by household, median half-hour readings per day) of a
+    processed energy dataset; both files must match their recorded sha256."""
+    matrix = pd.read_parquet(verified(matrix_path)).set_index("household")
+    daily = pd.read_csv(verified(daily_path), dtype={"day": str})
+    if "median_readings" not in daily:
+        raise ValueError(f"{daily_path} has no median_readings column: rerun its preprocessing")
+    return matrix, daily.set_index("day")["median_readings"]

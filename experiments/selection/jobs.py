@@ -12,7 +12,17 @@ from typing import Any
 
 from experiments.selection.schema import Params
 
-TABLES = ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm_bounds")
+#: Appended tables go last: a table's position is its seed key.
+TABLES = (
+    "offline",
+    "online",
+    "heatmap",
+    "threshold_sweep",
+    "rnm_mc",
+    "rnm_bounds",
+    "scalings",
+    "calibration",
+)
 
 
 def jobs(table: str, p: Params) -> list[dict[str, Any]]:
@@ -24,6 +34,18 @@ def jobs(table: str, p: Params) -> list[dict[str, Any]]:
             {"task": i, "sigma_x": s}
             for i, task in enumerate(p.online.tasks)
             for s in task.sigmas_x
+        ]
+    if table == "scalings":
+        return [
+            {"scaling": name, "sigma_x": s}
+            for name in p.scalings.names
+            for s in p.scalings.sigmas_x
+        ]
+    if table == "calibration":
+        return [
+            {"task": i, "reading": r}
+            for i in range(len(p.offline.tasks))
+            for r in p.calibration.readings
         ]
     if table == "heatmap":
         return [{"threshold": r} for r in p.heatmap.thresholds]

@@ -8,6 +8,8 @@ table leaves its keys out. Definitions fixed before looking at results:
 * "less than half the budget": eps90 of ours < eps90 of post-processing / 2.
 * "competitive": the better of EM / permute-and-flip needs at most 1.2 x ours' eps90.
 * online "benefit": mean final eps of FSRC below the Whitehouse filter's at that sigma_X.
+* a calibration reading "supports" Figs. 12b/15 when ours' eps90 is below both EM's and
+  permute-and-flip's under it; a scaling supports an online claim when the claim holds on it.
 """
 
 from __future__ import annotations
@@ -60,6 +62,18 @@ def offline_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
     return out
 
 
+def _fsrc_claims(means: pd.DataFrame, tag: str) -> dict[str, float | bool]:
+    """The three online claims (Figs. 4/17, 5, 19) of per-sigma_X mean final spends."""
+    benefit = means.fsrc < means["filter"]
+    out: dict[str, float | bool] = {
+        f"fsrc_below_filter_all_{tag}": bool(benefit.all()),
+        f"fsrc_below_filter_above_0.06_{tag}": bool(benefit[means.index > 0.06].all()),
+    }
+    if 0.04 in means.index:
+        out[f"fsrc_below_filter_0.04_{tag}"] = bool(benefit[0.04])
+    return out
+
+
 def online_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
     out: dict[str, float | bool] = {}
     final = online_final(df)
@@ -68,11 +82,74 @@ def online_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
         for sx, row in means.iterrows():
             out[f"fsrc_minus_filter_{ds}_s{sx:g}"] = float(row.fsrc - row["filter"])
             out[f"f1_{ds}_s{sx:g}"] = float(row.f1)
-        benefit = means.fsrc < means["filter"]
-        out[f"fsrc_below_filter_all_{ds}"] = bool(benefit.all())
-        out[f"fsrc_below_filter_above_0.06_{ds}"] = bool(benefit[means.index > 0.06].all())
-        if 0.04 in means.index:
-            out[f"fsrc_below_filter_0.04_{ds}"] = bool(benefit[0.04])
+        out.update(_fsrc_claims(means, str(ds)))
+    return out
+
+
+def scalings_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
+    """Per LCL scaling (keys ``..._scaling_<name>``): N, days, days above rho, the day of the
+    maximum, FSRC / filter per sigma_X (``_sx0p04``) and the online claims; and how many
+    scalings support each claim (``scalings_supporting_<claim>``). Keys have no ".", so a
+    format template can name them."""
+    out: dict[str, float | bool] = {}
+    support: dict[str, int] = {}
+    for name, sub in df.groupby("scaling", sort=False):
+        tag = f"scaling_{name}"
+        first = sub.iloc[0]
+        for col in ("n_users", "n_days", "n_above", "max_day", "max_value", "valid_sensitivity"):
+            out[f"{col}_{tag}"] = float(first[col])
+        means = sub.groupby("sigma_x")[["fsrc", "filter", "f1"]].mean()
+        for sx, row in means.iterrows():
+            sx_key = f"{sx:g}".replace(".", "p")
+            out[f"fsrc_over_filter_{tag}_sx{sx_key}"] = float(row.fsrc / row["filter"])
+            out[f"f1_{tag}_sx{sx_key}"] = float(row.f1)
+        for key, value in _fsrc_claims(means, tag).items():
+            claim = key.removesuffix(f"_{tag}").replace(".", "p")
+            out[f"{claim}_{tag}"] = value
+            support[claim] = support.get(claim, 0) + int(value)
+    out["scalings_count"] = float(df.scaling.nunique())
+    for claim, n in support.items():
+        out[f"scalings_supporting_{claim}"] = float(n)
+    return out
+
+
+def calibration_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
+    """eps90 of EM and permute-and-flip per (task, reading): ``eps90_<mech>_<task>_<reading>``."""
+    out: dict[str, float | bool] = {}
+    for (ds, d, reading, mech), sub in df.groupby(
+        ["dataset", "d", "reading", "mechanism"], sort=False
+    ):
+        out[f"eps90_{mech}_{ds}_d{d}_{reading}"] = eps_at_accuracy(
+            sub.eps.to_numpy(), sub.accuracy.to_numpy(), TARGET_ACCURACY
+        )
+    return out
+
+
+def calibration_claims(offline: pd.DataFrame, calibration: pd.DataFrame) -> dict[str, float | bool]:
+    """Which readings support "ours better than EM / PF" (ours' eps90 below both), per task:
+    ``ours_beats_em_pf_<task>_<reading>``, their count ``readings_supporting_ours_<task>``
+    (of ``readings_count``), and ``em_pf_sensitivity_to_lose_<task>``: the multiple of 1/N
+    that EM / PF's (general) sensitivity must reach before they need ours' eps90 (their eps90
+    is proportional to it)."""
+    out: dict[str, float | bool] = {}
+    base = offline_metrics(offline)
+    cal = calibration_metrics(calibration)
+    readings = list(dict.fromkeys(calibration.reading))
+    out["readings_count"] = float(len(readings))
+    for ds, d in dict.fromkeys(zip(calibration.dataset, calibration.d, strict=True)):
+        tag = f"{ds}_d{d}"
+        ours = base.get(f"eps90_gaussian_ours_{tag}")
+        if ours is None:
+            continue
+        n = 0
+        for r in readings:
+            pure = min(cal[f"eps90_{m}_{tag}_{r}"] for m in ("exponential", "permute_and_flip"))
+            beats = bool(ours < pure)
+            out[f"ours_beats_em_pf_{tag}_{r}"] = beats
+            n += beats
+        out[f"readings_supporting_ours_{tag}"] = float(n)
+        best = min(base[f"eps90_{m}_{tag}"] for m in ("exponential", "permute_and_flip"))
+        out[f"em_pf_sensitivity_to_lose_{tag}"] = float(ours) / float(best)
     return out
 
 
@@ -119,6 +196,8 @@ METRICS = {
     "heatmap": heatmap_metrics,
     "rnm_mc": rnm_mc_metrics,
     "rnm_bounds": rnm_bounds_metrics,
+    "scalings": scalings_metrics,
+    "calibration": calibration_metrics,
 }
 
 
@@ -129,4 +208,7 @@ def metrics(results_dir: Path) -> dict[str, float | bool]:
         path = Path(results_dir) / f"{table}.csv"
         if path.is_file():
             out.update(fn(pd.read_csv(path)))
+    offline, calibration = (Path(results_dir) / f"{t}.csv" for t in ("offline", "calibration"))
+    if offline.is_file() and calibration.is_file():
+        out.update(calibration_claims(pd.read_csv(offline), pd.read_csv(calibration)))
     return out

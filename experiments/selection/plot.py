@@ -1,6 +1,6 @@
 """Figures of the selection experiments from the merged result tables only.
 
-    python -m experiments.selection.plot TABLE CSV OUTDIR
+    python -m experiments.selection.plot TABLE CSV OUTDIR [OTHER_TABLE_CSV...]
 
 ``figure_names(table, df)`` lists what a table produces (rules.smk uses the same names).
 """
@@ -56,6 +56,8 @@ def figure_names(table: str, tasks: list[tuple[str, int]] | list[str]) -> list[s
         "threshold_sweep": ["expost_vs_threshold"],
         "rnm_mc": ["rnm_monte_carlo"],
         "rnm_bounds": ["rnm_bounds"],
+        "scalings": ["lcl_scalings"],
+        "calibration": ["calibration_readings"],
     }[table]
 
 
@@ -316,6 +318,61 @@ def plot_rnm_bounds(df: pd.DataFrame, outdir: Path) -> None:
         save(fig, outdir / "rnm_bounds")
 
 
+def plot_scalings(df: pd.DataFrame, outdir: Path) -> None:
+    """Figs. 5/19 under each LCL scaling: mean final eps of FSRC over the filter's against
+    sigma_X (below 1: FSRC spends less, the paper's claim), and F1."""
+    names = list(dict.fromkeys(df.scaling))
+    means = df.groupby(["scaling", "sigma_x"], sort=False)[["fsrc", "filter", "f1"]].mean()
+    with figure(ncols=2, width="double", height=2.8) as (fig, (ax1, ax2)):
+        for j, (name, c) in enumerate(zip(names, ramp(len(names), "tab10"), strict=True)):
+            m = means.loc[name]
+            first = df[df.scaling == name].iloc[0]
+            label = f"{name} ({int(first.n_above)} days above, max day {int(first.max_day)})"
+            mk = MARKERS[j % len(MARKERS)]
+            ax1.plot(m.index, m.fsrc / m["filter"], color=c, marker=mk, label=label)
+            ax2.plot(m.index, m.f1, color=c, marker=mk)
+        ax1.axhline(1.0, color=colour("reference"), lw=0.6, ls=":")
+        ax1.set(xlabel=r"$\sigma_X$", ylabel="final eps, FSRC / filter (mean)")
+        ax2.set(xlabel=r"$\sigma_X$", ylabel="F1 (mean)")
+        fig.suptitle(rf"LCL, $\rho = {df.threshold.iloc[0]:g}$, $\Delta = 1/N$ in every accountant")
+        legend_outside(fig, ax1, ncols=2)
+        save(fig, outdir / "lcl_scalings")
+
+
+def plot_calibration(df: pd.DataFrame, outdir: Path, offline: pd.DataFrame) -> None:
+    """Figs. 12b/15: eps at 90% accuracy of EM and permute-and-flip under each reading, per
+    offline task; the line is ours' (right of it: ours needs less, the paper's claim)."""
+    from experiments.selection.metrics import TARGET_ACCURACY, eps_at_accuracy
+
+    tasks = offline_tasks(df)
+    readings = list(dict.fromkeys(df.reading))
+    with figure(ncols=len(tasks), width="double", height=2.9, sharey=True) as (fig, axes):
+        for ax, (ds, d) in zip(np.atleast_1d(axes), tasks, strict=True):
+            sub = df[(df.dataset == ds) & (df.d == d)]
+            for k, mech in enumerate(("exponential", "permute_and_flip")):
+                eps90 = [
+                    eps_at_accuracy(m.eps.to_numpy(), m.accuracy.to_numpy(), TARGET_ACCURACY)
+                    for m in (sub[(sub.reading == r) & (sub.mechanism == mech)] for r in readings)
+                ]
+                y = np.arange(len(readings)) + (k - 0.5) * 0.25
+                ax.scatter(eps90, y, color=colour(mech), marker=MARKERS[k], label=LABELS[mech])
+            ours = offline[
+                (offline.dataset == ds) & (offline.d == d) & (offline.mechanism == "gaussian_ours")
+            ]
+            ax.axvline(
+                eps_at_accuracy(ours.eps.to_numpy(), ours.accuracy.to_numpy(), TARGET_ACCURACY),
+                color=colour("gaussian_ours"),
+                label=LABELS["gaussian_ours"],
+            )
+            log_axis(ax, "x")
+            ax.set(title=rf"{ds}, $d = {d}$", xlabel=r"$\varepsilon$ at 90% accuracy")
+        first = np.atleast_1d(axes)[0]
+        first.set_yticks(np.arange(len(readings)), readings)
+        first.invert_yaxis()  # readings top to bottom in config order
+        legend_outside(fig, first, ncols=3)
+        save(fig, outdir / "calibration_readings")
+
+
 PLOTS = {
     "offline": plot_offline,
     "online": plot_online,
@@ -323,8 +380,10 @@ PLOTS = {
     "threshold_sweep": plot_threshold_sweep,
     "rnm_mc": plot_rnm_mc,
     "rnm_bounds": plot_rnm_bounds,
+    "scalings": plot_scalings,
+    "calibration": plot_calibration,
 }
 
 if __name__ == "__main__":
     table, csv, outdir = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-    PLOTS[table](pd.read_csv(csv), outdir)
+    PLOTS[table](pd.read_csv(csv), outdir, *(pd.read_csv(x) for x in sys.argv[4:]))

@@ -5,6 +5,7 @@
 import sys
 
 from experiments.common.config import load_params
+from experiments.selection.jobs import TABLES as _SELECTION_TABLES
 from experiments.selection.jobs import jobs as _selection_job_list
 from experiments.selection.plot import figure_names as _selection_figures
 from experiments.selection.schema import Params as _SelectionParams
@@ -18,6 +19,10 @@ SELECTION_DATA = {"bikes": PROCESSED["bikes"], "lcl": PROCESSED["lcl_matrix"],
 def _selection_dataset(table, job):
     if table in ("offline", "online"):
         return getattr(SELECTION, table).tasks[job["task"]].dataset
+    if table == "calibration":
+        return SELECTION.offline.tasks[job["task"]].dataset
+    if table == "scalings":
+        return "lcl"
     return None
 
 
@@ -39,17 +44,22 @@ def _selection_inputs(wildcards):
     return [SELECTION_DATA[ds]] if ds else []
 
 
+def _selection_daily(wildcards):
+    return [PROCESSED["lcl_daily"]] if wildcards.table == "scalings" else []
+
+
 rule selection_job:
     """One CPU job of a selection table."""
     input:
         code=SELECTION_CODE,
         data=_selection_inputs,
+        daily=_selection_daily,
     output:
         f"results/selection/{SCALE}/parts/{{table}}/{{job}}.csv",
     log:
         log_path("selection", "selection_job", "table", "job"),
     wildcard_constraints:
-        table="offline|online|heatmap|threshold_sweep|rnm_bounds",
+        table="offline|online|heatmap|threshold_sweep|rnm_bounds|scalings|calibration",
         job=r"\d+",
     params:
         scale=SCALE,
@@ -59,7 +69,8 @@ rule selection_job:
         mem_mb=2000,
     shell:
         "python -m experiments.selection.run scale={params.scale} table={wildcards.table} "
-        "index={wildcards.job} inputs.data={input.data} out={output} > {log} 2>&1"
+        "index={wildcards.job} inputs.data={input.data} inputs.daily={input.daily} out={output} "
+        "> {log} 2>&1"
 
 
 rule selection_rnm_mc_job:
@@ -95,7 +106,7 @@ rule selection_merge:
     log:
         log_path("selection", "selection_merge", "table"),
     wildcard_constraints:
-        table="offline|online|heatmap|threshold_sweep|rnm_mc|rnm_bounds",
+        table="offline|online|heatmap|threshold_sweep|rnm_mc|rnm_bounds|scalings|calibration",
     localrule: True
     shell:
         "python -m experiments.common.merge {output} {input.parts} > {log} 2>&1"
@@ -113,8 +124,11 @@ def _selection_figure_names(table):
     return _selection_figures(table, keys)
 
 
-for _table in ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm_bounds"):
-    if _table in ("offline", "online") and not _selection_jobs(_table):
+#: Tables a plot reads besides its own (the calibration figure marks ours' eps90).
+_SELECTION_PLOT_EXTRA = {"calibration": ["offline"]}
+
+for _table in _SELECTION_TABLES:
+    if _table in ("offline", "online", "scalings", "calibration") and not _selection_jobs(_table):
         continue  # no dataset of this table is available (missing_data=skip)
 
     rule:
@@ -122,6 +136,7 @@ for _table in ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm
             f"selection_plot_{_table}"
         input:
             table=f"results/selection/{SCALE}/{_table}.csv",
+            extra=[f"results/selection/{SCALE}/{t}.csv" for t in _SELECTION_PLOT_EXTRA.get(_table, [])],
             code=code_inputs("experiments.selection.plot"),
         output:
             **figure_outputs("selection", _selection_figure_names(_table)),
@@ -136,7 +151,7 @@ for _table in ("offline", "online", "heatmap", "threshold_sweep", "rnm_mc", "rnm
             mem_mb=2000,
         shell:
             "python -m experiments.selection.plot {params.table} {input.table} {params.outdir} "
-            "> {log} 2>&1"
+            "{input.extra} > {log} 2>&1"
 
     ALL_FIGURES.extend(getattr(rules, f"selection_plot_{_table}").output)
     ALL_RESULTS.extend(

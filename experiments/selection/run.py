@@ -7,6 +7,9 @@ the tables: experiments/selection/tables.py):
   Thm. 12; post-processing of the analytic Gaussian with sensitivity sqrt(d) Delta at
   delta = 1/N), exponential mechanism, permute-and-flip and Laplace RNM (Delta = 1/N).
 * online: Figs. 4/5, 17-20, restarted Gaussian Above Threshold, F1 and cumulative spends.
+* scalings: Figs. 5/19/20 on LCL under each scaling a reader could have meant (scalings.py).
+* calibration: Figs. 12b/15, EM and permute-and-flip under each calibration reading
+  (calibration.py).
 * heatmap: Fig. 1; threshold_sweep: Fig. 2; rnm_mc: Figs. 3/6; rnm_bounds: Figs. 7/8.
 
     python -m experiments.selection.run scale=smoke table=online index=0 \
@@ -21,12 +24,14 @@ from experiments.selection.jobs import TABLES as NAMES
 from experiments.selection.jobs import jobs
 from experiments.selection.schema import Params
 from experiments.selection.tables import (
+    calibration_table,
     heatmap_table,
     offline_table,
     online_table,
     per_job,
     rnm_bounds_table,
     rnm_mc_table,
+    scalings_table,
     threshold_sweep_table,
 )
 
@@ -37,8 +42,15 @@ BUILDERS = {
     "threshold_sweep": threshold_sweep_table,
     "rnm_mc": rnm_mc_table,
     "rnm_bounds": rnm_bounds_table,
+    "scalings": scalings_table,
+    "calibration": calibration_table,
 }
-READS_DATA = ("offline", "online")
+INPUTS = {
+    "offline": ("data",),
+    "online": ("data",),
+    "calibration": ("data",),
+    "scalings": ("data", "daily"),
+}
 
 
 def _job_keys(name: str):
@@ -51,7 +63,7 @@ TABLES = {
         per_job(BUILDERS[name]),
         key=(NAMES.index(name),),
         jobs=_job_keys(name),
-        inputs=("data",) if name in READS_DATA else (),
+        inputs=INPUTS.get(name, ()),
     )
     for name in NAMES
 }

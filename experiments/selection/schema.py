@@ -22,6 +22,8 @@ from experiments.common.params import (
     probability,
     probability_open_low,
 )
+from experiments.selection.calibration import READINGS
+from experiments.selection.scalings import SCALINGS
 
 DATASETS = ("bikes", "lcl", "near")
 SQRT3 = 1.7320508075688772
@@ -97,6 +99,27 @@ class Online(Section):
 
 
 @dataclass
+class Scalings(Section):
+    """Figs. 5/19/20 under each LCL scaling a reader could have meant (scalings.py)."""
+
+    names: list[str] = param(
+        nonempty, each(one_of(tuple(SCALINGS))), factory=lambda: ["clip30", "clip50"]
+    )
+    threshold: float = param(probability, default=0.33)
+    sigmas_x: list[float] = param(nonempty, each(positive), factory=lambda: [0.04, 0.16])
+
+
+@dataclass
+class Calibration(Section):
+    """Figs. 12b/15: EM and permute-and-flip under each calibration reading (calibration.py),
+    on the offline tasks and ``offline.eps_grid``."""
+
+    readings: list[str] = param(
+        nonempty, each(one_of(tuple(READINGS))), factory=lambda: ["general_1n_mean"]
+    )
+
+
+@dataclass
 class Heatmap(Section):
     """Fig. 1: ex-ante minus ex-post eps of Gaussian Above Threshold over (t, sigma_X)."""
 
@@ -165,6 +188,8 @@ class Params(Root):
     data: Data = param(factory=Data)
     offline: Offline = param(factory=Offline)
     online: Online = param(factory=Online)
+    scalings: Scalings = param(factory=Scalings)
+    calibration: Calibration = param(factory=Calibration)
     heatmap: Heatmap = param(factory=Heatmap)
     threshold_sweep: ThresholdSweep = param(factory=ThresholdSweep)
     rnm_mc: RnmMonteCarlo = param(factory=RnmMonteCarlo)

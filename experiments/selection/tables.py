@@ -25,7 +25,8 @@ from accounting.mechanisms.selection import (
 )
 from accounting.mechanisms.sparse_vector import GaussianAboveThreshold
 from experiments.common.job import Job, TableFn
-from experiments.selection.data import load_series
+from experiments.selection.calibration import MECHANISMS, check_reading, reading_accuracy
+from experiments.selection.data import load_energy, load_series
 from experiments.selection.jobs import jobs
 from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
 from experiments.selection.online import (
@@ -34,6 +35,7 @@ from experiments.selection.online import (
     f1_score,
     released_vector,
 )
+from experiments.selection.scalings import SCALINGS, scaled_series
 from experiments.selection.schema import Params
 
 log = logging.getLogger(__name__)
@@ -124,21 +126,24 @@ def offline_table(
     return pd.DataFrame(rows)
 
 
-def online_table(
-    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
+def online_runs(
+    series: np.ndarray,
+    n_users: int,
+    threshold: float,
+    sx: float,
+    p: Params,
+    rng: np.random.Generator,
 ) -> pd.DataFrame:
-    """One row per (run, instance): F1 of the run and the cumulative spends."""
-    task = p.online.tasks[setting["task"]]
-    series, n_users = load_series(task.dataset, job.input("data"), p.data)
-    sx = float(setting["sigma_x"])
+    """``p.online.n_runs`` restarted runs on ``series`` with Delta = delta = 1/``n_users``:
+    one row per (run, instance), F1 of the run and the cumulative spends."""
     sz = p.online.query_noise_ratio * sx
     mech = GaussianAboveThreshold(
-        threshold=task.threshold, sigma_threshold=sx, sigma_query=sz, sensitivity=1.0 / n_users
+        threshold=threshold, sigma_threshold=sx, sigma_query=sz, sensitivity=1.0 / n_users
     )
-    truth = series >= task.threshold
+    truth = series >= threshold
     frames = []
     for run in range(p.online.n_runs):
-        instances = detect_online(series, task.threshold, sx, sz, rng)
+        instances = detect_online(series, threshold, sx, sz, rng)
         f1 = f1_score(released_vector(instances, series.size), truth)
         spend = account(
             instances,
@@ -151,8 +156,7 @@ def online_table(
         frames.append(
             pd.DataFrame(
                 {
-                    "dataset": task.dataset,
-                    "threshold": task.threshold,
+                    "threshold": threshold,
                     "sigma_x": sx,
                     "sigma_z": sz,
                     "n_users": n_users,
@@ -169,6 +173,85 @@ def online_table(
             )
         )
     return pd.concat(frames, ignore_index=True)
+
+
+def online_table(
+    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
+) -> pd.DataFrame:
+    """One row per (run, instance): F1 of the run and the cumulative spends."""
+    task = p.online.tasks[setting["task"]]
+    series, n_users = load_series(task.dataset, job.input("data"), p.data)
+    runs = online_runs(series, n_users, task.threshold, float(setting["sigma_x"]), p, rng)
+    return runs.assign(dataset=task.dataset)[["dataset", *runs.columns]]
+
+
+def scalings_table(
+    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
+) -> pd.DataFrame:
+    """Figs. 5/19/20 on LCL under one scaling (scalings.py): one row per run, its F1 and
+    final spends, with the scaling's series facts and sensitivity argument. The accountants
+    use the paper's Delta = 1/N whatever the scaling (``valid_sensitivity``: the scaling's own)."""
+    name = setting["scaling"]
+    series, n_users, valid, days = scaled_series(
+        name, *load_energy(job.input("data"), job.input("daily"))
+    )
+    runs = online_runs(series, n_users, p.scalings.threshold, float(setting["sigma_x"]), p, rng)
+    last = runs.groupby("run", sort=True).tail(1)
+    top = int(np.argmax(series))
+    return pd.DataFrame(
+        {
+            "scaling": name,
+            "run": last["run"].to_numpy(),
+            "sigma_x": last["sigma_x"].to_numpy(),
+            "threshold": p.scalings.threshold,
+            "n_users": n_users,
+            "n_days": series.size,
+            "n_above": int(np.sum(series >= p.scalings.threshold)),
+            "max_day": top,
+            "max_date": days[top],
+            "max_value": float(series[top]),
+            "sensitivity": 1.0 / n_users,
+            "valid_sensitivity": valid,
+            "argument": SCALINGS[name].argument,
+            "f1": last["f1"].to_numpy(),
+            "instances": runs.groupby("run", sort=True).size().to_numpy(),
+            "fsrc": last["fsrc"].to_numpy(),
+            "filter": last["filter"].to_numpy(),
+            "composition": last["composition"].to_numpy(),
+        }
+    )
+
+
+def calibration_table(
+    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
+) -> pd.DataFrame:
+    """Figs. 12b/15: exact accuracy (eq. 39) of EM and permute-and-flip on one offline task
+    under one calibration reading (calibration.py), over ``offline.eps_grid``."""
+    task = p.offline.tasks[setting["task"]]
+    series, n_users = load_series(task.dataset, job.input("data"), p.data)
+    if task.days > series.size:
+        raise ValueError(f"params.offline.tasks.days={task.days} exceeds the {series.size} days")
+    q = series[: task.days]
+    reading = check_reading(setting["reading"])
+    return pd.DataFrame(
+        [
+            {
+                "dataset": task.dataset,
+                "d": task.days,
+                "n_users": n_users,
+                "reading": setting["reading"],
+                "monotone": reading.monotone,
+                "sensitivity_n": 2 if reading.gap else 1,
+                "utility": "count" if reading.count else "mean",
+                "argument": reading.argument,
+                "mechanism": mech,
+                "eps": eps,
+                "accuracy": reading_accuracy(setting["reading"], mech, q, n_users, eps),
+            }
+            for mech in MECHANISMS
+            for eps in p.offline.eps_grid
+        ]
+    )
 
 
 def worst_case_stopping_times(

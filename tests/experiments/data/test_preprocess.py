@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from omegaconf import OmegaConf
 
 from experiments.data import preprocess as pp
 from experiments.data.fetch import DataUnavailableError, fetch, load_manifest
@@ -191,6 +193,32 @@ def test_energy_daily_sensitivity_is_one_over_n(rows, which, replacement):
     after = daily([replacement if i == which else r for i, r in enumerate(rows)])
     assert np.all((before >= 0) & (before <= 1))
     assert np.max(np.abs(after - before)) <= 1 / len(rows) + 1e-12
+
+
+def test_lcl_keeps_and_flags_its_partial_days(tmp_path):
+    """LCL's first and last days are partial (26 and 1 half-hour readings): the matrix keeps
+    them (the paper's d = 829 counts both) and lcl_daily.csv records the median readings."""
+    rows = [
+        "LCLid,day,energy_sum,energy_count",
+        "MAC1,2012-01-01,4.0,26",
+        "MAC1,2012-01-02,9.0,48",
+        "MAC1,2012-01-03,0.2,1",
+        "MAC2,2012-01-02,11.0,48",
+        "MAC2,2012-01-03,0.3,1",
+        "MAC3,2012-01-02,,0",  # an id without data: dropped
+    ]
+    raw = tmp_path / "raw" / pp.RAW["lcl"][0]
+    raw.parent.mkdir(parents=True)
+    with lzma.open(raw, "wt") as fh:
+        fh.write("\n".join(rows) + "\n")
+    matrix = pp.lcl(raw)
+    assert list(matrix.index) == ["MAC1", "MAC2"]
+    assert list(matrix.columns) == ["2012-01-01", "2012-01-02", "2012-01-03"]
+    cfg = OmegaConf.create({"out_dir": str(tmp_path / "out"), "energy": {"clip_kwh": 50.0}})
+    pp._run_lcl(cfg, tmp_path / "raw", tmp_path / "out", 0.0)
+    daily = pd.read_csv(tmp_path / "out" / "lcl_daily.csv")
+    assert daily["median_readings"].tolist() == [26.0, 48.0, 1.0]
+    assert daily["n_reporting"].tolist() == [1, 2, 2]
 
 
 def test_near_reader_on_synthetic_file(tmp_path):
