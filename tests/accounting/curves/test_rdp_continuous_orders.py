@@ -31,11 +31,11 @@ LO, HI = DEFAULT_ORDERS[0], DEFAULT_ORDERS[-1]
 def mp_min_over_orders(
     bound: Callable[[mpmath.mpf], mpmath.mpf], lo: float = LO, hi: float = HI
 ) -> tuple[float, float]:
-    """(min, argmin alpha) of bound(alpha) over [lo, hi]: 2,001 points evenly spaced in
+    """(min, argmin alpha) of bound(alpha) over [lo, hi]: 1,001 points evenly spaced in
     log(alpha - 1), then 120 golden-section steps on the dense minimum's two neighbours."""
     with mpmath.workdps(40):
         ulo, uhi = mpmath.log(mpmath.mpf(lo) - 1), mpmath.log(mpmath.mpf(hi) - 1)
-        n = 2000
+        n = 1000
         us = [ulo + (uhi - ulo) * i / n for i in range(n + 1)]
         values = [bound(1 + mpmath.exp(u)) for u in us]
         k = min(range(n + 1), key=lambda i: values[i])
@@ -161,16 +161,18 @@ def test_delta_of_a_function_curve_matches_mpmath(rho, eps):
     assert got <= rdp_to_delta(grid, eps).delta
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     rho=st.floats(1e-7, 1e2),
     delta=st.floats(1e-30, 0.5),
-    keep=st.lists(st.booleans(), min_size=len(DEFAULT_ORDERS), max_size=len(DEFAULT_ORDERS)),
+    share=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**32 - 1),
     lift=st.floats(0.0, 5.0),
 )
-def test_refined_is_never_above_the_grid(rho, delta, keep, lift):
+def test_refined_is_never_above_the_grid(rho, delta, share, seed, lift):
     """Any grid (here a random subset of the default one), any curve shape (zCDP plus a
     log(1/delta)-like pole of random size): refinement never loses to the grid minimum."""
+    keep = np.random.default_rng(seed).random(len(DEFAULT_ORDERS)) < share
     orders = [a for a, k in zip(DEFAULT_ORDERS, keep, strict=True) if k] or [2.0]
 
     def fn(a: float) -> float:
