@@ -304,7 +304,8 @@ def rdp_to_pdp(
 
     Markov's inequality on e^{(alpha - 1) L} bounds the privacy-loss tail,
     P[L > eps] <= delta (the proof of Mironov 2017, Prop. 3; Lebensold et al. 2024, Sec. 2),
-    so this is ``rdp_to_eps(method="classical")``; the improved conversion bounds only the
+    so this is ``rdp_to_eps(method="classical")`` (orders as there: a function curve's order
+    is optimised continuously, the grid as bracket); the improved conversion bounds only the
     hockey stick and gives no pDP.
     """
     return rdp_to_eps(curve, delta, "classical", orders).eps
