@@ -1,10 +1,14 @@
 """Rényi DP curves: conversions to (eps, delta)-DP and to pDP, and the budgets they invert.
 
 A curve is a ``RenyiCurve`` (orders and eps(alpha), composed with ``+``, Mironov 2017,
-Prop. 1) or any function alpha -> eps(alpha), tabulated on an order grid. Conversions
-minimise a per-order bound over the grid, so a coarser grid only gives a looser (never an
-invalid) answer. Two methods (the ``method=`` of every RDP and zCDP conversion here and in
-:mod:`accounting.curves.zcdp`):
+Prop. 1) or any function alpha -> eps(alpha) valid at every real order > 1. Conversions
+minimise a per-order bound over the orders: a ``RenyiCurve`` over its grid (it has no values
+between its orders); a function curve continuously, its grid (``orders``, default
+``DEFAULT_ORDERS``) only bracketing the best order, which bounded Brent in log(alpha - 1)
+then refines (:mod:`accounting.curves.orders`; never above the grid minimum). Every fixed
+order gives a valid bound and the order is chosen from the curve alone, so a coarser grid or
+an imprecise search only gives a looser (never an invalid) answer. Two methods (the
+``method=`` of every RDP and zCDP conversion here and in :mod:`accounting.curves.zcdp`):
 
 * ``"classical"``: eps = eps(alpha) + log(1/delta) / (alpha - 1)  (Mironov 2017, Prop. 3);
 * ``"improved"``:  eps = eps(alpha) + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha - 1)
@@ -35,6 +39,7 @@ import numpy as np
 
 from accounting import _checks
 from accounting.costs import RenyiCurve
+from accounting.curves.orders import minimise_over_orders
 from accounting.numerics import nudge_down
 
 DEFAULT_ORDERS: tuple[float, ...] = tuple(
@@ -133,28 +138,89 @@ def _dp_terms(alpha: np.ndarray | np.float64, log_delta: float, method: Method) 
     return (np.log1p(-1.0 / alpha), -((log_delta + np.log(alpha)) / (alpha - 1.0)))
 
 
+def _rdp_value(curve: Callable[[float], float], alpha: float) -> float:
+    """eps(alpha) of a function curve, checked to lie in [0, inf]."""
+    value = float(curve(alpha))
+    if math.isnan(value) or value < 0:
+        raise ValueError(f"the RDP function must return values in [0, inf], got {value!r}")
+    return value
+
+
 def _tabulate(
     curve: RenyiCurve | Callable[[float], float], orders: Iterable[float] | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(orders, eps) with eps finite and >= 0; a function may return +inf at some orders."""
+    """(orders, eps) with eps finite and >= 0; a function may return +inf at some orders.
+
+    A function's grid is sorted and duplicates are dropped (it brackets a continuous search).
+    """
     if isinstance(curve, RenyiCurve):
         if orders is not None:
             raise ValueError("orders must be None for a RenyiCurve (it carries its own)")
         return np.array(curve.orders), np.array(curve.eps)
     if not callable(curve):
         raise ValueError(f"curve must be a RenyiCurve or a function, got {type(curve).__name__}")
-    grid = np.array(
+    grid = np.unique(
         [_checks.order("alpha", a) for a in (DEFAULT_ORDERS if orders is None else orders)]
     )
     if grid.size == 0:
         raise ValueError("orders must be non-empty")
-    eps = np.array([float(curve(a)) for a in grid])
-    if np.any(np.isnan(eps)) or np.any(eps < 0) or np.any(np.isneginf(eps)):
-        raise ValueError("the RDP function must return values in [0, inf]")
+    eps = np.array([_rdp_value(curve, a) for a in grid])
     finite = np.isfinite(eps)
     if not np.any(finite):
         raise ValueError("the RDP function is infinite at every order of the grid")
     return grid[finite], eps[finite]
+
+
+def _best_order(
+    curve: RenyiCurve | Callable[[float], float],
+    a: np.ndarray,
+    bound: np.ndarray,
+    per_order: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> tuple[float, float]:
+    """(min, argmin) of a per-order bound: over the grid ``a`` (values ``bound``) for a
+    ``RenyiCurve``; for a function curve the grid brackets bounded Brent in u = log(alpha - 1)
+    (:func:`~accounting.curves.orders.minimise_over_orders`), never above the grid minimum.
+
+    Valid because each conversion holds at every fixed order alpha > 1 and the order is
+    chosen from the (data-independent) curve alone.
+    """
+    i = int(np.argmin(bound))
+    grid_best, grid_order = float(bound[i]), float(a[i])
+    if isinstance(curve, RenyiCurve):
+        return grid_best, grid_order
+
+    def at(u: np.ndarray) -> np.ndarray:
+        alpha = 1.0 + np.exp(u)
+        e = np.array([_rdp_value(curve, float(x)) for x in alpha.ravel()]).reshape(alpha.shape)
+        return per_order(alpha, e)
+
+    u, keep = np.unique(np.log(a - 1.0), return_index=True)
+    best, best_u = minimise_over_orders(at, u, bound[keep])
+    if best < grid_best:
+        return best, 1.0 + math.exp(best_u)
+    return grid_best, grid_order
+
+
+def _eps_bounds(a: np.ndarray, e: np.ndarray, log_delta: float, method: Method) -> np.ndarray:
+    """eps at each order: eps(alpha) + the terms of ``_dp_terms``; for ``"improved"`` 0 where
+    delta >= sqrt(1 - e^{-eps(alpha)}) (the KL shortcut of the module docstring)."""
+    bound = e
+    for term in _dp_terms(a, log_delta, method):
+        bound = bound + term
+    if method == "improved":
+        kl_ok = 2.0 * log_delta >= np.log(-np.expm1(-e), where=e > 0, out=np.full(e.shape, -np.inf))
+        bound = np.where(kl_ok, 0.0, bound)
+    return bound
+
+
+def _log_delta_bounds(a: np.ndarray, e: np.ndarray, eps: float, method: Method) -> np.ndarray:
+    """log delta at each order (the formulas of ``rdp_to_delta``), before the cap at 1."""
+    if method == "classical":
+        return (a - 1.0) * (e - eps)
+    log_bound = (a - 1.0) * (e - eps + np.log1p(-1.0 / a)) - np.log(a)
+    with np.errstate(divide="ignore"):
+        log_kl = 0.5 * np.log(-np.expm1(-e))
+    return np.minimum(log_bound, log_kl)
 
 
 def rdp_to_eps(
@@ -163,27 +229,27 @@ def rdp_to_eps(
     method: Method = "improved",
     orders: Iterable[float] | None = None,
 ) -> EpsBound:
-    """Smallest eps over the order grid such that the curve implies (eps, delta)-DP.
+    """Smallest eps over the orders such that the curve implies (eps, delta)-DP.
 
     ``method``: ``"improved"`` (the default; Canonne, Kamath and Steinke 2020, Prop. 12,
     with the KL shortcut; see the module docstring) or ``"classical"`` (Mironov 2017,
-    Prop. 3). ``orders`` is the grid for a function curve (default ``DEFAULT_ORDERS``); a
-    ``RenyiCurve`` uses its own. delta must be in (0, 1). Returns an :class:`EpsBound`: the
-    eps as a float, with the attaining order in ``.order``. (``zcdp_to_eps`` offers the same
-    two methods; its default is "classical".)
+    Prop. 3). A ``RenyiCurve`` is minimised over its own orders (it has no values between
+    them). A function curve (valid RDP at every real order > 1) is minimised continuously:
+    ``orders`` (default ``DEFAULT_ORDERS``) brackets the best order, bounded Brent in
+    log(alpha - 1) refines it, and the result is never above the grid minimum. delta must
+    be in (0, 1). Returns an :class:`EpsBound`: the eps as a float, with the attaining order
+    in ``.order``. (``zcdp_to_eps`` offers the same two methods; its default is "classical".)
     """
     delta = _checks.open_unit("delta", delta)
     method = check_method(method)
     a, e = _tabulate(curve, orders)
     log_delta = math.log(delta)
-    bound = e
-    for term in _dp_terms(a, log_delta, method):
-        bound = bound + term
-    if method == "improved":
-        kl_ok = 2.0 * log_delta >= np.log(-np.expm1(-e), where=e > 0, out=np.full(e.shape, -np.inf))
-        bound = np.where(kl_ok, 0.0, bound)
-    i = int(np.argmin(bound))
-    return EpsBound(_checks.result("eps", max(float(bound[i]), 0.0)), float(a[i]))
+
+    def per_order(alpha: np.ndarray, eps_alpha: np.ndarray) -> np.ndarray:
+        return _eps_bounds(alpha, eps_alpha, log_delta, method)
+
+    best, order = _best_order(curve, a, per_order(a, e), per_order)
+    return EpsBound(_checks.result("eps", max(best, 0.0)), order)
 
 
 def rdp_to_delta(
@@ -192,26 +258,25 @@ def rdp_to_delta(
     method: Method = "improved",
     orders: Iterable[float] | None = None,
 ) -> DeltaBound:
-    """Smallest delta over the order grid such that the curve implies (eps, delta)-DP.
+    """Smallest delta over the orders such that the curve implies (eps, delta)-DP.
 
     classical: delta = e^{(alpha-1)(eps(alpha) - eps)} (Mironov 2017, Prop. 3 solved for
     delta); improved (the default): delta = e^{(alpha-1)(eps(alpha) - eps + log(1 - 1/alpha))}
     / alpha (Canonne, Kamath and Steinke 2020, Prop. 12) or sqrt(1 - e^{-eps(alpha)}) (KL
-    bound), whichever is smaller. Capped at 1. Returns a :class:`DeltaBound` (a float with
-    the attaining order in ``.order``).
+    bound), whichever is smaller. Capped at 1. Orders as in ``rdp_to_eps``: a ``RenyiCurve``'s
+    own grid, a function curve's grid refined continuously (in log delta, never above the
+    grid minimum). Returns a :class:`DeltaBound` (a float with the attaining order in
+    ``.order``).
     """
     eps = _checks.nonnegative("eps", eps)
     method = check_method(method)
     a, e = _tabulate(curve, orders)
-    if method == "classical":
-        log_bound = (a - 1.0) * (e - eps)
-    else:
-        log_bound = (a - 1.0) * (e - eps + np.log1p(-1.0 / a)) - np.log(a)
-        with np.errstate(divide="ignore"):
-            log_kl = 0.5 * np.log(-np.expm1(-e))
-        log_bound = np.minimum(log_bound, log_kl)
-    i = int(np.argmin(log_bound))
-    return DeltaBound(min(1.0, math.exp(min(float(log_bound[i]), 0.0))), float(a[i]))
+
+    def per_order(alpha: np.ndarray, eps_alpha: np.ndarray) -> np.ndarray:
+        return _log_delta_bounds(alpha, eps_alpha, eps, method)
+
+    log_best, order = _best_order(curve, a, per_order(a, e), per_order)
+    return DeltaBound(min(1.0, math.exp(min(log_best, 0.0))), order)
 
 
 def expost_rdp_to_approximate_dp(eps: float, alpha: float, delta: float) -> float:
@@ -239,7 +304,8 @@ def rdp_to_pdp(
 
     Markov's inequality on e^{(alpha - 1) L} bounds the privacy-loss tail,
     P[L > eps] <= delta (the proof of Mironov 2017, Prop. 3; Lebensold et al. 2024, Sec. 2),
-    so this is ``rdp_to_eps(method="classical")``; the improved conversion bounds only the
+    so this is ``rdp_to_eps(method="classical")`` (orders as there: a function curve's order
+    is optimised continuously, the grid as bracket); the improved conversion bounds only the
     hockey stick and gives no pDP.
     """
     return rdp_to_eps(curve, delta, "classical", orders).eps

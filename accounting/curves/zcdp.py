@@ -24,10 +24,10 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import optimize
 
 from accounting import _checks
 from accounting.costs import Zcdp, parameter_of
+from accounting.curves.orders import minimise_over_orders
 from accounting.curves.rdp import Method, check_method
 from accounting.numerics import nudge_down
 
@@ -97,28 +97,11 @@ def _cks_log_delta_at(u: np.ndarray, rho: float, eps: float) -> np.ndarray:
 
 
 def _minimise_over_orders(fn: Callable[[np.ndarray], np.ndarray], u0: float) -> float:
-    """min over u = log(alpha - 1) of fn(u): a grid around the guess u0, then bounded Brent.
-
-    Every order gives a valid bound, so an imprecise minimiser can only be loose, never
-    invalid. The guess itself is always among the candidates.
-    """
-    grid = np.append(np.linspace(u0 - _HALF_WIDTH, u0 + _HALF_WIDTH, _GRID), u0)
-
-    def safe(u: np.ndarray) -> np.ndarray:
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            v = np.asarray(fn(u), dtype=np.float64)
-        return np.where(np.isnan(v), np.inf, v)
-
-    values = safe(grid)
-    k = int(np.argmin(values[:-1]))
-    best = float(min(values[k], values[-1]))
-    lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, _GRID - 1)]
-    res = optimize.minimize_scalar(
-        lambda u: float(safe(np.array(u))), bounds=(lo, hi), method="bounded"
-    )
-    if res.success:
-        best = min(best, float(res.fun))
-    return best
+    """min over u = log(alpha - 1) of fn(u): an evenly spaced grid centred exactly on the
+    guess u0 brackets the minimum and bounded Brent refines it (``minimise_over_orders``)."""
+    half = _GRID // 2
+    grid = u0 + np.arange(-half, half + 1) * (_HALF_WIDTH / half)
+    return minimise_over_orders(fn, grid)[0]
 
 
 def zcdp_to_eps_optimal(rho: float | Zcdp, delta: float) -> float:

@@ -34,9 +34,13 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
     to the halt is (alpha, B)-RDP. Several orders (Rem. 4.4): a query runs only if EVERY order
     stays within its budget B_j, and the transcript is (alpha_j, B_j)-RDP for every j (why
     per-order budgets are valid and "some order" is not: docs/proofs/renyi_filter_orders.md).
-    Costs are ``RenyiCurve``s that must contain every tracked order on their grid. The sums
-    are exact and order-independent (:class:`~accounting.exact_sum.ExactSum`) and compared with
-    the budgets exactly, so no rounding admits a query whose true sum exceeds a budget.
+    The orders stay the finite set fixed before the run: Rem. 4.4 covers a finite set of
+    halting rules, not a continuum of orders refined between grid points (unlike the
+    conversions of :mod:`accounting.curves.rdp`, which choose an order for one fixed,
+    data-independent curve). Costs are ``RenyiCurve``s that must contain every tracked order
+    on their grid. The sums are exact and order-independent
+    (:class:`~accounting.exact_sum.ExactSum`) and compared with the budgets exactly, so no
+    rounding admits a query whose true sum exceeds a budget.
     """
 
     cost_types = (RenyiCurve,)

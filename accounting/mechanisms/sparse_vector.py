@@ -242,20 +242,27 @@ def gaussian_above_threshold_rdp_nonnegative(
     the published value wherever Prop. 10 holds, never below what Thm. 6 certifies.
     Numbers and details: ``docs/proofs/gaussian_svt_moment_bound.md``.
     """
-    moment = log_stopping_time_moment_bound(
-        2.0, sigma_threshold=sigma_threshold, sigma_query=sigma_query, threshold=threshold
-    )
-    if not published:
-        moment = max(
-            moment, _worst_case_moment(float(sigma_threshold), float(sigma_query), float(threshold))
-        )
     return gaussian_above_threshold_rdp(
         alpha,
         sigma_threshold=sigma_threshold,
         sigma_query=sigma_query,
         sensitivity=sensitivity,
         gamma=2.0,
-        log_stopping_moment=moment,
+        log_stopping_moment=_nonnegative_moment(sigma_threshold, sigma_query, threshold, published),
+    )
+
+
+def _nonnegative_moment(
+    sigma_threshold: float, sigma_query: float, threshold: float, published: bool
+) -> float:
+    """The gamma = 2 log moment of ``gaussian_above_threshold_rdp_nonnegative``."""
+    moment = log_stopping_time_moment_bound(
+        2.0, sigma_threshold=sigma_threshold, sigma_query=sigma_query, threshold=threshold
+    )
+    if published:
+        return moment
+    return max(
+        moment, _worst_case_moment(float(sigma_threshold), float(sigma_query), float(threshold))
     )
 
 
@@ -344,24 +351,36 @@ class GaussianAboveThreshold:
         _checks.positive("sigma_query", self.sigma_query)
         _checks.positive("sensitivity", self.sensitivity)
 
-    def rdp_curve(self, orders: Iterable[float] = DEFAULT_ORDERS) -> RenyiCurve:
-        """Zhu-Wang RDP (LPB Thm. 7, exact moment where Prop. 10 fails; see
-        :func:`gaussian_above_threshold_rdp_nonnegative`) on ``orders``."""
-        return RenyiCurve.from_function(
-            lambda a: gaussian_above_threshold_rdp_nonnegative(
-                a,
-                sigma_threshold=self.sigma_threshold,
-                sigma_query=self.sigma_query,
-                sensitivity=self.sensitivity,
-                threshold=self.threshold,
-            ),
-            orders,
+    @functools.cached_property
+    def _log_moment(self) -> float:
+        return _nonnegative_moment(
+            self.sigma_threshold, self.sigma_query, self.threshold, published=False
         )
 
-    def pdp_eps(self, delta: float, orders: Iterable[float] = DEFAULT_ORDERS) -> float:
+    def rdp(self, alpha: float) -> float:
+        """Zhu-Wang RDP at one order (LPB Thm. 7, exact moment where Prop. 10 fails; see
+        :func:`gaussian_above_threshold_rdp_nonnegative`, whose value this is): valid at every
+        real alpha > 1, so conversions can optimise the order continuously (``rdp_to_eps``)."""
+        return gaussian_above_threshold_rdp(
+            alpha,
+            sigma_threshold=self.sigma_threshold,
+            sigma_query=self.sigma_query,
+            sensitivity=self.sensitivity,
+            gamma=2.0,
+            log_stopping_moment=self._log_moment,
+        )
+
+    def rdp_curve(self, orders: Iterable[float] = DEFAULT_ORDERS) -> RenyiCurve:
+        """``rdp`` tabulated on ``orders`` (for composition by ``+``; a conversion of the
+        tabulated curve can only use these orders)."""
+        return RenyiCurve.from_function(self.rdp, orders)
+
+    def pdp_eps(self, delta: float, orders: Iterable[float] | None = None) -> float:
         """eps_max with the instance (eps_max, delta)-pDP: the RDP curve by Markov's inequality,
-        min_alpha eps(alpha) + log(1/delta)/(alpha - 1) (LPB Sec. 2; ``rdp_to_pdp``)."""
-        return rdp_to_pdp(self.rdp_curve(orders), delta)
+        min over alpha > 1 of eps(alpha) + log(1/delta)/(alpha - 1) (LPB Sec. 2; Mironov
+        2017, Prop. 3), the order optimised continuously with ``orders`` (default
+        ``DEFAULT_ORDERS``) as the bracket (``rdp_to_pdp`` of the function ``rdp``)."""
+        return rdp_to_pdp(self.rdp, delta, orders)
 
     def expost_eps(self, steps: int, halted: bool = True) -> float:
         """Pure ex-post eps of the output (LPB Thm. 17; not halted: the stream ran out after

@@ -8,21 +8,22 @@ are exactly the days with q_t >= rho. Three accountings of the same run:
 * FSRC (LPB Alg. 2/4 with :class:`FilteredSelfReportingComposition`): the pure ex-post loss
   of every halted instance (LPB Thm. 17) plus eps_max of the open one, eps_max the Zhu-Wang
   RDP (LPB Thm. 7) turned into (eps_max, delta_t)-pDP by Markov's inequality (LPB Sec. 2:
-  eps_p = eps(alpha) + log(1/delta_t)/(alpha - 1), minimised over the order grid).
+  eps_p = eps(alpha) + log(1/delta_t)/(alpha - 1), minimised over alpha > 1 continuously).
 * the Whitehouse et al. filter (LPB Thm. 20, :class:`WhitehouseFilter`): each instance is
   (eps_t, delta_t)-DP from the same RDP curve converted as autodp does (Balle et al. 2020,
-  Thm. 21: ``rdp_to_eps(method="improved")``).
+  Thm. 21: ``rdp_to_eps(method="improved")``, the order optimised continuously).
 * plain RDP composition of the instances started so far, converted the same way at delta.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from accounting.costs import EpsDelta, ProbabilisticDP, RenyiCurve
+from accounting.costs import EpsDelta, ProbabilisticDP
 from accounting.curves.rdp import rdp_to_eps, rdp_to_pdp
 from accounting.filters.dp import WhitehouseFilter
 from accounting.filters.expost import FilteredSelfReportingComposition
@@ -115,12 +116,11 @@ def account(
     the last entry is the final spend. Raises ValueError if a filter would halt: the budget
     is meant to be above every spend (the paper reports spends, not halts).
     """
-    curve = mech.rdp_curve()
     # per-instance shares whose n_days copies sum to at most the budget exactly (the filters
     # compare exact sums)
     per_delta = equal_share(delta, n_days)
-    eps_max = rdp_to_pdp(curve, per_delta)
-    eps_max_paper = rdp_to_pdp(curve, delta)
+    eps_max = rdp_to_pdp(mech.rdp, per_delta)
+    eps_max_paper = rdp_to_pdp(mech.rdp, delta)
     fsrc = FilteredSelfReportingComposition(eps_budget, delta)
     if not n_days * delta < 1.0:
         raise ValueError(
@@ -132,7 +132,7 @@ def account(
     # delta''/n_days per instance as before, within the room delta - delta'' exactly
     room = min(Fraction(filt.delta_pp), Fraction(delta) - Fraction(filt.delta_pp))
     filter_delta = equal_share(room, n_days)
-    filter_eps = rdp_to_eps(curve, filter_delta, method="improved").eps
+    filter_eps = rdp_to_eps(mech.rdp, filter_delta, method="improved").eps
     out: dict[str, list[float]] = {k: [] for k in Spend.__dataclass_fields__}
     for k, inst in enumerate(instances):
         for f, cost in (
@@ -148,10 +148,16 @@ def account(
         out["fsrc_paper"].append(fsrc_paper.spent_post + eps_max_paper)
         out["fsrc_paper_delta"].append(fsrc_paper.spent_delta)
         out["filter"].append(filt.spent_eps)  # the filter's running sum: O(1) per instance
-        composed = RenyiCurve(curve.orders, tuple((k + 1) * e for e in curve.eps))
-        out["composition"].append(rdp_to_eps(composed, delta, method="improved").eps)
+        out["composition"].append(_composed_eps(mech, k + 1, delta))
         if inst.halted:
             loss = mech.expost_eps(inst.steps, True)
             fsrc.observe(loss)
             fsrc_paper.observe(loss)
     return Spend(**{k: np.array(v) for k, v in out.items()})
+
+
+@functools.cache
+def _composed_eps(mech: GaussianAboveThreshold, n: int, delta: float) -> float:
+    """eps at delta of n composed instances (n eps(alpha), Mironov 2017, Prop. 1), the order
+    optimised continuously; cached, since every run of a job asks for the same n."""
+    return rdp_to_eps(lambda a: n * mech.rdp(a), delta, method="improved").eps

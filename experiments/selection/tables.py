@@ -282,7 +282,7 @@ def heatmap_table(
         exante = rdp_to_eps(
             GaussianAboveThreshold(
                 threshold=rho, sigma_threshold=sx, sigma_query=sz, sensitivity=h.sensitivity
-            ).rdp_curve(),
+            ).rdp,
             h.delta,
             method="improved",
         ).eps

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from functools import partial
 
 import dp_accounting
 import numpy as np
@@ -27,7 +28,7 @@ from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
 
 from accounting.costs import RenyiCurve
 from accounting.curves.pld import self_compose_discretised
-from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_delta, rdp_to_eps
+from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_delta, rdp_to_eps, rdp_to_pdp
 from accounting.mechanisms.gaussian import (
     gaussian_delta,
     gaussian_eps,
@@ -45,6 +46,15 @@ from accounting.mechanisms.randomized_response import (
 DPA_ORDERS = list(rdp_privacy_accountant.DEFAULT_RDP_ORDERS)
 OPACUS_ORDERS = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
 CASES = [(1.0, 1), (5.0, 100), (50.0, 1000), (0.8, 10), (2.0, 3)]
+
+
+def _gaussian_k(sigma: float, k: int, alpha: float) -> float:
+    return k * gaussian_rdp(alpha, sensitivity=1.0, sigma=sigma)
+
+
+def _svt(sx: float, sensitivity: float, threshold: float, alpha: float) -> float:
+    params = {"sigma": sx, "sigma_nu": math.sqrt(3) * sx, "Delta": sensitivity, "margin": threshold}
+    return float(rdp_bank.RDP_gaussian_svt_c1(params, alpha))
 
 
 def gaussian_curve(sigma: float, k: int, orders) -> RenyiCurve:
@@ -70,6 +80,29 @@ def test_rdp_accountant_of_dp_accounting(sigma, k, delta):
     assert rdp_to_delta(gaussian_curve(sigma, k, DPA_ORDERS), 1.0).delta == pytest.approx(
         their_delta, rel=1e-9
     )
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # autodp's Brent search divides by 0
+@pytest.mark.parametrize(
+    ("name", "rdp"),
+    [
+        *[(f"gaussian sigma={s} k={k}", partial(_gaussian_k, s, k)) for s, k in CASES],
+        # Gaussian Above Threshold (LPB Thm. 7 = autodp's RDP_gaussian_svt_c1) in the
+        # bikes / LCL settings of Lebensold et al. 2024, Figs. 4/5, best orders ~1,200-4,200
+        ("svt bikes", partial(_svt, 0.09, 1 / 6946, 0.575)),
+        ("svt lcl", partial(_svt, 0.16, 1 / 5561, 0.33)),
+    ],
+)
+@pytest.mark.parametrize("delta", [1e-5, 1e-10])
+def test_continuous_orders_agree_with_autodps_conversion(name, rdp, delta):
+    """autodp's rdp_to_approxdp optimises the order over all alpha > 1 (Brent): with a
+    function curve so do we (the grid only brackets), and the two optima agree."""
+    from autodp import converter
+
+    theirs = converter.rdp_to_approxdp(rdp)(delta)  # Balle et al. 2020, Thm. 21
+    assert rdp_to_eps(rdp, delta).eps == pytest.approx(theirs, rel=1e-9)
+    classical = converter.rdp_to_approxdp(rdp, BBGHS_conversion=False)(delta)
+    assert rdp_to_pdp(rdp, delta) == pytest.approx(classical, rel=1e-9)  # Mironov, Prop. 3
 
 
 @pytest.mark.parametrize(("sigma", "k"), CASES)
