@@ -13,7 +13,8 @@ substitution: one row leaves one cell and enters another; the product is post-pr
 MST's domain compression and its Private-PGM fit of the 1-way model are replaced by the
 clipped, normalised product itself. Then the label's pairs with every other column are added
 (App. D). The measured queries are the 2-way marginals only: together they cover every
-column, so the 1-way marginals would add nothing to Private-PGM.
+column; the variant ``mst_one_way`` (experiments/adult_synth/variants.py) also hands the noisy
+1-way marginals (``Selection.one_way``, already paid for) to Private-PGM, as MST does.
 Every step's RDP is its exact value rounded up, the noise is calibrated so that it is within
 the step's share, and the ledger sums to at most eps_query exactly (never an ulp above).
 """
@@ -44,6 +45,8 @@ class Selection:
     tree: tuple[Clique, ...]
     cliques: tuple[Clique, ...]  # tree edges, then the label pairs not in the tree
     steps: tuple[tuple[str, float], ...]  # (step, RDP at alpha)
+    one_way: tuple[np.ndarray, ...] = ()  # the noisy 1-way marginals, in domain order
+    one_way_sigma: float = 0.0  # their noise standard deviation
 
     @property
     def rdp(self) -> float:
@@ -89,9 +92,10 @@ def select_queries(
     # the d - 1 picks share the rest: spent_one_way + (d - 1) eps_pick <= eps_query exactly
     rest = Fraction(eps_query) - Fraction(spent_one_way)
     eps_pick = nudge_down(lambda e: (d - 1) * Fraction(e) <= rest, float(rest / (d - 1)))
-    probs = {}
+    probs, one_way = {}, []
     for c in columns:
         noisy = marginal(train, (c,), domain) + rng.normal(0.0, sigma, domain[c])
+        one_way.append(noisy)
         clipped = np.clip(noisy, 0.0, None)
         mass = clipped.sum()
         probs[c] = clipped / mass if mass > 0 else np.full(domain[c], 1.0 / domain[c])
@@ -127,4 +131,4 @@ def select_queries(
         steps.append((f"tree_pick_{i + 1}", exponential_mechanism_rdp(alpha, eps_em)))
     label_pairs = [tuple(sorted((target, c), key=columns.index)) for c in columns if c != target]
     extra = [p for p in label_pairs if p not in tree]
-    return Selection(tuple(tree), tuple(tree) + tuple(extra), tuple(steps))
+    return Selection(tuple(tree), tuple(tree) + tuple(extra), tuple(steps), tuple(one_way), sigma)

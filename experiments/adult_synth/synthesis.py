@@ -71,10 +71,12 @@ def fit_pgm(
     domain: dict[str, int],
     cliques: Sequence[tuple],
     iters: int,
+    one_way: Sequence[tuple[str, np.ndarray, float]] = (),
 ) -> mbi.MarkovRandomField:
     """Private-PGM (mirror descent) from one noisy release; std sqrt(variance) per cell.
 
     The model's attributes are the column positions in ``domain`` (see the module docstring).
+    ``one_way``: further measurements (column, noisy counts, std), MST's 1-way marginals.
 
     ``variance = 0`` (the non-DP baseline) uses unit weights: the loss then fits the exact
     marginals.
@@ -87,7 +89,7 @@ def fit_pgm(
     measurements = [
         mbi.LinearMeasurement(part, tuple(position[a] for a in c), stddev=std)
         for part, c in zip(parts, cliques, strict=True)
-    ]
+    ] + [mbi.LinearMeasurement(y, (position[c],), stddev=sd) for c, y, sd in one_way]
     model = mbi.estimation.MirrorDescent().estimate(dom, measurements, iters=iters)
     jax.block_until_ready(model.marginals)  # JAX dispatches asynchronously: time the fit here
     return model
