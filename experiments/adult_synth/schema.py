@@ -72,6 +72,9 @@ class Params(Root):
     one_way_in_model: bool = param(
         default=False, doc="also measure the selection's noisy 1-way marginals (MST's model)"
     )
+    compress_domain: bool = param(
+        default=False, doc="MST's domain compression (variant mst_compress); App. D: none"
+    )
     variant: str = param(
         one_of(tuple(VARIANTS)),
         default="paper",

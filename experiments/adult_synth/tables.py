@@ -5,6 +5,7 @@ each table is and how its streams are seeded.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from experiments.adult_synth import variants
 from experiments.adult_synth.checks import CHECKS, accepted_index
 from experiments.adult_synth.data import Split, load, split
 from experiments.adult_synth.metrics import fractions_above_threshold
-from experiments.adult_synth.queries import Selection, select_queries
+from experiments.adult_synth.queries import Selection, compress, select_queries
 from experiments.adult_synth.schema import Params
 from experiments.common.job import Job, substream
 from experiments.common.timings import timed
@@ -37,21 +38,47 @@ def _sizes(s: Split) -> dict[str, int]:
 def selection(s: Split, p: Params, rng: np.random.Generator) -> Selection:
     """The query selection of the split (stream 1): the same draws in every table."""
     return select_queries(
-        s.train, s.domain, p.target, p.eps_query, p.alpha, p.one_way_share, substream(rng, 1)
+        s.train,
+        s.domain,
+        p.target,
+        p.eps_query,
+        p.alpha,
+        p.one_way_share,
+        substream(rng, 1),
+        p.compress_domain,
     )
 
 
-def one_way_measurements(
+@dataclass(frozen=True)
+class ModelData:
+    """What Private-PGM is fitted to: the training part and its domain (MST-compressed where
+    the variant compresses), the 1-way measurements it adds, the compression maps."""
+
+    train: pd.DataFrame
+    domain: dict[str, int]
+    one_way: list[tuple[str, np.ndarray, float, np.ndarray | None]]
+    maps: dict[str, np.ndarray]
+
+
+def model_data(
     s: Split, p: Params, rng: np.random.Generator, cliques: list[tuple[str, str]]
-) -> list[tuple[str, np.ndarray, float]]:
-    """The selection's noisy 1-way marginals when the variant measures them (MST's model),
-    redrawn from stream 1: the selection they come from must be the table's."""
-    if not p.one_way_in_model:
-        return []
+) -> ModelData:
+    """The model's data under the variant (MST's 1-way measurements and compression, from
+    the selection's noisy 1-way marginals, redrawn from stream 1: the selection must be the
+    table's); App. D's reading: the training part as it is."""
+    if not (p.one_way_in_model or p.compress_domain):
+        return ModelData(s.train, s.domain, [], {})
     sel = selection(s, p, rng)
     if list(sel.cliques) != cliques:
         raise ValueError("inputs.selection was not made from this split and seed")
-    return [(c, y, sel.one_way_sigma) for c, y in zip(s.domain, sel.one_way, strict=True)]
+    maps = dict(zip(s.domain, sel.maps, strict=True)) if p.compress_domain else {}
+    train, domain = compress(s.train, s.domain, maps)
+    one_way = [
+        (c, y, sel.one_way_sigma, maps.get(c))
+        for c, y in zip(s.domain, sel.one_way, strict=True)
+        if p.one_way_in_model
+    ]
+    return ModelData(train, domain, one_way, maps)
 
 
 def selection_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
@@ -87,17 +114,19 @@ def release_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame
     repeat = job.index
     s = fixed_split(job, p, rng)
     cliques = read_cliques(job.input("selection"))
-    one_way = one_way_measurements(s, p, rng, cliques)
-    answers = synthesis.true_answers(s.train, s.domain, cliques)
+    data = model_data(s, p, rng, cliques)
+    answers = synthesis.true_answers(data.train, data.domain, cliques)
     path = synthesis.brownian_releases(
         answers, len(cliques), p.alpha, p.eps, substream(rng, 2, repeat)
     )
     tables = []
     for level, (estimate, variance) in enumerate(zip(path.estimates, path.variances, strict=True)):
         with timed("pgm_s"):
-            model = synthesis.fit_pgm(estimate, variance, s.domain, cliques, p.pgm_iters, one_way)
+            model = synthesis.fit_pgm(
+                estimate, variance, data.domain, cliques, p.pgm_iters, data.one_way
+            )
         acc = synthesis.accuracies(
-            model, s, p.n_synth, p.gbc_estimators, substream(rng, 3, repeat, level)
+            model, s, p.n_synth, p.gbc_estimators, substream(rng, 3, repeat, level), data.maps
         )
         tables.append(
             acc.assign(
@@ -117,11 +146,13 @@ def baseline_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFram
 
     s = fixed_split(job, p, rng)
     cliques = read_cliques(job.input("selection"))
-    one_way = one_way_measurements(s, p, rng, cliques)
-    answers = synthesis.true_answers(s.train, s.domain, cliques)
+    data = model_data(s, p, rng, cliques)
+    answers = synthesis.true_answers(data.train, data.domain, cliques)
     with timed("pgm_s"):
-        model = synthesis.fit_pgm(answers, 0.0, s.domain, cliques, p.pgm_iters, one_way)
-    acc = synthesis.accuracies(model, s, p.n_baseline, p.gbc_estimators, substream(rng, 5))
+        model = synthesis.fit_pgm(answers, 0.0, data.domain, cliques, p.pgm_iters, data.one_way)
+    acc = synthesis.accuracies(
+        model, s, p.n_baseline, p.gbc_estimators, substream(rng, 5), data.maps
+    )
     return acc.assign(**_sizes(s))
 
 

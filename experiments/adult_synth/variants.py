@@ -46,6 +46,11 @@ VARIANTS: dict[str, Variant] = {
         "MST's model: the selection's noisy 1-way marginals also measured in Private-PGM",
         params={"one_way_in_model": True},
     ),
+    "mst_compress": Variant(
+        "MST's domain compression (values with a noisy 1-way count below 3 sigma merged, "
+        "expanded uniformly in the synthetic data) and its 1-way measurements in the model",
+        params={"one_way_in_model": True, "compress_domain": True},
+    ),
     "pgm_iters_300": Variant(
         "Private-PGM: 300 mirror-descent iterations (1000)", params={"pgm_iters": 300}
     ),

@@ -104,22 +104,6 @@ def test_selection_keeps_its_noisy_one_way_marginals():
     assert a.one_way_sigma > 100 and np.all(noise != 0)  # alpha 2 d / (2 eps_1): sigma ~ 141
 
 
-def test_one_way_measurements_enter_the_model():
-    from experiments.adult_synth import synthesis
-
-    train = fake_adult(500)
-    cliques = [("age", "income"), ("job", "income"), ("sex", "income"), ("hours", "income")]
-    answers = synthesis.true_answers(train, DOMAIN, cliques)
-    off = np.zeros(3)
-    off[0] = 400.0  # a 1-way "job" measurement far from the data, trusted (std 1)
-    plain = synthesis.fit_pgm(answers, 100.0, DOMAIN, cliques, 20)
-    with_one_way = synthesis.fit_pgm(answers, 100.0, DOMAIN, cliques, 20, [("job", off, 1.0)])
-    job = list(DOMAIN).index("job")
-    before = np.asarray(plain.project((job,)).datavector())
-    after = np.asarray(with_one_way.project((job,)).datavector())
-    assert after[0] / after.sum() > before[0] / before.sum() + 0.1
-
-
 def test_variant_row_baseline_and_fractions(tmp_path):
     from experiments.adult_synth.run import TABLES
 
@@ -200,26 +184,92 @@ def _dry_run(scale: str) -> dict[str, str]:
 
 
 def test_dag_runs_each_configured_variant_as_its_own_jobs():
-    """Default: every variant's selection and baseline, no variant releases; one row each
-    plus the paper's."""
+    """Smoke: each variant's selection and baseline, the releases and checks of the fraction
+    variants only, one row each plus the paper's; default and paper run every variant."""
     from omegaconf import OmegaConf
 
-    default = OmegaConf.load(REPO / "config" / "adult_synth" / "scale" / "default.yaml")
-    n = len(default.variants)
-    assert n == len(variants.VARIANTS) - 1 and not default.fraction_variants
-    assert _dry_run("default") == {
+    scales = {
+        s: OmegaConf.load(REPO / "config" / "adult_synth" / "scale" / f"{s}.yaml")
+        for s in ("smoke", "default", "paper")
+    }
+    for scale in ("default", "paper"):
+        assert list(scales[scale].variants) == list(variants.VARIANTS)[1:]
+    assert not scales["default"].fraction_variants  # Fig. 2c's releases: paper scale only
+    n, k = len(scales["smoke"].variants), len(scales["smoke"].fraction_variants)
+    assert 0 < k < n
+    assert _dry_run("smoke") == {
         "adult_synth_variant_selection": str(n),
         "adult_synth_variant_baseline": str(n),
+        "adult_synth_variant_release": str(k),  # one repeat at smoke scale
+        "adult_synth_variant_merge": str(k),
+        "adult_synth_variant_checks": str(k),
         "adult_synth_variant_row": str(n + 1),
         "adult_synth_variants": "1",
     }
 
 
-def test_paper_scale_runs_the_fraction_variants_releases():
-    from omegaconf import OmegaConf
+def test_mst_compression_merges_the_values_below_three_sigma():
+    from experiments.adult_synth.queries import compress, compression
 
-    paper = OmegaConf.load(REPO / "config" / "adult_synth" / "scale" / "paper.yaml")
-    k = len(paper.fraction_variants)
-    counts = _dry_run("paper")
-    assert counts["adult_synth_variant_release"] == str(50 * k)
-    assert counts["adult_synth_variant_checks"] == counts["adult_synth_variant_merge"] == str(k)
+    mapping = compression(np.array([900.0, 10.0, 750.0, -50.0, 749.0]), sigma=250.0)
+    assert mapping.tolist() == [0, 2, 1, 2, 2]  # >= 3 sigma = 750 keeps a code
+    assert compression(np.array([900.0, 800.0]), 250.0).tolist() == [0, 1]
+    frame = pd.DataFrame({"a": [0, 1, 2, 3, 4], "b": [1, 0, 1, 0, 1]})
+    out, sizes = compress(frame, {"a": 5, "b": 2}, {"a": mapping})
+    assert out["a"].tolist() == [0, 2, 1, 2, 2] and out["b"].tolist() == [1, 0, 1, 0, 1]
+    assert sizes == {"a": 3, "b": 2}
+
+
+def test_selection_on_the_compressed_domain_draws_the_same_noise():
+    train = fake_adult(2000)
+    plain = select_queries(train, DOMAIN, "income", 0.01, 20.0, 0.5, np.random.default_rng(4))
+    packed = select_queries(
+        train, DOMAIN, "income", 0.01, 20.0, 0.5, np.random.default_rng(4), compress_domain=True
+    )
+    assert plain.maps == () and len(packed.maps) == len(DOMAIN)
+    for y, mapping in zip(packed.one_way, packed.maps, strict=True):
+        assert (mapping == mapping.max()).sum() == (y < 3 * packed.one_way_sigma).sum() or (
+            y >= 3 * packed.one_way_sigma
+        ).all()
+    assert all(np.array_equal(a, b) for a, b in zip(plain.one_way, packed.one_way, strict=True))
+    assert packed.rdp == plain.rdp
+
+
+def test_expand_draws_the_merged_values_uniformly():
+    from experiments.adult_synth.synthesis import expand
+
+    mapping = np.array([0, 2, 1, 2, 2])
+    frame = pd.DataFrame({"a": [0, 1] + [2] * 30000, "b": 1})
+    got = expand(frame, {"a": mapping}, np.random.default_rng(0))
+    assert got["a"].iloc[:2].tolist() == [0, 2] and (got["b"] == 1).all()
+    counts = np.bincount(got["a"].iloc[2:], minlength=5)
+    assert counts[0] == counts[2] == 0 and abs(counts[[1, 3, 4]] - 10000).max() < 400  # 4.9 sd
+
+
+@pytest.mark.slow
+def test_mst_model_one_way_measurements_and_compressed_domain():
+    """MST's 1-way measurements move the model; on a compressed domain it fits the merged
+    cells (one JAX compilation set for both)."""
+    from experiments.adult_synth import synthesis
+    from experiments.adult_synth.queries import compress
+
+    train = fake_adult(500)
+    cliques = [("age", "income"), ("job", "income"), ("sex", "income"), ("hours", "income")]
+    answers = synthesis.true_answers(train, DOMAIN, cliques)
+    off = np.zeros(3)
+    off[0] = 400.0  # a 1-way "job" measurement far from the data, trusted (std 1)
+    plain = synthesis.fit_pgm(answers, 100.0, DOMAIN, cliques, 20)
+    moved = synthesis.fit_pgm(answers, 100.0, DOMAIN, cliques, 20, [("job", off, 1.0, None)])
+    job = list(DOMAIN).index("job")
+    before = np.asarray(plain.project((job,)).datavector())
+    after = np.asarray(moved.project((job,)).datavector())
+    assert after[0] / after.sum() > before[0] / before.sum() + 0.1
+
+    mapping = np.array([0, 1, 1, 1])  # age: 1-3 merged
+    packed, sizes = compress(train, DOMAIN, {"age": mapping})
+    answers = synthesis.true_answers(packed, sizes, cliques)
+    y = np.bincount(train["age"], minlength=4).astype(float)
+    model = synthesis.fit_pgm(answers, 0.0, sizes, cliques, 20, [("age", y, 50.0, mapping)])
+    assert model.domain.shape[0] == 2
+    age = np.asarray(model.project((0,)).datavector())
+    assert age[0] == pytest.approx((train["age"] == 0).sum(), rel=0.05)
