@@ -7,6 +7,44 @@ from pathlib import Path
 import pandas as pd
 
 
+def fractions_above_threshold(checks: pd.DataFrame) -> dict[str, float]:
+    """Fig. 2c: the share of accepted releases whose validation accuracy is above the
+    threshold, per check (``frac_above_threshold_<check>``)."""
+    return {
+        f"frac_above_threshold_{kind}": float((rows["val_acc"] > rows["threshold"]).mean())
+        for kind, rows in checks.groupby("check")
+    }
+
+
+#: The variants table's columns that become metrics ``variant_<name>_<column>``.
+VARIANT_COLUMNS = (
+    "baseline_val_acc",
+    "baseline_test_acc",
+    "frac_above_threshold_plain",
+    "frac_above_threshold_svt",
+)
+
+
+def variant_metrics(table: pd.DataFrame) -> dict[str, float]:
+    """The cause variants (variants.csv): ``variant_<name>_<column>`` where measured, and the
+    spread of the baseline over the seeds (the paper reading and ``seed_<k>``):
+    ``seed_spread_baseline_{val,test}_acc_{sd,min,max}`` and ``seed_spread_n``."""
+    out: dict[str, float] = {}
+    for _, row in table.iterrows():
+        for column in VARIANT_COLUMNS:
+            if column in row and pd.notna(row[column]):
+                out[f"variant_{row['variant']}_{column}"] = float(row[column])
+    seeds = table[(table["variant"] == "paper") | table["variant"].str.fullmatch(r"seed_\d+")]
+    if len(seeds) > 1:
+        out["seed_spread_n"] = len(seeds)
+        for column in ("baseline_val_acc", "baseline_test_acc"):
+            values = seeds[column]
+            out[f"seed_spread_{column}_sd"] = float(values.std())
+            out[f"seed_spread_{column}_min"] = float(values.min())
+            out[f"seed_spread_{column}_max"] = float(values.max())
+    return out
+
+
 def metrics(results_dir: Path) -> dict[str, float | bool]:
     """Every key that the tables present in ``results_dir`` allow; missing tables -> omitted."""
     out: dict[str, float | bool] = {}
@@ -20,12 +58,13 @@ def metrics(results_dir: Path) -> dict[str, float | bool]:
     if checks_csv.exists():
         checks = pd.read_csv(checks_csv)
         by = {kind: rows for kind, rows in checks.groupby("check")}
-        for kind in ("plain", "svt"):
-            above = by[kind]["val_acc"] > by[kind]["threshold"]
-            out[f"frac_above_threshold_{kind}"] = float(above.mean())
+        out.update(fractions_above_threshold(checks))
         earlier = by["svt"]["eps"].mean() < by["plain"]["eps"].mean()
         more_accurate = by["plain"]["val_acc"].mean() > by["svt"]["val_acc"].mean()
         out["svt_earlier_plain_more_accurate"] = bool(earlier and more_accurate)
+    variants_csv = results_dir / "variants.csv"
+    if variants_csv.exists():
+        out.update(variant_metrics(pd.read_csv(variants_csv)))
     table3_csv = results_dir / "table3.csv"
     if table3_csv.exists():
         table = pd.read_csv(table3_csv)

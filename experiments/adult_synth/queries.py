@@ -13,7 +13,10 @@ substitution: one row leaves one cell and enters another; the product is post-pr
 MST's domain compression and its Private-PGM fit of the 1-way model are replaced by the
 clipped, normalised product itself. Then the label's pairs with every other column are added
 (App. D). The measured queries are the 2-way marginals only: together they cover every
-column, so the 1-way marginals would add nothing to Private-PGM.
+column; the variant ``mst_one_way`` (experiments/adult_synth/variants.py) also hands the noisy
+1-way marginals (``Selection.one_way``, already paid for) to Private-PGM, as MST does, and
+``mst_compress`` also compresses the domain as MST does (``compression``): values whose noisy
+count is below 3 sigma are merged into one, before the pairs are scored.
 Every step's RDP is its exact value rounded up, the noise is calibrated so that it is within
 the step's share, and the ledger sums to at most eps_query exactly (never an ulp above).
 """
@@ -44,10 +47,37 @@ class Selection:
     tree: tuple[Clique, ...]
     cliques: tuple[Clique, ...]  # tree edges, then the label pairs not in the tree
     steps: tuple[tuple[str, float], ...]  # (step, RDP at alpha)
+    one_way: tuple[np.ndarray, ...] = ()  # the noisy 1-way marginals, in domain order
+    one_way_sigma: float = 0.0  # their noise standard deviation
+    maps: tuple[np.ndarray, ...] = ()  # compress_domain: each column's value -> compressed code
 
     @property
     def rdp(self) -> float:
         return math.fsum(e for _, e in self.steps)
+
+
+def compression(noisy: np.ndarray, sigma: float) -> np.ndarray:
+    """MST's domain compression of one column (McKenna, Miklau, Sheldon 2021, Sec. 4): the
+    values whose noisy 1-way count is >= 3 sigma keep a code each (in order); the others are
+    merged into one further code. Returns value -> compressed code (post-processing)."""
+    kept = noisy >= 3.0 * sigma
+    if kept.all():
+        return np.arange(len(noisy))
+    mapping = np.full(len(noisy), int(kept.sum()))
+    mapping[kept] = np.arange(int(kept.sum()))
+    return mapping
+
+
+def compress(
+    frame: pd.DataFrame, domain: dict[str, int], maps: dict[str, np.ndarray]
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``frame`` and ``domain`` with each column in ``maps`` recoded by its compression."""
+    out = frame.copy()
+    sizes = dict(domain)
+    for c, mapping in maps.items():
+        out[c] = mapping[frame[c].to_numpy()]
+        sizes[c] = int(mapping.max()) + 1
+    return out, sizes
 
 
 def marginal(frame: pd.DataFrame, clique: tuple[str, ...], domain: dict[str, int]) -> np.ndarray:
@@ -72,8 +102,11 @@ def select_queries(
     alpha: float,
     one_way_share: float,
     rng: np.random.Generator,
+    compress_domain: bool = False,
 ) -> Selection:
-    """MST's spanning tree of 2-way marginals plus the label pairs; see the module docstring."""
+    """MST's spanning tree of 2-way marginals plus the label pairs; see the module docstring.
+
+    ``compress_domain``: score the pairs on MST's compressed domain (``Selection.maps``)."""
     columns = list(domain)
     if target not in columns:
         raise ValueError(f"target={target!r} is not a column; columns: {columns}")
@@ -89,9 +122,14 @@ def select_queries(
     # the d - 1 picks share the rest: spent_one_way + (d - 1) eps_pick <= eps_query exactly
     rest = Fraction(eps_query) - Fraction(spent_one_way)
     eps_pick = nudge_down(lambda e: (d - 1) * Fraction(e) <= rest, float(rest / (d - 1)))
+    one_way = [marginal(train, (c,), domain) + rng.normal(0.0, sigma, domain[c]) for c in columns]
+    maps = {c: compression(y, sigma) for c, y in zip(columns, one_way, strict=True)}
+    if compress_domain:
+        train, domain = compress(train, domain, maps)
     probs = {}
-    for c in columns:
-        noisy = marginal(train, (c,), domain) + rng.normal(0.0, sigma, domain[c])
+    for c, noisy in zip(columns, one_way, strict=True):
+        if compress_domain:
+            noisy = np.bincount(maps[c], weights=noisy, minlength=domain[c])
         clipped = np.clip(noisy, 0.0, None)
         mass = clipped.sum()
         probs[c] = clipped / mass if mass > 0 else np.full(domain[c], 1.0 / domain[c])
@@ -127,4 +165,11 @@ def select_queries(
         steps.append((f"tree_pick_{i + 1}", exponential_mechanism_rdp(alpha, eps_em)))
     label_pairs = [tuple(sorted((target, c), key=columns.index)) for c in columns if c != target]
     extra = [p for p in label_pairs if p not in tree]
-    return Selection(tuple(tree), tuple(tree) + tuple(extra), tuple(steps))
+    return Selection(
+        tuple(tree),
+        tuple(tree) + tuple(extra),
+        tuple(steps),
+        tuple(one_way),
+        sigma,
+        tuple(maps.values()) if compress_domain else (),
+    )

@@ -1,6 +1,11 @@
 # Räisä et al., accuracy-first ex-post RDP: synthetic data on Adult (Sec. 6, App. D).
 # selection (once) -> release jobs, one per repeat (all eps levels) -> merge -> checks
 # -> figures; baseline and table3 alongside. A killed run resumes: finished jobs are files.
+# The cause variants (experiments/adult_synth/variants.py) run the same stages under
+# variants/<variant>/ (params.variants: selection, baseline; params.fraction_variants: also the
+# releases and checks), one row each (variant table), merged into variants.csv.
+from experiments.adult_synth.variants import VARIANTS
+
 ADULT_SYNTH = experiment_config("adult_synth")["params"]
 ADULT_SYNTH_DIR = f"results/adult_synth/{SCALE}"
 ADULT_SYNTH_CODE = code_inputs("experiments.adult_synth.run")
@@ -135,8 +140,172 @@ rule adult_synth_plot:
         " {input.table3} {params.outdir} > {log} 2>&1"
 
 
+ADULT_VARIANT_DIR = f"{ADULT_SYNTH_DIR}/variants/{{variant}}"
+ADULT_VARIANT_RUN = ADULT_SYNTH_RUN + " params.variant={wildcards.variant}"
+ADULT_VARIANT_NAMES = "|".join(name for name in VARIANTS if name != "paper")
+
+
+def adult_variant_data(wildcards):
+    """The processed table a variant reads (data/processed/<data>.csv and its domain)."""
+    stem = f"data/processed/{VARIANTS[wildcards.variant].data}"
+    return {"data": f"{stem}.csv", "domain": f"{stem}_domain.json"}
+
+
+def adult_variant_row_inputs(wildcards):
+    """The baseline of a variant, and its checks where it runs them (paper: the main run's)."""
+    if wildcards.variant == "paper":
+        return {"baseline": f"{ADULT_SYNTH_DIR}/baseline.csv", "checks": f"{ADULT_SYNTH_DIR}/checks.csv"}
+    folder = ADULT_VARIANT_DIR.format(variant=wildcards.variant)
+    inputs = {"baseline": f"{folder}/baseline.csv"}
+    if wildcards.variant in ADULT_SYNTH["fraction_variants"]:
+        inputs["checks"] = f"{folder}/checks.csv"
+    return inputs
+
+
+def adult_variant_inputs(wildcards, input):
+    """inputs.<name>=<path> for every input but the code."""
+    return " ".join(f"inputs.{k}={v}" for k, v in input.items() if k != "code")
+
+
+rule adult_synth_variant_selection:
+    input:
+        unpack(adult_variant_data),
+        code=ADULT_SYNTH_CODE,
+    output:
+        f"{ADULT_VARIANT_DIR}/selection.csv",
+    log:
+        log_path("adult_synth", "adult_synth_variant_selection", "variant"),
+    wildcard_constraints:
+        variant=ADULT_VARIANT_NAMES,
+    threads: 1
+    resources:
+        runtime=per_scale(10, 10, 30),
+        mem_mb=4000,
+    shell:
+        f"{ADULT_VARIANT_RUN} table=selection {ADULT_SYNTH_DATA} out={{output}} > {{log}} 2>&1"
+
+
+rule adult_synth_variant_release:
+    input:
+        unpack(adult_variant_data),
+        selection=f"{ADULT_VARIANT_DIR}/selection.csv",
+        code=ADULT_SYNTH_CODE,
+    output:
+        f"{ADULT_VARIANT_DIR}/jobs/r{{repeat}}.csv",
+    log:
+        log_path("adult_synth", "adult_synth_variant_release", "variant", "repeat"),
+    wildcard_constraints:
+        variant=ADULT_VARIANT_NAMES,
+        repeat=r"\d+",
+    threads: 1
+    resources:
+        runtime=per_scale(10, 10, 30),
+        mem_mb=4000,
+    shell:
+        f"{ADULT_VARIANT_RUN} table=release index={{wildcards.repeat}} {ADULT_SYNTH_DATA} "
+        "inputs.selection={input.selection} out={output} > {log} 2>&1"
+
+
+rule adult_synth_variant_baseline:
+    input:
+        unpack(adult_variant_data),
+        selection=f"{ADULT_VARIANT_DIR}/selection.csv",
+        code=ADULT_SYNTH_CODE,
+    output:
+        f"{ADULT_VARIANT_DIR}/baseline.csv",
+    log:
+        log_path("adult_synth", "adult_synth_variant_baseline", "variant"),
+    wildcard_constraints:
+        variant=ADULT_VARIANT_NAMES,
+    threads: 1
+    resources:
+        runtime=per_scale(10, 10, 30),
+        mem_mb=4000,
+    shell:
+        f"{ADULT_VARIANT_RUN} table=baseline {ADULT_SYNTH_DATA} "
+        "inputs.selection={input.selection} out={output} > {log} 2>&1"
+
+
+rule adult_synth_variant_merge:
+    input:
+        parts=lambda w: [
+            f"{ADULT_VARIANT_DIR.format(variant=w.variant)}/jobs/r{r}.csv"
+            for r in range(ADULT_SYNTH["repeats"])
+        ],
+        code=code_inputs("experiments.common.merge"),
+    output:
+        f"{ADULT_VARIANT_DIR}/releases.csv",
+    log:
+        log_path("adult_synth", "adult_synth_variant_merge", "variant"),
+    wildcard_constraints:
+        variant=ADULT_VARIANT_NAMES,
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
+    shell:
+        "python -m experiments.common.merge {output} {input.parts} > {log} 2>&1"
+
+
+rule adult_synth_variant_checks:
+    input:
+        releases=f"{ADULT_VARIANT_DIR}/releases.csv",
+        code=ADULT_SYNTH_CODE,
+    output:
+        f"{ADULT_VARIANT_DIR}/checks.csv",
+    log:
+        log_path("adult_synth", "adult_synth_variant_checks", "variant"),
+    wildcard_constraints:
+        variant=ADULT_VARIANT_NAMES,
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
+    shell:
+        ADULT_VARIANT_RUN + " table=checks inputs.releases={input.releases} out={output} > {log} 2>&1"
+
+
+rule adult_synth_variant_row:
+    input:
+        unpack(adult_variant_row_inputs),
+        code=ADULT_SYNTH_CODE,
+    output:
+        f"{ADULT_SYNTH_DIR}/variant_rows/{{variant}}.csv",
+    log:
+        log_path("adult_synth", "adult_synth_variant_row", "variant"),
+    wildcard_constraints:
+        variant="|".join(VARIANTS),
+    params:
+        inputs=adult_variant_inputs,
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
+    shell:
+        ADULT_VARIANT_RUN + " table=variant {params.inputs} out={output} > {log} 2>&1"
+
+
+rule adult_synth_variants:
+    input:
+        parts=[
+            f"{ADULT_SYNTH_DIR}/variant_rows/{name}.csv"
+            for name in ("paper", *ADULT_SYNTH["variants"])
+        ],
+        code=code_inputs("experiments.common.merge"),
+    output:
+        f"{ADULT_SYNTH_DIR}/variants.csv",
+    log:
+        log_path("adult_synth", "adult_synth_variants"),
+    threads: 1
+    resources:
+        runtime=5,
+        mem_mb=2000,
+    shell:
+        "python -m experiments.common.merge {output} {input.parts} > {log} 2>&1"
+
+
 if DATA_AVAILABLE["adult"]:
     ALL_FIGURES.extend(rules.adult_synth_plot.output)
     ALL_RESULTS.extend(ADULT_SYNTH_JOBS)
-    for _rule in ("selection", "baseline", "merge", "checks", "table3"):
+    for _rule in ("selection", "baseline", "merge", "checks", "table3", "variants"):
         ALL_RESULTS.extend(getattr(rules, f"adult_synth_{_rule}").output)

@@ -10,6 +10,9 @@ One entry point, one table per stage (``table=``):
 * ``baseline``: the same from the noiseless marginals (``n_baseline`` runs).
 * ``checks``: the plain Gaussian and SVT checks applied to the same releases of each repeat
   (the release jobs merged by ``experiments.common.merge``, ``inputs.releases``).
+* ``variant``: one row of the variants table (what ``params.variant`` changes, its baseline
+  and, with ``inputs.checks``, Fig. 2c's fractions); every table runs under ``params.variant``
+  (``experiments/adult_synth/variants.py``; rules.smk runs each under ``variants/<name>/``).
 * ``table3``: ex-post RDP eps at alpha -> approximate ex-post eps at delta (Ghazi et al.,
   Lemma 7; ``expost_rdp_to_approximate_dp``).
 
@@ -26,6 +29,10 @@ depends on scheduling. The tables are in ``experiments/adult_synth/tables.py``.
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
+from experiments.adult_synth import variants
 from experiments.adult_synth.schema import Params
 from experiments.adult_synth.tables import (
     baseline_table,
@@ -33,18 +40,37 @@ from experiments.adult_synth.tables import (
     release_table,
     selection_table,
     table3,
+    variant_table,
 )
 from experiments.common.app import experiment_main
-from experiments.common.job import Table
+from experiments.common.job import Job, Table, TableFn, job_rng
 
 DATA = ("data", "domain")
 
+
+def in_variant(build: TableFn) -> TableFn:
+    """``build`` under ``params.variant``'s overrides (experiments/adult_synth/variants.py).
+
+    A variant that changes the seed gets that seed's stream: the tables here have no table or
+    job key, so a job's stream is ``job_rng(seed)``.
+    """
+
+    def table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+        q = variants.apply(p)
+        return build(job, q, rng if q.seed == p.seed else job_rng(q.seed))
+
+    return table
+
+
 TABLES = {
-    "selection": Table(selection_table, inputs=DATA),
+    "selection": Table(in_variant(selection_table), inputs=DATA),
     # one job per repeat; its streams are keyed by the repeat (above), not by the job
-    "release": Table(release_table, jobs=lambda p: [()] * p.repeats, inputs=(*DATA, "selection")),
-    "baseline": Table(baseline_table, inputs=(*DATA, "selection")),
-    "checks": Table(checks_table, inputs=("releases",)),
+    "release": Table(
+        in_variant(release_table), jobs=lambda p: [()] * p.repeats, inputs=(*DATA, "selection")
+    ),
+    "baseline": Table(in_variant(baseline_table), inputs=(*DATA, "selection")),
+    "checks": Table(in_variant(checks_table), inputs=("releases",)),
+    "variant": Table(in_variant(variant_table), inputs=("baseline",)),
     "table3": Table(table3),
 }
 

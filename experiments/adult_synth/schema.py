@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from experiments.adult_synth.variants import VARIANTS
 from experiments.common.params import (
     Root,
     at_least,
@@ -13,6 +14,7 @@ from experiments.common.params import (
     interval,
     min_length,
     nonempty_text,
+    one_of,
     open_unit,
     param,
     positive,
@@ -67,8 +69,34 @@ class Params(Root):
     pgm_iters: int = param(positive, default=1000)
     gbc_estimators: int = param(positive, default=100, doc="sklearn default")
     delta: float = param(open_unit, default=1e-5, doc="Table 3")
+    one_way_in_model: bool = param(
+        default=False, doc="also measure the selection's noisy 1-way marginals (MST's model)"
+    )
+    compress_domain: bool = param(
+        default=False, doc="MST's domain compression (variant mst_compress); App. D: none"
+    )
+    variant: str = param(
+        one_of(tuple(VARIANTS)),
+        default="paper",
+        doc="the cause variant this job runs (experiments/adult_synth/variants.py)",
+    )
+    variants: list[str] = param(
+        each(one_of(tuple(VARIANTS)[1:])),
+        factory=list,
+        doc="the variants whose selection and baseline the DAG runs at this scale",
+    )
+    fraction_variants: list[str] = param(
+        each(one_of(tuple(VARIANTS)[1:])),
+        factory=list,
+        doc="... and of those, the ones whose releases and checks it runs (Fig. 2c)",
+    )
 
     def cross_checks(self) -> Iterator[tuple[str, str]]:
+        if not set(self.fraction_variants) <= set(self.variants):
+            yield (
+                "fraction_variants",
+                f"must be a subset of params.variants, got {self.fraction_variants}",
+            )
         if self.train_frac + self.val_frac >= 1.0:
             yield (
                 "train_frac",

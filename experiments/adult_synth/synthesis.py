@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import jax
 
@@ -71,10 +71,15 @@ def fit_pgm(
     domain: dict[str, int],
     cliques: Sequence[tuple],
     iters: int,
+    one_way: Sequence[tuple[str, np.ndarray, float, np.ndarray | None]] = (),
 ) -> mbi.MarkovRandomField:
     """Private-PGM (mirror descent) from one noisy release; std sqrt(variance) per cell.
 
     The model's attributes are the column positions in ``domain`` (see the module docstring).
+    ``one_way``: further measurements (column, noisy counts, std, compression or None), MST's
+    1-way marginals; with a compression (``queries.compression``) the measurement is merged
+    onto the compressed domain as MST does (mbi's ``LinearMeasurement.compress``: the merged
+    cells' sum, scaled so that its noise keeps the std).
 
     ``variance = 0`` (the non-DP baseline) uses unit weights: the loss then fits the exact
     marginals.
@@ -88,9 +93,31 @@ def fit_pgm(
         mbi.LinearMeasurement(part, tuple(position[a] for a in c), stddev=std)
         for part, c in zip(parts, cliques, strict=True)
     ]
+    for c, y, sd, mapping in one_way:
+        one = mbi.LinearMeasurement(y, (position[c],), stddev=sd)
+        if mapping is not None:
+            one = one.compress({position[c]: mapping}, mbi.Domain([position[c]], [len(y)]))
+        measurements.append(one)
     model = mbi.estimation.MirrorDescent().estimate(dom, measurements, iters=iters)
     jax.block_until_ready(model.marginals)  # JAX dispatches asynchronously: time the fit here
     return model
+
+
+def expand(
+    frame: pd.DataFrame, maps: Mapping[str, np.ndarray], rng: np.random.Generator
+) -> pd.DataFrame:
+    """Compressed codes back to the original values, as MST's decompression: a code that
+    merged several values becomes one of them uniformly at random."""
+    out = frame.copy()
+    for c, mapping in maps.items():
+        codes = frame[c].to_numpy()
+        values = np.empty_like(codes)
+        for code in range(int(mapping.max()) + 1):
+            rows = codes == code
+            members = np.flatnonzero(mapping == code)
+            values[rows] = members[rng.integers(0, len(members), int(rows.sum()))]
+        out[c] = values
+    return out
 
 
 def accuracies(
@@ -99,8 +126,12 @@ def accuracies(
     n_synth: int,
     gbc_estimators: int,
     rng: np.random.Generator,
+    maps: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """Validation and test accuracy of a classifier fitted to each of ``n_synth`` synthetic sets.
+
+    ``maps``: the model is over MST's compressed domain; each synthetic set is expanded back
+    (``expand``) before the classifier sees it.
 
     Wall times go to the sidecar (``experiments.common.timings``: ``sample_s``, ``fit_s``).
     """
@@ -114,6 +145,8 @@ def accuracies(
         np.random.seed(int(rng.integers(0, 2**32 - 1)))  # noqa: NPY002
         synth = model.synthetic_data(rows=len(split.train))
         frame = pd.DataFrame({c: np.asarray(synth.data[i]) for i, c in enumerate(columns)})
+        if maps:
+            frame = expand(frame, maps, rng)
         record("sample_s", time.perf_counter() - started)
         started = time.perf_counter()
         y = frame[split.target].to_numpy()

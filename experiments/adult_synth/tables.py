@@ -5,15 +5,18 @@ each table is and how its streams are seeded.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from accounting.curves.rdp import expost_rdp_to_approximate_dp
+from experiments.adult_synth import variants
 from experiments.adult_synth.checks import CHECKS, accepted_index
 from experiments.adult_synth.data import Split, load, split
-from experiments.adult_synth.queries import select_queries
+from experiments.adult_synth.metrics import fractions_above_threshold
+from experiments.adult_synth.queries import Selection, compress, select_queries
 from experiments.adult_synth.schema import Params
 from experiments.common.job import Job, substream
 from experiments.common.timings import timed
@@ -23,6 +26,7 @@ log = logging.getLogger(__name__)
 
 def fixed_split(job: Job, p: Params, rng: np.random.Generator) -> Split:
     """The train/validation/test split every table shares (stream 0)."""
+    variants.check_data(p, job.input("data"))
     frame, domain = load(job.input("data"), job.input("domain"), p.target)
     return split(frame, domain, p.target, p.train_frac, p.val_frac, substream(rng, 0), p.n_rows)
 
@@ -31,12 +35,56 @@ def _sizes(s: Split) -> dict[str, int]:
     return {"n_train": len(s.train), "n_val": len(s.val), "n_test": len(s.test)}
 
 
+def selection(s: Split, p: Params, rng: np.random.Generator) -> Selection:
+    """The query selection of the split (stream 1): the same draws in every table."""
+    return select_queries(
+        s.train,
+        s.domain,
+        p.target,
+        p.eps_query,
+        p.alpha,
+        p.one_way_share,
+        substream(rng, 1),
+        p.compress_domain,
+    )
+
+
+@dataclass(frozen=True)
+class ModelData:
+    """What Private-PGM is fitted to: the training part and its domain (MST-compressed where
+    the variant compresses), the 1-way measurements it adds, the compression maps."""
+
+    train: pd.DataFrame
+    domain: dict[str, int]
+    one_way: list[tuple[str, np.ndarray, float, np.ndarray | None]]
+    maps: dict[str, np.ndarray]
+
+
+def model_data(
+    s: Split, p: Params, rng: np.random.Generator, cliques: list[tuple[str, str]]
+) -> ModelData:
+    """The model's data under the variant (MST's 1-way measurements and compression, from
+    the selection's noisy 1-way marginals, redrawn from stream 1: the selection must be the
+    table's); App. D's reading: the training part as it is."""
+    if not (p.one_way_in_model or p.compress_domain):
+        return ModelData(s.train, s.domain, [], {})
+    sel = selection(s, p, rng)
+    if list(sel.cliques) != cliques:
+        raise ValueError("inputs.selection was not made from this split and seed")
+    maps = dict(zip(s.domain, sel.maps, strict=True)) if p.compress_domain else {}
+    train, domain = compress(s.train, s.domain, maps)
+    one_way = [
+        (c, y, sel.one_way_sigma, maps.get(c))
+        for c, y in zip(s.domain, sel.one_way, strict=True)
+        if p.one_way_in_model
+    ]
+    return ModelData(train, domain, one_way, maps)
+
+
 def selection_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """The selection's RDP ledger and the chosen 2-way marginals (stream 1)."""
     s = fixed_split(job, p, rng)
-    sel = select_queries(
-        s.train, s.domain, p.target, p.eps_query, p.alpha, p.one_way_share, substream(rng, 1)
-    )
+    sel = selection(s, p, rng)
     rows = [
         {"step": name, "a": "", "b": "", "source": "measure", "rdp": e} for name, e in sel.steps
     ]
@@ -66,16 +114,19 @@ def release_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame
     repeat = job.index
     s = fixed_split(job, p, rng)
     cliques = read_cliques(job.input("selection"))
-    answers = synthesis.true_answers(s.train, s.domain, cliques)
+    data = model_data(s, p, rng, cliques)
+    answers = synthesis.true_answers(data.train, data.domain, cliques)
     path = synthesis.brownian_releases(
         answers, len(cliques), p.alpha, p.eps, substream(rng, 2, repeat)
     )
     tables = []
     for level, (estimate, variance) in enumerate(zip(path.estimates, path.variances, strict=True)):
         with timed("pgm_s"):
-            model = synthesis.fit_pgm(estimate, variance, s.domain, cliques, p.pgm_iters)
+            model = synthesis.fit_pgm(
+                estimate, variance, data.domain, cliques, p.pgm_iters, data.one_way
+            )
         acc = synthesis.accuracies(
-            model, s, p.n_synth, p.gbc_estimators, substream(rng, 3, repeat, level)
+            model, s, p.n_synth, p.gbc_estimators, substream(rng, 3, repeat, level), data.maps
         )
         tables.append(
             acc.assign(
@@ -95,10 +146,13 @@ def baseline_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFram
 
     s = fixed_split(job, p, rng)
     cliques = read_cliques(job.input("selection"))
-    answers = synthesis.true_answers(s.train, s.domain, cliques)
+    data = model_data(s, p, rng, cliques)
+    answers = synthesis.true_answers(data.train, data.domain, cliques)
     with timed("pgm_s"):
-        model = synthesis.fit_pgm(answers, 0.0, s.domain, cliques, p.pgm_iters)
-    acc = synthesis.accuracies(model, s, p.n_baseline, p.gbc_estimators, substream(rng, 5))
+        model = synthesis.fit_pgm(answers, 0.0, data.domain, cliques, p.pgm_iters, data.one_way)
+    acc = synthesis.accuracies(
+        model, s, p.n_baseline, p.gbc_estimators, substream(rng, 5), data.maps
+    )
     return acc.assign(**_sizes(s))
 
 
@@ -143,6 +197,33 @@ def checks_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def variant_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    """One row of the variants table: what the variant changes, its non-DP baseline (mean and
+    standard deviation over the runs) and, where its checks ran (``inputs.checks``), Fig. 2c's
+    fractions of accepted releases above the threshold and the median accepted eps."""
+    base = pd.read_csv(job.input("baseline"))
+    v = variants.variant(p.variant)
+    row: dict[str, object] = {
+        "variant": p.variant,
+        "changes": v.changes,
+        "n_rows": int(base[["n_train", "n_val", "n_test"]].iloc[0].sum()),
+        "n_train": int(base["n_train"].iloc[0]),
+        "runs": len(base),
+        "baseline_val_acc": float(base["val_acc"].mean()),
+        "baseline_val_sd": float(base["val_acc"].std()),
+        "baseline_test_acc": float(base["test_acc"].mean()),
+        "baseline_test_sd": float(base["test_acc"].std()),
+    }
+    checks = job.inputs.get("checks")
+    if checks:
+        table = pd.read_csv(checks)
+        row["repeats"] = int(table["repeat"].nunique())
+        row.update(fractions_above_threshold(table))
+        for kind, rows in table.groupby("check"):
+            row[f"median_eps_{kind}"] = float(rows["eps"].median())
+    return pd.DataFrame([row])
 
 
 def table3(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:

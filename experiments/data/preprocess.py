@@ -15,7 +15,7 @@ import io
 import json
 import time
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import hydra
@@ -30,6 +30,7 @@ from experiments.data.fetch import verify_raw
 #: Raw inputs (relative to data/raw) and processed outputs (relative to data/processed).
 RAW = {
     "adult": ("adult/adult.data", "adult/adult.test"),
+    "adult_variants": ("adult/adult.data", "adult/adult.test"),
     "bikes": ("bike_sharing/day.csv",),
     "mnist": (
         "mnist/train-images-idx3-ubyte.gz",
@@ -40,8 +41,14 @@ RAW = {
     "lcl": ("lcl/daily_dataset_LCLid_day_energy_sum_count.csv.xz",),
     "near": ("near/Solar-home-half-hour-data---1-July-2012-to-30-June-2013.zip",),
 }
+#: experiments/adult_synth's data variants (config/data.yaml ``adult_variants``): processed
+#: as ``adult_<name>.csv`` and ``adult_<name>_domain.json``.
+ADULT_VARIANTS = ("missing_category", "pgm_bins", "pgm_domain")
 OUTPUTS = {
     "adult": ("adult.csv", "adult_domain.json"),
+    "adult_variants": tuple(
+        f"adult_{v}{suffix}" for v in ADULT_VARIANTS for suffix in (".csv", "_domain.json")
+    ),
     "bikes": ("bikes.csv",),
     "mnist": ("mnist.npz",),
     "lcl": ("lcl_daily_kwh.parquet", "lcl_daily.csv"),
@@ -67,8 +74,12 @@ ADULT_COLUMNS = (
 )
 
 
-def _read_adult(path: Path, skiprows: int) -> pd.DataFrame:
-    return pd.read_csv(
+def _read_adult(path: Path, skiprows: int, missing: str) -> pd.DataFrame:
+    """One raw Adult file; ``missing``: ``drop`` the rows with a ``?``, or keep ``?`` as a
+    ``category`` (every column's value ``?`` then is a label like any other)."""
+    if missing not in MISSING:
+        raise ValueError(f"adult missing must be one of {MISSING}, got {missing!r}")
+    frame = pd.read_csv(
         path,
         header=None,
         names=list(ADULT_COLUMNS),
@@ -77,6 +88,21 @@ def _read_adult(path: Path, skiprows: int) -> pd.DataFrame:
         na_values="?",
         keep_default_na=False,
     )
+    return frame.dropna() if missing == "drop" else frame.fillna("?")
+
+
+def _read_adult_both(data_path: Path, test_path: Path, missing: str) -> tuple[pd.DataFrame, dict]:
+    """adult.data then adult.test (test labels without their trailing period), and the row
+    counts of each."""
+    train = _read_adult(data_path, 0, missing)
+    test = _read_adult(test_path, 1, missing)
+    test["income"] = test["income"].str.rstrip(".")
+    raw = pd.concat([train, test], ignore_index=True)
+    return raw, {"n_train_rows": len(train), "n_test_rows": len(test)}
+
+
+#: How a row with a missing (``?``) value is treated: dropped (App. D) or ``?`` a category.
+MISSING = ("drop", "category")
 
 
 def _bin_labels(edges: Sequence[int], open_top: bool) -> list[str]:
@@ -86,11 +112,18 @@ def _bin_labels(edges: Sequence[int], open_top: bool) -> list[str]:
     return [*labels[:-1], f"[{edges[-2]},{edges[-1]}]"]
 
 
+def _categorical(values: pd.Series) -> tuple[np.ndarray, list[str]]:
+    labels = sorted(values.unique())
+    return pd.Categorical(values, categories=labels).codes.astype(np.int64), labels
+
+
 def adult(
     data_path: Path,
     test_path: Path,
     age_edges: Sequence[int],
     hours_edges: Sequence[int],
+    *,
+    missing: str = "drop",
 ) -> tuple[pd.DataFrame, dict]:
     """UCI Adult as in Raisa et al. (App. D): 45,222 rows x 13 integer-coded columns.
 
@@ -98,12 +131,12 @@ def adult(
     age into ``len(age_edges) - 1`` bins (last bin closed), hours-per-week into
     ``len(hours_edges) - 1`` bins plus one for ``>= hours_edges[-1]``, capital gain/loss to
     ``> 0``; strips the trailing period of test labels. Rows: adult.data, then adult.test.
+    ``missing="category"`` keeps the rows with a ``?`` instead (48,842 rows; ``?`` a label of
+    workclass, occupation and native-country): a cause variant of experiments/adult_synth.
     Returns the coded frame and the domain (labels of each code, in code order).
     """
-    train = _read_adult(data_path, skiprows=0).dropna()
-    test = _read_adult(test_path, skiprows=1).dropna()
-    test["income"] = test["income"].str.rstrip(".")
-    raw = pd.concat([train, test], ignore_index=True).drop(columns=["fnlwgt", "education-num"])
+    raw, counts = _read_adult_both(data_path, test_path, missing)
+    raw = raw.drop(columns=["fnlwgt", "education-num"])
     age = raw["age"].to_numpy()
     if age.min() < age_edges[0] or age.max() > age_edges[-1]:
         raise ValueError(f"age outside [{age_edges[0]}, {age_edges[-1]}]")
@@ -123,10 +156,61 @@ def adult(
             coded[column] = (raw[column].to_numpy() > 0).astype(np.int64)
             domain[column] = ["0", ">0"]
         else:
-            labels = sorted(raw[column].unique())
-            coded[column] = pd.Categorical(raw[column], categories=labels).codes.astype(np.int64)
-            domain[column] = labels
-    meta = {"columns": domain, "n_train_rows": len(train), "n_test_rows": len(test)}
+            coded[column], domain[column] = _categorical(raw[column])
+    meta = {"columns": domain, **counts}
+    return coded.astype(np.int64), meta
+
+
+def _pgm_numeric(values: np.ndarray, spec: Mapping) -> tuple[np.ndarray, list[str]]:
+    """One numeric column coded as Private-PGM's shipped Adult codes it: ``values: [lo, hi]``
+    (one code per integer, code = value - lo) or ``bins: n, range: [lo, hi]`` (n equal-width
+    bins closed on the right, the lowest also holding lo)."""
+    if "values" in spec:
+        lo, hi = (int(v) for v in spec["values"])
+        codes, labels = values - lo, [str(v) for v in range(lo, hi + 1)]
+    else:
+        (lo, hi), n = spec["range"], int(spec["bins"])
+        edges = np.linspace(float(lo), float(hi), n + 1)
+        codes = np.digitize(values, edges[1:-1], right=True)
+        labels = [f"({a:g},{b:g}]" for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    if values.min() < lo or values.max() > hi:
+        raise ValueError(f"values in [{values.min()}, {values.max()}] outside {dict(spec)}")
+    return codes.astype(np.int64), labels
+
+
+def adult_pgm(
+    data_path: Path,
+    test_path: Path,
+    numeric: Mapping[str, Mapping],
+    *,
+    drop: Sequence[str],
+    missing: str,
+) -> tuple[pd.DataFrame, dict]:
+    """UCI Adult coded as the Adult that Private-PGM's examples ship (McKenna et al.; its
+    ``data/adult.csv``, 48,842 rows, and ``adult-domain.json``), derived from the raw files.
+
+    ``numeric``: the coding of each numeric column kept (``_pgm_numeric``); ``drop``: the
+    columns removed; ``missing`` as in :func:`adult`. Other columns: sorted labels (Private-
+    PGM numbers them in adult.names' order: a relabelling, the same model). The shipped file
+    keeps ``fnlwgt`` and ``education-num`` (not ``education``, which it repeats) and every
+    row (``?`` a category); with App. D's rows and columns this is only its bins.
+    """
+    raw, counts = _read_adult_both(data_path, test_path, missing)
+    raw = raw.drop(columns=list(drop))
+    coded = pd.DataFrame(index=raw.index)
+    domain: dict[str, list[str]] = {}
+    for column in raw.columns:
+        if column in numeric:
+            coded[column], domain[column] = _pgm_numeric(
+                raw[column].to_numpy(np.int64), numeric[column]
+            )
+        else:
+            coded[column], domain[column] = _categorical(raw[column])
+    if set(numeric) - set(ADULT_COLUMNS):
+        raise ValueError(
+            f"numeric codings of unknown columns: {sorted(set(numeric) - set(ADULT_COLUMNS))}"
+        )
+    meta = {"columns": domain, **counts}
     return coded.astype(np.int64), meta
 
 
@@ -313,6 +397,28 @@ def _run_adult(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
     _save_csv(frame, out / "adult.csv", cfg, started)
 
 
+def _run_adult_variants(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
+    """The processed tables of experiments/adult_synth's data variants (``adult_variants``)."""
+    paths = (raw / RAW["adult"][0], raw / RAW["adult"][1])
+    edges = {"age_edges": list(cfg.adult.age_edges), "hours_edges": list(cfg.adult.hours_edges)}
+    if tuple(cfg.adult_variants) != ADULT_VARIANTS:
+        raise ValueError(
+            f"adult_variants must be {ADULT_VARIANTS}, got {tuple(cfg.adult_variants)}"
+        )
+    for name, spec in cfg.adult_variants.items():
+        if spec.coding == "paper":
+            frame, meta = adult(*paths, **edges, missing=spec.missing)
+        else:
+            frame, meta = adult_pgm(
+                *paths, cfg.adult_pgm_numeric, drop=list(spec.drop), missing=spec.missing
+            )
+        text = json.dumps(meta, indent=2) + "\n"
+        _save(
+            out / f"adult_{name}_domain.json", lambda tmp, t=text: tmp.write_text(t), cfg, started
+        )
+        _save_csv(frame, out / f"adult_{name}.csv", cfg, started)
+
+
 def _run_bikes(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
     frame = bikes(raw / RAW["bikes"][0], int(cfg.bikes.max_registered))
     _save_csv(frame, out / "bikes.csv", cfg, started)
@@ -341,6 +447,7 @@ def _run_near(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
 
 PROCESSORS: dict[str, Callable[[DictConfig, Path, Path, float], None]] = {
     "adult": _run_adult,
+    "adult_variants": _run_adult_variants,
     "bikes": _run_bikes,
     "mnist": _run_mnist,
     "lcl": _run_lcl,
