@@ -16,6 +16,21 @@ def fractions_above_threshold(checks: pd.DataFrame) -> dict[str, float]:
     }
 
 
+def acceptance_summary(checks: pd.DataFrame) -> dict[str, float]:
+    """For the reasons (not checks): per check, the mean and median accepted eps, the mean
+    accepted validation accuracy and how many repeats accepted only at the largest eps level
+    (``<check>_mean_eps``, ``<check>_median_eps``, ``<check>_mean_val_acc``,
+    ``<check>_repeats_at_last_level``)."""
+    out: dict[str, float] = {}
+    last = checks["eps"].max()
+    for kind, rows in checks.groupby("check"):
+        out[f"{kind}_mean_eps"] = float(rows["eps"].mean())
+        out[f"{kind}_median_eps"] = float(rows["eps"].median())
+        out[f"{kind}_mean_val_acc"] = float(rows["val_acc"].mean())
+        out[f"{kind}_repeats_at_last_level"] = float((rows["eps"] == last).sum())
+    return out
+
+
 #: The variants table's columns that become metrics ``variant_<name>_<column>``.
 VARIANT_COLUMNS = (
     "baseline_val_acc",
@@ -62,6 +77,7 @@ def metrics(results_dir: Path) -> dict[str, float | bool]:
         earlier = by["svt"]["eps"].mean() < by["plain"]["eps"].mean()
         more_accurate = by["plain"]["val_acc"].mean() > by["svt"]["val_acc"].mean()
         out["svt_earlier_plain_more_accurate"] = bool(earlier and more_accurate)
+        out.update(acceptance_summary(checks))
     variants_csv = results_dir / "variants.csv"
     if variants_csv.exists():
         out.update(variant_metrics(pd.read_csv(variants_csv)))
