@@ -104,7 +104,9 @@ class Check:
 
     def evidence_at(self, scale: str) -> tuple[str, ...]:
         """The evidence paths at ``scale`` (one list, or one per scale; ``{scale}`` filled in)."""
-        paths = self.evidence.get(scale, ()) if isinstance(self.evidence, Mapping) else self.evidence
+        paths = self.evidence
+        if isinstance(paths, Mapping):
+            paths = paths.get(scale, ())
         return tuple(e.replace("{scale}", scale) for e in paths)
 
     def __post_init__(self) -> None:
