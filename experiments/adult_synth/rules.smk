@@ -309,3 +309,11 @@ if DATA_AVAILABLE["adult"]:
     ALL_RESULTS.extend(ADULT_SYNTH_JOBS)
     for _rule in ("selection", "baseline", "merge", "checks", "table3", "variants"):
         ALL_RESULTS.extend(getattr(rules, f"adult_synth_{_rule}").output)
+    # every variant's files, so that a deleted one is rebuilt (rule all requests them)
+    ALL_RESULTS.extend(rules.adult_synth_variants.input.parts)
+    for _variant in ADULT_SYNTH["variants"]:
+        _folder = ADULT_VARIANT_DIR.format(variant=_variant)
+        ALL_RESULTS.extend([f"{_folder}/selection.csv", f"{_folder}/baseline.csv"])
+        if _variant in ADULT_SYNTH["fraction_variants"]:
+            ALL_RESULTS.extend(f"{_folder}/jobs/r{r}.csv" for r in range(ADULT_SYNTH["repeats"]))
+            ALL_RESULTS.extend([f"{_folder}/releases.csv", f"{_folder}/checks.csv"])
