@@ -458,6 +458,19 @@ def test_table3_reproduces_the_papers_numbers():
     np.testing.assert_allclose(got, paper, atol=5e-7)
 
 
+def write_fake_checks(path: Path) -> None:
+    """A checks table of two repeats: plain accepts at eps 0.1 / 0.2, SVT at 0.01 / 0.05."""
+    pd.DataFrame(
+        {
+            "repeat": [0, 0, 1, 1],
+            "check": ["plain", "svt"] * 2,
+            "eps": [0.1, 0.01, 0.2, 0.05],
+            "val_acc": [0.83, 0.82, 0.829, 0.826],
+            "threshold": 0.825,
+        }
+    ).to_csv(path, index=False)
+
+
 def test_metrics_match_the_paper_yaml_checks(tmp_path):
     """Table 3 through the scoreboard path: metrics() keys and paper.yaml's exact numbers."""
     import yaml
@@ -468,15 +481,7 @@ def test_metrics_match_the_paper_yaml_checks(tmp_path):
 
     table3 = build_table(TABLES, Job("table3"), Params(eps=list(PAPER_EPS)))
     table3.to_csv(tmp_path / "table3.csv", index=False)
-    pd.DataFrame(
-        {
-            "repeat": [0, 0, 1, 1],
-            "check": ["plain", "svt"] * 2,
-            "eps": [0.1, 0.01, 0.2, 0.05],
-            "val_acc": [0.83, 0.82, 0.829, 0.826],
-            "threshold": 0.825,
-        }
-    ).to_csv(tmp_path / "checks.csv", index=False)
+    write_fake_checks(tmp_path / "checks.csv")
     got = metrics(tmp_path)
     assert got["frac_above_threshold_plain"] == 1.0 and got["frac_above_threshold_svt"] == 0.5
     assert got["svt_earlier_plain_more_accurate"] is True

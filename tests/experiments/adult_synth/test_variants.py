@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from test_adult_experiment import DOMAIN, REPO, fake_adult, write_fake
+from test_adult_experiment import DOMAIN, REPO, fake_adult, write_fake, write_fake_checks
 
 from experiments.adult_synth import variants
 from experiments.adult_synth.queries import select_queries
@@ -116,15 +116,7 @@ def test_variant_row_baseline_and_fractions(tmp_path):
             "n_test": 20,
         }
     ).to_csv(tmp_path / "baseline.csv", index=False)
-    pd.DataFrame(
-        {
-            "repeat": [0, 0, 1, 1],
-            "check": ["plain", "svt"] * 2,
-            "eps": [0.1, 0.01, 0.2, 0.05],
-            "val_acc": [0.83, 0.82, 0.829, 0.826],
-            "threshold": 0.825,
-        }
-    ).to_csv(tmp_path / "checks.csv", index=False)
+    write_fake_checks(tmp_path / "checks.csv")
     inputs = {"baseline": str(tmp_path / "baseline.csv")}
     p = Params(eps=EPS, variant="gbc_trees_50")
     row = build_table(TABLES, Job("variant", inputs=inputs), p).iloc[0]
