@@ -84,6 +84,9 @@ def test_bad_parameters_are_refused():
         smoke_params("params.delta=1.5")
     with pytest.raises(ValueError, match="params.mixed.p_rr"):
         smoke_params("params.mixed.p_rr=2")
+    # q = 0 samples nothing: (f) would compare nothing (was a ZeroDivisionError in the job)
+    with pytest.raises(ValueError, match=r"params.subsampled.q must be in \(0, 1\], got 0"):
+        smoke_params("params.subsampled.q=0")
     with pytest.raises(ValueError, match="kind"):
         Query("laplace", 1.0)
 
