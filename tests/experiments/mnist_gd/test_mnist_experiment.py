@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
+from metric_keys import assert_declared
 
 from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps
 from accounting.mechanisms.filtered_gd import (
@@ -419,6 +420,7 @@ def test_metrics_read_the_table_and_the_claims(tmp_path):
     )  # fmt: skip
     runs.to_csv(tmp_path / "runs.csv", index=False)
     got = metrics(tmp_path)
+    assert_declared("mnist_gd", got)
     assert got["budget_respected"] is True
     assert got["sd_eps0.3_gd_tuned"] == 0.4 and got["n_trials_eps1_filtered_tuned"] == 10
     assert got["clip_eps0.3_gd_suboptimal"] == 1.5 and got["lr_eps0.3_gd_suboptimal"] == 3.0
