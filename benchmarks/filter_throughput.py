@@ -14,7 +14,7 @@ Laplace query and zCDP with a Gaussian query) is timed per request including the
 release, which OpenDP cannot separate from the admission (the Laplace privacy map alone
 takes ~0.5 ms); it runs only where its predicted time fits ``--max-seconds``.
 
-    python benchmarks/filter_throughput.py [--sizes 1000 10000 1000000] [--max-seconds 60]
+    python -m benchmarks.filter_throughput [--sizes 1000 10000 1000000] [--max-seconds 60]
 """
 
 from __future__ import annotations
