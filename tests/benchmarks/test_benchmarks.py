@@ -81,7 +81,8 @@ def test_documented_benchmark_commands_are_modules_that_exist() -> None:
     named = set()
     for path in files:
         text = path.read_text()
-        assert not re.search(r"python3? benchmarks/", text), f"{path.relative_to(ROOT)}: python benchmarks/..."
+        where = path.relative_to(ROOT)
+        assert not re.search(r"python3? benchmarks/", text), f"{where}: python benchmarks/..."
         named |= set(re.findall(r"python -m benchmarks\.([a-z_]+)", text))
     assert named and named <= set(SCRIPTS), sorted(named - set(SCRIPTS))
     assert '-m "benchmarks.$$topic"' in (ROOT / "Makefile").read_text()
