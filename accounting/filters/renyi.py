@@ -108,14 +108,17 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
 
     def _warn_first_refusal(self, cost: RenyiCurve, nxt: tuple[ExactSum, ...]) -> None:
         """The filter halts on its first request: say at which order and why."""
+        several = (
+            " A query runs only if every order stays within its budget (Feldman and Zrnic "
+            "2021, Rem. 4.4); for an (eps, delta) target fix one order from the workload "
+            "(RdpDpFilter, docs/quickstart.md)."
+        )
         for s, a, b in zip(nxt, self.orders, self.budgets, strict=True):
             if not s.at_most(b):
                 warnings.warn(
                     f"{type(self).__name__} halted on its first request: at order {a} it "
-                    f"costs {cost.at(a):.4g} > budget {b:.4g}. A query runs only if every "
-                    "order stays within its budget (Feldman and Zrnic 2021, Rem. 4.4); for an "
-                    "(eps, delta) target fix one order from the workload (RdpDpFilter, "
-                    "docs/quickstart.md).",
+                    f"costs {cost.at(a):.4g} > budget {b:.4g}."
+                    + (several if len(self.orders) > 1 else ""),
                     BudgetWarning,
                     stacklevel=4,
                 )
