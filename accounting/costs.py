@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from fractions import Fraction
 from typing import Any, TypeVar
 
@@ -61,6 +61,7 @@ class EpsDelta:
     """
 
     eps: float
+    _: KW_ONLY
     delta: float = 0.0
 
     def __post_init__(self) -> None:
@@ -86,7 +87,7 @@ def _eps_delta(eps: float, delta: float) -> EpsDelta:
         raise ValueError(
             f"the composed delta is {delta!r} >= 1: basic composition gives no guarantee"
         )
-    return EpsDelta(eps, delta)
+    return EpsDelta(eps, delta=delta)
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ class PureDP:
 
     def as_eps_delta(self) -> EpsDelta:
         """Pure DP is (eps, 0)-DP; explicit so no filter converts silently."""
-        return EpsDelta(self.eps, 0.0)
+        return EpsDelta(self.eps, delta=0.0)
 
 
 @dataclass(frozen=True)
@@ -239,6 +240,7 @@ class ProbabilisticDP:
     """
 
     eps: float
+    _: KW_ONLY
     delta: float = 0.0
 
     def __post_init__(self) -> None:

@@ -19,7 +19,7 @@ from accounting.filters.realisation import GaussianLoss, realisation_delta
 
 
 def gaussian_kappa(
-    eps: float, delta_tilde: float, theta: float, *, sigma: float, sensitivity: float = 1.0
+    eps: float, *, delta_tilde: float, theta: float, sigma: float, sensitivity: float = 1.0
 ) -> float:
     """Threshold kappa of Taylor et al., Prop. 1, for i.i.d. Gaussian mechanisms.
 
@@ -37,7 +37,7 @@ def gaussian_kappa(
 
 
 def gaussian_first_step_ok(
-    eps: float, delta_tilde: float, *, sigma: float, sensitivity: float = 1.0
+    eps: float, *, delta_tilde: float, sigma: float, sensitivity: float = 1.0
 ) -> bool:
     """Check at i = 0 (y_0 fixed): P(L_1 > eps) <= delta~, i.e. query 1 may run."""
     mu = _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)
@@ -97,6 +97,8 @@ def gaussian_parameters(n_max: int, delta: float) -> tuple[float, float]:
         raise ValueError(f"no interior optimum for n_max={n_max}, delta={delta}")
     dt = delta * math.exp(res.x)
     theta = theta_of(dt)
-    while realisation_delta(n_max, dt, theta) > delta:  # rounding may overshoot by an ulp
+    while (
+        realisation_delta(n_max, delta_tilde=dt, theta=theta) > delta
+    ):  # rounding may overshoot by an ulp
         theta = math.nextafter(theta, 0.0)
     return dt, theta

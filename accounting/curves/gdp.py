@@ -73,7 +73,7 @@ def gdp_delta(eps: float | np.ndarray, mu: float | Gdp) -> float | np.ndarray:
     return float(out) if e.ndim == 0 else out
 
 
-def gdp_eps(delta: float, mu: float | Gdp) -> float:
+def gdp_eps(mu: float | Gdp, *, delta: float) -> float:
     """Smallest eps >= 0 with delta_mu(eps) <= delta (exact inversion, nudged to be safe:
     both log delta_mu(eps) <= log delta and ``gdp_delta(eps, mu) <= delta`` hold exactly)."""
     delta = _checks.open_unit("delta", delta)
@@ -96,7 +96,7 @@ def gdp_eps(delta: float, mu: float | Gdp) -> float:
     return _checks.result("eps", float(eps))
 
 
-def gdp_budget(eps: float, delta: float) -> float:
+def gdp_budget(eps: float, *, delta: float) -> float:
     """The largest mu whose mu-GDP guarantee converts to (eps, delta)-DP, delta_mu(eps) <= delta
     (the inverse in mu of DRS 2022, Cor. 2.13; delta_mu(eps) increases with mu).
 
@@ -111,7 +111,7 @@ def gdp_budget(eps: float, delta: float) -> float:
     while gdp_log_delta(eps, hi) < target:
         hi *= 2.0
     mu = brentq(lambda m: gdp_log_delta(eps, m) - target, 1e-9, hi, xtol=1e-14)
-    while gdp_delta(eps, mu) > delta or gdp_eps(delta, mu) > eps:
+    while gdp_delta(eps, mu) > delta or gdp_eps(mu, delta=delta) > eps:
         mu = math.nextafter(mu, 0.0)
     return mu
 

@@ -279,7 +279,7 @@ def rdp_to_delta(
     return DeltaBound(min(1.0, math.exp(min(log_best, 0.0))), order)
 
 
-def expost_rdp_to_approximate_dp(eps: float, alpha: float, delta: float) -> float:
+def expost_rdp_to_approximate_dp(eps: float, *, alpha: float, delta: float) -> float:
     """Approximate ex-post privacy bound from an ex-post RDP bound at one order:
     E(y) = eps(y) + log(1/delta) / (alpha - 1).
 
@@ -311,7 +311,7 @@ def rdp_to_pdp(
     return rdp_to_eps(curve, delta, "classical", orders).eps
 
 
-def rdp_budget(eps: float, delta: float, alpha: float, method: Method = "improved") -> float:
+def rdp_budget(eps: float, *, delta: float, alpha: float, method: Method = "improved") -> float:
     """The largest RDP budget eps(alpha) at order alpha that converts to (eps, delta)-DP.
 
     The inverse of ``rdp_to_eps`` at one order: ``"classical"``, eps(alpha) = eps -
@@ -341,7 +341,7 @@ def rdp_budget(eps: float, delta: float, alpha: float, method: Method = "improve
 
 
 def rdp_usable_orders(
-    eps: float, delta: float, orders: Iterable[float], method: Method = "improved"
+    eps: float, *, delta: float, orders: Iterable[float], method: Method = "improved"
 ) -> tuple[float, ...]:
     """The orders (in the given order) at which (eps, delta) leaves a positive RDP budget
     under ``method`` (the closed form of ``rdp_budget`` is > 0)."""

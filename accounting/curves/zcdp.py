@@ -46,7 +46,7 @@ def _rho(rho: float | Zcdp) -> float:
     return _checks.nonnegative("rho", parameter_of("rho", rho, Zcdp, "rho"))
 
 
-def zcdp_to_eps(rho: float | Zcdp, delta: float, method: Method = "classical") -> float:
+def zcdp_to_eps(rho: float | Zcdp, *, delta: float, method: Method = "classical") -> float:
     """eps such that rho-zCDP implies (eps, delta)-DP.
 
     ``method="classical"`` (the default): rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke
@@ -57,7 +57,7 @@ def zcdp_to_eps(rho: float | Zcdp, delta: float, method: Method = "classical") -
     "improved".)
     """
     if check_method(method) == "improved":
-        return zcdp_to_eps_optimal(rho, delta)
+        return zcdp_to_eps_optimal(rho, delta=delta)
     rho = _rho(rho)
     delta = _checks.open_unit("delta", delta)
     log_inv_delta = math.log(1.0 / delta)
@@ -104,7 +104,7 @@ def _minimise_over_orders(fn: Callable[[np.ndarray], np.ndarray], u0: float) -> 
     return minimise_over_orders(fn, grid)[0]
 
 
-def zcdp_to_eps_optimal(rho: float | Zcdp, delta: float) -> float:
+def zcdp_to_eps_optimal(rho: float | Zcdp, *, delta: float) -> float:
     """eps such that rho-zCDP implies (eps, delta)-DP, by Canonne, Kamath and Steinke 2020.
 
     Cor. 13 (Prop. 12 at every order): eps = inf_{alpha > 1} alpha rho + log(1 - 1/alpha)
@@ -146,7 +146,7 @@ def zcdp_to_delta(rho: float | Zcdp, eps: float) -> float:
     return min(1.0, math.exp(min(0.0, _checks.finite_result("log delta", log_delta))))
 
 
-def zcdp_budget(eps: float, delta: float, method: Method = "classical") -> float:
+def zcdp_budget(eps: float, *, delta: float, method: Method = "classical") -> float:
     """The largest rho whose rho-zCDP guarantee converts to (eps, delta)-DP by ``method``.
 
     ``"classical"`` (the default): B* = (sqrt(log(1/delta) + eps) - sqrt(log(1/delta)))^2,
@@ -164,18 +164,18 @@ def zcdp_budget(eps: float, delta: float, method: Method = "classical") -> float
     log_inv_delta = -math.log(delta)
     closed_form = (math.sqrt(log_inv_delta + eps) - math.sqrt(log_inv_delta)) ** 2
     if method == "classical":
-        return nudge_down(lambda rho: zcdp_to_eps(rho, delta) <= eps, closed_form)
+        return nudge_down(lambda rho: zcdp_to_eps(rho, delta=delta) <= eps, closed_form)
     if eps == 0.0:
         return 0.0
     lo, hi = closed_form, max(2.0 * closed_form, 1e-300)
-    while zcdp_to_eps_optimal(hi, delta) <= eps:
+    while zcdp_to_eps_optimal(hi, delta=delta) <= eps:
         lo, hi = hi, 2.0 * hi
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if not lo < mid < hi:
             break
-        if zcdp_to_eps_optimal(mid, delta) <= eps:
+        if zcdp_to_eps_optimal(mid, delta=delta) <= eps:
             lo = mid
         else:
             hi = mid
-    return nudge_down(lambda rho: zcdp_to_eps_optimal(rho, delta) <= eps, lo)
+    return nudge_down(lambda rho: zcdp_to_eps_optimal(rho, delta=delta) <= eps, lo)
