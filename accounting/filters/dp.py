@@ -6,17 +6,25 @@ admitted when the budget condition holds for the accepted costs *and* the reques
 (Rogers et al. 2016, Def. 3: COMP(eps_1, delta_1, ..., eps_t, delta_t) = HALT stops round t).
 Sums are exact and order-independent (:class:`~accounting.exact_sum.ExactSum`); a request
 costs O(1). The additive test compares the exact sums with the budget exactly (never their
-rounded values). The advanced and Whitehouse tests evaluate a nonlinear bound in floating
-point: it is computed from upper bounds of the exact sums and admitted only if it stays within
-the budget after a relative margin of 2^-40, far above its rounding error (a few dozen
-operations, each within an ulp or two, < 2^-46 relative), so a rounding error never admits a
-request the exact bound refuses.
+rounded values). The Whitehouse test is exact too: its bound is increasing in sum eps_m^2,
+so it holds iff the exact sum is at most a threshold, bounded from below once in interval
+arithmetic. The advanced test evaluates Rogers et al.'s K in floating point: from upper bounds
+of the exact sums, with every quantity scaled by a power of two 2^m that puts eps_g in [1/2, 1)
+(K 2^m is the same formula in eps_g 2^m, 4^m sum eps_j^2 and 2^m drift, and the scalings are
+exact), so no intermediate is subnormal or overflows at any eps_g; a request is
+admitted only if K stays within the budget after a relative margin of 2^-40, far above its
+rounding error (a few dozen operations, each within an ulp or two, < 2^-46 relative). So a
+rounding error never admits a request the exact bound refuses, over the whole float range.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath
+from mpmath import libmp
 
 from accounting import _checks
 from accounting.costs import EpsDelta
@@ -30,6 +38,9 @@ ROGERS_H_CONSTANT = 28.04
 #: eps_j beyond which e^eps_j overflows in K; such a query exceeds every budget.
 _MAX_EPS = 700.0
 
+#: Units of the exact sums: 2^-1074 (ExactSum) and 2^-2148 (ExactSquareSum).
+_SCALE_BITS = 1074
+
 #: Relative margin on a float-computed nonlinear bound (see the module docstring).
 _ROUNDING_MARGIN = 1.0 + 2.0**-40
 
@@ -41,7 +52,9 @@ def _within(bound: float, budget: float) -> bool:
 
 def _drift_term(e: float) -> float:
     """e (e^e - 1) / 2 rounded up by one ulp: an upper bound of the exact term (expm1 is
-    within an ulp; the product rounds by half an ulp)."""
+    within an ulp; the product rounds by half an ulp); exactly 0 for e = 0."""
+    if e == 0.0:
+        return 0.0
     return math.nextafter(e * math.expm1(e) / 2.0, math.inf) if e <= _MAX_EPS else math.inf
 
 
@@ -71,10 +84,23 @@ class EpsDeltaSums:
         )
 
 
-def _rounded_up(total: ExactSum) -> float:
-    """A double >= the exact sum (its rounded value, one ulp up if that is below)."""
-    v = total.value
-    return v if total.at_most(v) else math.nextafter(v, math.inf)
+def _scaled_up(scaled: int, n_inf: int, unit_bits: int) -> float:
+    """The smallest double >= scaled / 2^unit_bits (scaled >= 0, unit_bits > 0; +inf if
+    n_inf > 0 or beyond the doubles): an exact sum of :mod:`accounting.exact_sum` (an integer
+    in units of 2^-unit_bits, n_inf infinite terms) times a power of two, rounded up."""
+    if n_inf:
+        return math.inf
+    try:
+        v = scaled / (1 << unit_bits)  # int / int is correctly rounded in Python
+    except OverflowError:
+        return math.inf
+    mantissa, den = v.as_integer_ratio()  # den a power of two
+    return v if mantissa << unit_bits >= scaled * den else math.nextafter(v, math.inf)
+
+
+def _scale_exponent(eps_g: float) -> int:
+    """The m with eps_g 2^m in [1/2, 1): K is evaluated in these units."""
+    return -math.frexp(eps_g)[1]
 
 
 class _EpsDeltaFilter(Filter[EpsDelta, EpsDeltaSums]):
@@ -125,15 +151,20 @@ def rogers_k(
     e = [_checks.nonnegative("eps", x) for x in eps]
     if e and max(e) > _MAX_EPS:
         raise ValueError("eps_j > 700 overflows e^eps_j in K; such a query exceeds any budget")
-    square_sum = math.fsum(x * x for x in e)
-    drift = math.fsum(x * math.expm1(x) / 2.0 for x in e)
-    return _rogers_k(square_sum, drift, eps_g, delta_g, delta_pp)
+    # in units where eps_g is in [1/2, 1): exact scalings, no subnormal h at tiny eps_g
+    m = _scale_exponent(eps_g)
+    scaled = [math.ldexp(x, m) for x in e]
+    square_sum = math.fsum(x * x for x in scaled)
+    drift = math.fsum(x * math.expm1(y) / 2.0 for x, y in zip(scaled, e, strict=True))
+    k = _rogers_k(square_sum, drift, math.ldexp(eps_g, m), delta_g, delta_pp)
+    return math.ldexp(k, -m)
 
 
 def _rogers_k(
     square_sum: float, drift: float, eps_g: float, delta_g: float, delta_pp: float
 ) -> float:
-    """K of :func:`rogers_k` from sum eps_j^2 and sum eps_j (e^eps_j - 1) / 2."""
+    """K of :func:`rogers_k` from sum eps_j^2 and sum eps_j (e^eps_j - 1) / 2 (in any units
+    where eps_g^2 is a normal double)."""
     h = eps_g**2 / (ROGERS_H_CONSTANT * math.log(1.0 / delta_g))
     spread = 2.0 * (square_sum + h) * (1.0 + 0.5 * math.log1p(square_sum / h))
     return _checks.result("K", drift + math.sqrt(spread * math.log(1.0 / delta_pp)))
@@ -147,7 +178,10 @@ class AdvancedFilter(_EpsDeltaFilter):
     is (eps_g, delta_g)-DP. ``delta_pp`` = delta'' (default delta_g / 2, the theorem as
     published, last factor log(2/delta_g)); H keeps the theorem's value for every split.
     Why any split is valid, and which printed versions differ:
-    docs/proofs/advanced_filter.md.
+    docs/proofs/advanced_filter.md. Every eps_g > 0 is supported: K is evaluated in units
+    where eps_g is in [1/2, 1) (module docstring), so no intermediate is subnormal. Below
+    about 1e-305 the drift's upper bounds (at least 2^-1074 a request) are coarse relative
+    to eps_g, so the filter halts early there: safe, not tight.
     """
 
     def __init__(self, eps_g: float, *, delta_g: float, delta_pp: float | None = None) -> None:
@@ -163,6 +197,8 @@ class AdvancedFilter(_EpsDeltaFilter):
         )
         if not 0.0 < self.delta_pp < self.delta_g:
             raise ValueError(f"delta_pp must be in (0, delta_g={self.delta_g!r}), got {delta_pp!r}")
+        self._scale = _scale_exponent(self.eps_g)
+        self._eps_g_scaled = math.ldexp(self.eps_g, self._scale)  # exact, in [1/2, 1)
 
     def _admit(self, cost: EpsDelta) -> EpsDeltaSums | None:
         nxt = self._state.plus(cost)
@@ -174,9 +210,12 @@ class AdvancedFilter(_EpsDeltaFilter):
         # a query with eps_j > 700 has K >= 700 (e^700 - 1) / 2 ~ 3.5e306: HALT, the safe side
         if nxt.eps_max > _MAX_EPS:
             return None
-        drift = _rounded_up(nxt.drift)
-        k = _rogers_k(nxt.eps_sq.upper, drift, self.eps_g, self.delta_g, self.delta_pp)
-        return nxt if _within(k, self.eps_g) else None
+        # upper bounds of the exact sums times 2^m and 4^m, from their exact integers
+        m = self._scale
+        drift = _scaled_up(nxt.drift.scaled, nxt.drift.n_pos_inf, _SCALE_BITS - m)
+        square_sum = _scaled_up(nxt.eps_sq.scaled, nxt.eps_sq.n_inf, 2 * (_SCALE_BITS - m))
+        k = _rogers_k(square_sum, drift, self._eps_g_scaled, self.delta_g, self.delta_pp)
+        return nxt if _within(k, self._eps_g_scaled) else None
 
 
 def whitehouse_eps(eps: list[float] | tuple[float, ...], delta_prime: float) -> float:
@@ -192,7 +231,37 @@ def whitehouse_eps(eps: list[float] | tuple[float, ...], delta_prime: float) -> 
 
 def _whitehouse_eps(square_sum: float, delta_prime: float) -> float:
     """:func:`whitehouse_eps` from sum eps_m^2."""
-    return math.sqrt(2.0 * math.log(1.0 / delta_prime) * square_sum) + 0.5 * square_sum
+    return math.sqrt(2.0 * _log_inverse(delta_prime) * square_sum) + 0.5 * square_sum
+
+
+def _log_inverse(delta_prime: float) -> float:
+    """log(1/delta') to a few ulp: -log1p(-(1 - delta')) above 1/2, where 1 - delta' is exact
+    (log(1/delta') of the rounded 1/delta' was 4.4e-9 relative off within 1e-7 of 1)."""
+    if delta_prime > 0.5:
+        return -math.log1p(-(1.0 - delta_prime))
+    return math.log(1.0 / delta_prime)
+
+
+def _whitehouse_square_budget(eps: float, delta_prime: float) -> Fraction:
+    """A rational s_lo <= s_max, the largest sum eps_m^2 with :func:`whitehouse_eps` <= eps.
+
+    With L = log(1/delta'), sqrt(2 L s) + s / 2 <= eps iff sqrt(s) <= sqrt(2 L + 2 eps) -
+    sqrt(2 L), i.e. s <= s_max = (2 eps / (sqrt(2 L + 2 eps) + sqrt(2 L)))^2 (the bound is
+    increasing in s). s_lo is the lower end of s_max in mpmath's interval arithmetic (outward
+    rounded at 53 bits, so within a few 1e-16 of s_max), exact at every eps and delta'.
+    """
+    iv = mpmath.iv
+    two_l = -2 * iv.log(iv.mpf(delta_prime))
+    s_max = (2 * iv.mpf(eps) / (iv.sqrt(two_l + 2 * iv.mpf(eps)) + iv.sqrt(two_l))) ** 2
+    lower = Fraction(*libmp.to_rational(s_max._mpi_[0]))
+    return max(lower, Fraction(0))
+
+
+def _in_square_units(bound: Fraction) -> tuple[int, int]:
+    """(numerator * 2^2148, denominator) of ``bound``: an exact sum of squares (an integer in
+    units of 2^-2148, :class:`~accounting.exact_sum.ExactSquareSum`) s is <= bound iff
+    s * denominator <= numerator * 2^2148."""
+    return bound.numerator << (2 * _SCALE_BITS), bound.denominator
 
 
 class WhitehouseFilter(_EpsDeltaFilter):
@@ -202,7 +271,9 @@ class WhitehouseFilter(_EpsDeltaFilter):
     delta'' >= 0, the interaction stops at N = inf{n : eps < sqrt(2 log(1/delta')
     sum_{m<=n+1} eps_m^2) + sum_{m<=n+1} eps_m^2 / 2 or delta'' < sum_{m<=n+1} delta_m}, i.e.
     query n+1 runs iff both conditions hold with it included; the result is (eps, delta)-DP.
-    ``delta_pp`` is delta'' (default delta / 2); delta' = delta - delta_pp.
+    ``delta_pp`` is delta'' (default delta / 2); delta' = delta - delta_pp. The eps
+    condition is decided exactly: the exact sum of eps_m^2 against a rational lower bound of
+    the largest sum it allows (:func:`_whitehouse_square_budget`), at every eps and delta'.
     """
 
     def __init__(self, eps: float, *, delta: float, delta_pp: float | None = None) -> None:
@@ -218,6 +289,7 @@ class WhitehouseFilter(_EpsDeltaFilter):
         if not (ExactSum() + delta_prime + self.delta_pp).at_most(self.delta):
             delta_prime = math.nextafter(delta_prime, 0.0)  # delta' + delta'' <= delta exactly
         self.delta_prime = delta_prime
+        self._square_budget = _in_square_units(_whitehouse_square_budget(self.eps, delta_prime))
 
     @property
     def spent_eps(self) -> float:
@@ -228,5 +300,6 @@ class WhitehouseFilter(_EpsDeltaFilter):
         nxt = self._state.plus(cost)
         if not nxt.delta.at_most(self.delta_pp):
             return None
-        bound = _whitehouse_eps(nxt.eps_sq.upper, self.delta_prime)
-        return nxt if _within(bound, self.eps) else None
+        num, den = self._square_budget
+        squares = nxt.eps_sq
+        return nxt if not squares.n_inf and squares.scaled * den <= num else None

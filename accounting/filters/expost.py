@@ -34,6 +34,13 @@ class FilteredSelfReportingComposition(Filter[ProbabilisticDP, _FsrcSums]):
     budget is our correction: Thm. 11/19 as published (no delta budget) is false; the
     counterexample and the proof of the corrected filter are in docs/proofs/fsrc_delta.md.
     With delta_t = 0 this is exactly the paper's filter.
+
+    ``observe`` refuses (ValueError, nothing recorded) an eps_post,t above eps_max,t when
+    delta_t = 0: such a mechanism's loss never exceeds eps_max,t, so the report contradicts
+    the declaration (or is needlessly loose: min(eps_post,t, eps_max,t) is then a valid
+    ex-post bound). With delta_t > 0 it is accepted and spent as reported (Algorithm 2/4):
+    eps_post,t(o_t) bounds the loss over all neighbouring pairs and legitimately exceeds the
+    pDP level eps_max,t on some outputs (Gaussian Above Threshold after long runs).
     """
 
     cost_types = (ProbabilisticDP,)
@@ -71,6 +78,14 @@ class FilteredSelfReportingComposition(Filter[ProbabilisticDP, _FsrcSums]):
             ) from err
         if math.isnan(eps_post) or eps_post < 0:
             raise ValueError(f"eps_post must be in [0, inf], got {observed!r}")
+        last = self._history.last()  # the accepted request being reported (observe checks)
+        declared = last.cost if last is not None else None
+        if declared is not None and declared.delta == 0.0 and eps_post > declared.eps:
+            raise ValueError(
+                f"eps_post must be in [0, eps_max={declared.eps!r}] for a request declared "
+                f"ProbabilisticDP(eps_max, delta=0) (its loss never exceeds eps_max), got "
+                f"{observed!r}"
+            )
         return _FsrcSums(self._state.post + eps_post, self._state.delta)
 
 

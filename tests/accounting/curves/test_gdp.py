@@ -181,6 +181,27 @@ def test_pure_dp_mu_mpmath() -> None:
         assert pure_dp_mu(eps) == pytest.approx(float(ref), rel=1e-13)
 
 
+def _mp_pure_dp_mu(eps: float) -> mp.mpf:
+    """2 Phi^-1(e^eps / (1 + e^eps)) with 50 significant digits."""
+    with mp.workdps(50 + int(max(0.0, -math.log10(eps)))):
+        e = mp.mpf(eps)
+        return +(2 * mp.sqrt(2) * mp.erfinv(2 * mp.e**e / (1 + mp.e**e) - 1))
+
+
+def test_smallest_dominating_mu_of_pure_dp_is_never_below_the_exact_value() -> None:
+    """Issue 28: at eps = 1e-5 it was 2.85e-11 relative below the exact value (1/2 - a*
+    lost its digits), beyond its 1e-12 margin. Now at most 1e-14 off before the margin."""
+    grid = [float(e) for e in np.geomspace(1e-12, 50.0, 301)] + [1e-5, 2.0**-5, 0.0312499]
+    for eps in grid:
+        exact = _mp_pure_dp_mu(eps)
+        assert abs(pure_dp_mu(eps) - exact) <= 1e-14 * exact, eps
+        ours = smallest_dominating_mu(PureDP(eps))
+        assert exact <= ours <= exact * (1 + 1.01e-12), eps
+    for eps in (5e-324, 1e-310, 1e-160):  # subnormal results: one ulp up
+        assert smallest_dominating_mu(PureDP(eps)) >= _mp_pure_dp_mu(eps)
+    assert smallest_dominating_mu(PureDP(0.0)) == 0.0
+
+
 @pytest.mark.parametrize("mu", [0.5, 3.0])
 @pytest.mark.parametrize("eps0", [0.1, 1.0])
 def test_gaussian_plus_pure_dp_two_point_closed_form(mu: float, eps0: float) -> None:

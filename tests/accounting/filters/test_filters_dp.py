@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath as mp
+import numpy as np
 import pytest
 from filter_audits import (
     Audit,
@@ -215,6 +217,111 @@ def test_whitehouse_is_tighter_than_rogers_for_equal_split():
 def test_whitehouse_parameter_errors(kwargs):
     with pytest.raises(ValueError):
         WhitehouseFilter(**kwargs)
+
+
+# ------------------------------------------- admission against the exact bounds (issue 28)
+
+
+def _mp_sum_of_squares(eps: list[float]) -> mp.mpf:
+    total = sum((Fraction(x) ** 2 for x in eps), Fraction(0))
+    return mp.mpf(total.numerator) / total.denominator
+
+
+def _exact_k(eps: list[float], eps_g: float, delta_g: float, delta_pp: float) -> mp.mpf:
+    """Rogers et al. Thm. 5.1's K at 50 digits (mpmath's exponent range is unbounded)."""
+    with mp.workdps(50):
+        s = _mp_sum_of_squares(eps)
+        drift = mp.fsum(mp.mpf(x) * mp.expm1(mp.mpf(x)) / 2 for x in eps)
+        h = mp.mpf(eps_g) ** 2 / (mp.mpf("28.04") * mp.log(1 / mp.mpf(delta_g)))
+        return +(drift + mp.sqrt(2 * (s + h) * (1 + mp.log1p(s / h) / 2) * -mp.log(delta_pp)))
+
+
+def _exact_whitehouse(eps: list[float], delta_prime: float) -> mp.mpf:
+    """sqrt(2 log(1/delta') sum eps_m^2) + sum eps_m^2 / 2 at 50 digits."""
+    with mp.workdps(50):
+        s = _mp_sum_of_squares(eps)
+        return +(mp.sqrt(2 * -mp.log(mp.mpf(delta_prime)) * s) + s / 2)
+
+
+def test_advanced_filter_at_tiny_budgets_issue_28():
+    """eps_g < ~1e-152 made H and sum eps_j^2 subnormal: 3 requests of 2.701e-161 were
+    admitted with K 8.3e-5 above eps_g, and eps_g = 1e-162 divided by zero."""
+    eps_g = 3.501480053821301e-160
+    filt = AdvancedFilter(eps_g, delta_g=1e-5)
+    n = admitted(filt, [EpsDelta(2.701e-161)] * 10)
+    assert _exact_k([2.701e-161] * n, eps_g, 1e-5, 5e-6) <= eps_g
+    assert _exact_k([2.701e-161] * (n + 1), eps_g, 1e-5, 5e-6) > eps_g
+    for tiny in (1e-162, 1e-300, 1e-310):
+        n = admitted(AdvancedFilter(tiny, delta_g=1e-5), [EpsDelta(tiny / 8)] * 100)
+        assert n > 0 and _exact_k([tiny / 8] * n, tiny, 1e-5, 5e-6) <= tiny
+    smallest = AdvancedFilter(
+        5e-324, delta_g=1e-5
+    )  # K of no eps is sqrt(2 H log(1/delta'')) < eps_g
+    assert smallest.request(EpsDelta(0.0)) and not smallest.request(EpsDelta(5e-324))
+    k = rogers_k([1e-163] * 3, 1e-162, delta_g=1e-5, delta_pp=5e-6)  # was a ZeroDivisionError
+    assert k == pytest.approx(float(_exact_k([1e-163] * 3, 1e-162, 1e-5, 5e-6)), rel=1e-13)
+
+
+def test_advanced_filter_admission_against_the_exact_bound_over_the_float_range():
+    """Random budgets from subnormal to 1e300 and random requests: every admitted request
+    keeps the exact K within eps_g, and a refusal (for K) is within 1e-9 of the boundary
+    (with normal-range budgets; subnormal sums round up by up to 2^-1074 each)."""
+    rng = np.random.default_rng(28)
+    for _ in range(120):
+        eps_g = float(10 ** rng.uniform(-323.0, 300.0))
+        delta_g = float(10 ** rng.uniform(-12.0, -1.0))
+        filt = AdvancedFilter(eps_g, delta_g=delta_g)
+        accepted: list[float] = []
+        for _ in range(30):
+            e = float(eps_g * 10 ** rng.uniform(-2.5, 0.0))
+            if not filt.request(EpsDelta(e)):
+                if eps_g > 1e-290:
+                    assert _exact_k([*accepted, e], eps_g, delta_g, filt.delta_pp) > eps_g * (
+                        1 - 1e-9
+                    )
+                break
+            accepted.append(e)
+            assert _exact_k(accepted, eps_g, delta_g, filt.delta_pp) <= eps_g
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_whitehouse_admission_is_exact_near_delta_prime_1(seed):
+    """delta' within 1e-7 of 1: log(1 / delta') of the rounded 1 / delta' was up to 4.4e-9
+    relative off. Budgets 1e-9 relative above and below the exact bound after n0 requests
+    must admit exactly n0 and n0 - 1."""
+    rng = np.random.default_rng(seed)
+    for _ in range(30):
+        delta_prime = 1.0 - float(rng.uniform(1e-12, 1e-7))
+        e = float(10 ** rng.uniform(-6.0, -3.0))
+        n0 = int(rng.integers(1, 50))
+        exact = _exact_whitehouse([e] * n0, delta_prime)
+        assert whitehouse_eps([e] * n0, delta_prime) == pytest.approx(float(exact), rel=1e-14)
+        for offset, want in ((1e-9, n0), (-1e-9, n0 - 1)):
+            budget = float(exact * (1 + offset))
+            filt = WhitehouseFilter(budget, delta=delta_prime, delta_pp=0.0)
+            assert filt.delta_prime == delta_prime
+            assert admitted(filt, [EpsDelta(e)] * (n0 + 1)) == want
+
+
+def test_whitehouse_admission_against_the_exact_bound_over_the_float_range():
+    """Budgets from subnormal to 1e300, delta' from 1e-300 to 1 - 1e-12: the decisions
+    are the exact ones (the exact bound of an admitted sequence is within eps, of a refused
+    one above eps(1 - 1e-14))."""
+    rng = np.random.default_rng(29)
+    for _ in range(150):
+        eps = float(10 ** rng.uniform(-323.0, 300.0))
+        delta = float(10 ** rng.uniform(-300.0, 0.0)) if rng.random() < 0.7 else 1 - 1e-12
+        filt = WhitehouseFilter(eps, delta=delta, delta_pp=0.0)
+        accepted: list[float] = []
+        for _ in range(40):
+            x = float(eps * 10 ** rng.uniform(-4.0, 0.0))
+            ok = filt.request(EpsDelta(x))
+            exact = _exact_whitehouse([*accepted, x], filt.delta_prime)
+            if not ok:
+                assert exact > eps * (1 - mp.mpf(1e-14))
+                break
+            accepted.append(x)
+            assert exact <= eps
 
 
 def test_advanced_filter_halts_instead_of_overflowing_on_a_huge_query():

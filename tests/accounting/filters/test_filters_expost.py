@@ -77,10 +77,33 @@ def test_fsrc_validation() -> None:
     for bad in (-0.1, float("nan"), "x"):
         with pytest.raises(ValueError):
             filt.observe(bad)
-    filt.observe(math.inf)  # an unbounded ex-post loss: nothing more may run
-    assert not filt.request(ProbabilisticDP(0.0))
+    with pytest.raises(ValueError, match="eps_max"):
+        filt.observe(math.inf)  # above the declared 0.1 (see the test below)
+    filt.observe(0.1)
+    assert not filt.request(ProbabilisticDP(0.9))  # 0.1 + 0.9 >= 1: halts on equality
     with pytest.raises(ValueError):
         ProbabilisticDP(0.1, delta=1.0)
+
+
+def test_fsrc_refuses_a_loss_above_a_declared_pure_bound() -> None:
+    """Issue 28: request(ProbabilisticDP(0.5)) then observe(5.0) was recorded (spent 5.0).
+    With delta_t = 0 the loss never exceeds eps_max: the report is refused, not recorded,
+    and the filter waits for a valid one. With delta_t > 0 a report above eps_max is the
+    paper's Algorithm 2 (eps_post bounds every pair's loss, the pDP level only most of it)."""
+    filt = FilteredSelfReportingComposition(1.0, delta=1e-5)
+    assert filt.request(ProbabilisticDP(0.5))
+    for above in (5.0, math.nextafter(0.5, math.inf), math.inf):
+        with pytest.raises(ValueError, match=r"eps_post must be in \[0, eps_max=0.5\]"):
+            filt.observe(above)
+        assert filt.spent_post == 0.0 and filt.history[-1].observed is None
+    with pytest.raises(ValueError, match="observe"):
+        filt.request(ProbabilisticDP(0.1))  # still waiting for a valid report
+    filt.observe(0.5)  # the declared bound itself is a valid report
+    assert filt.spent_post == 0.5 and filt.history[-1].observed == 0.5
+    assert filt.request(ProbabilisticDP(0.25, delta=1e-7))
+    filt.observe(5.0)  # above eps_max = 0.25 with delta_t = 1e-7: spent as reported
+    assert filt.spent_post == 5.5
+    assert not filt.request(ProbabilisticDP(0.0))
 
 
 def rare_leak(delta: float, c: float) -> tuple[float, float, float, float]:
@@ -118,9 +141,9 @@ def test_fsrc_theorem_11_counterexample_and_correction() -> None:
     assert eps_post0 == pytest.approx(1.0005e-3, rel=1e-3)
     # After a 1 the self-reported loss is 10 >= eps: FSRC halts, so each run has at most one 1.
     filt = FilteredSelfReportingComposition(eps, delta=0.5)
-    assert filt.request(ProbabilisticDP(eps_post0, delta=0.0))
+    assert filt.request(ProbabilisticDP(eps_post0, delta=delta))
     filt.observe(eps_post1)
-    assert not filt.request(ProbabilisticDP(eps_post0, delta=0.0))
+    assert not filt.request(ProbabilisticDP(eps_post0, delta=delta))
 
     # The paper's rule ignores delta when deciding: emulate it by declaring delta_t = 0.
     paper = FilteredSelfReportingComposition(eps, delta=0.5)
@@ -253,8 +276,10 @@ def test_a_rejected_or_repeated_observation_does_not_skip_the_accounting() -> No
         fsrc.observe("not a loss")
     with pytest.raises(ValueError, match="observe"):
         fsrc.request(ProbabilisticDP(0.5))
-    fsrc.observe(0.9)
-    assert not fsrc.request(ProbabilisticDP(0.5))  # 0.9 + 0.5 >= 1
+    with pytest.raises(ValueError, match="eps_max"):
+        fsrc.observe(0.9)  # above the declared pure 0.5: refused, still waiting
+    fsrc.observe(0.5)
+    assert not fsrc.request(ProbabilisticDP(0.5))  # 0.5 + 0.5 >= 1
     comp = ExPostRdpComposition(alpha=4.0, stopping_eps=0.02)
     assert comp.request(RenyiCurve.single(4.0, 0.1))
     comp.observe(True)  # the stopping rule halts ...

@@ -5,6 +5,7 @@ its use as a cost in the Rényi filters."""
 from __future__ import annotations
 
 import math
+import time
 
 import dp_accounting  # dev dependencies (pyproject): the cross-checks must run, never skip
 import mpmath as mp
@@ -15,9 +16,10 @@ from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 from scipy.stats import norm
 
-from accounting import rdp_to_eps, subsampled_gaussian_eps, subsampled_gaussian_rdp
+from accounting import gaussian_eps, rdp_to_eps, subsampled_gaussian_eps, subsampled_gaussian_rdp
+from accounting.curves.pld import self_compose_discretised
 from accounting.filters import IndividualRenyiFilter, RdpDpFilter, RenyiFilter
-from accounting.mechanisms import gaussian_rdp, subsampled_gaussian_pld
+from accounting.mechanisms import gaussian_pld, gaussian_rdp, subsampled_gaussian_pld
 from accounting.mechanisms.subsampled_gaussian import _loss_to_z
 
 # Opacus' default orders (RDPAccountant.DEFAULT_ALPHAS): fractional 1.1 ... 10.9, then 12 ... 63.
@@ -166,3 +168,68 @@ def test_costs_in_the_renyi_filters():
     active = sum(individual.request(costs).astype(int) for _ in range(1000))
     assert active[0] < active[1] < active[2]
     assert np.all(individual.spent <= 2.0)
+
+
+# ------------------------------------------------------------------ q = 1 and many steps
+
+
+@pytest.mark.parametrize("steps", [1, 10])
+def test_q_one_is_the_gaussian_mechanism(steps):
+    """Issue 28: q = 1 failed with "math domain error" (log1p(-q)). It is the Gaussian
+    mechanism, whose k-fold composition is the Gaussian of sensitivity sqrt(k) (exact eps:
+    Balle and Wang 2018); the grid adds at most k steps of 1e-4."""
+    exact = gaussian_eps(1e-5, sensitivity=math.sqrt(steps), sigma=1.0)
+    ours = subsampled_gaussian_eps(q=1.0, sigma=1.0, steps=steps, delta=1e-5)
+    assert exact <= ours <= exact + steps * 1e-4
+    composed = self_compose_discretised(
+        gaussian_pld(sensitivity=1.0, sigma=1.0, discretisation="connect_dots"),
+        steps, 1e-4, tail_mass=1e-13, discretisation="connect_dots",
+    )  # fmt: skip
+    assert ours == composed.eps(1e-5)  # the plain Gaussian's value, by the same route
+    for neighbours in ("remove", "add"):
+        pld = subsampled_gaussian_pld(q=1.0, sigma=1.0, neighbours=neighbours)
+        assert gaussian_eps(1e-5, sensitivity=1.0, sigma=1.0) <= pld.eps(1e-5)
+        assert pld.eps(1e-5) <= gaussian_eps(1e-5, sensitivity=1.0, sigma=1.0) + 1e-4
+
+
+def _loss_moments(q: float, sigma: float) -> tuple[mp.mpf, mp.mpf]:
+    """Mean (the KL divergence) and variance of the remove pair's privacy loss under P, by
+    30-digit quadrature."""
+    with mp.workdps(30):
+        q, s = mp.mpf(q), mp.mpf(sigma)
+
+        def density(z):
+            return (1 - q) * mp.npdf(z, 0, s) + q * mp.npdf(z, 1, s)
+
+        def loss(z):
+            return mp.log(1 - q + q * mp.exp((2 * z - 1) / (2 * s * s)))
+
+        points = [-mp.inf, -10 * s, 0, mp.mpf(1) / 2, 1, 10 * s + 1, mp.inf]
+        mean = mp.quad(lambda z: density(z) * loss(z), points)
+        second = mp.quad(lambda z: density(z) * loss(z) ** 2, points)
+        return mean, second - mean**2
+
+
+def test_many_steps_cost_o_of_one_and_stay_above_the_true_eps():
+    """Issue 28: 10^12 steps ran for more than 10 minutes (the composed grid grows like
+    sqrt(k)). Beyond ``max_grid`` predicted points the RDP bound of the composition is
+    returned: seconds, and never below the true eps. Reference: with mean m and standard
+    deviation s of the k-step loss under P, delta(m - s - 1) >= (1 - 1/e) / 2 > 1e-5
+    (Cantelli: P(L >= m - s) >= 1/2), so the true eps exceeds m - s - 1."""
+    q, sigma, steps = 0.01, 1.0, 10**12
+    start = time.perf_counter()
+    ours = subsampled_gaussian_eps(q=q, sigma=sigma, steps=steps, delta=1e-5)
+    assert time.perf_counter() - start < 30.0  # about a second unloaded
+    mean, variance = _loss_moments(q, sigma)
+    lower = steps * mean - mp.sqrt(steps * variance) - 1
+    assert lower <= ours <= lower * 1.02
+    rdp = rdp_to_eps(subsampled_gaussian_rdp(q=q, sigma=sigma).scaled(steps), 1e-5).eps
+    assert ours == rdp
+    # below the grid limit nothing changes: the PLD route (compare the test against
+    # dp_accounting above), and a smaller max_grid switches to the RDP bound
+    pld_route = subsampled_gaussian_eps(q=q, sigma=sigma, steps=1000, delta=1e-5)
+    capped = subsampled_gaussian_eps(q=q, sigma=sigma, steps=1000, delta=1e-5, max_grid=1000)
+    rdp_1000 = rdp_to_eps(subsampled_gaussian_rdp(q=q, sigma=sigma).scaled(1000), 1e-5).eps
+    assert pld_route < capped == rdp_1000
+    with pytest.raises(ValueError, match="max_grid"):
+        subsampled_gaussian_eps(q=q, sigma=sigma, steps=10, delta=1e-5, max_grid=0)
