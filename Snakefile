@@ -36,6 +36,11 @@ os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.envir
 os.environ.setdefault("TQDM_MININTERVAL", "10")
 
 from experiments.common.codedeps import code_inputs as _code_inputs
+from experiments.common.echo import install as _install_compact_echo
+from snakemake.logging import logger as _snakemake_logger
+
+# Each job is echoed on short lines: its code inputs counted, not listed (they stay inputs).
+_install_compact_echo(_snakemake_logger)
 
 SCALES = ("smoke", "default", "paper")
 #: Every key `--config` accepts (a typo such as `scal=smoke` must not start a default run).
