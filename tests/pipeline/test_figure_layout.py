@@ -1,0 +1,119 @@
+"""Figures whose rows or columns come from a config list stay readable at twice the list
+(issue 32 item 4).
+
+Adding one sigma to the Taylor survival sweep gave 6 rows of panels whose labels overlapped
+and were clipped. Each such figure is rendered here from a small synthetic table with the
+config's lists (smoke and default scale) and with every list doubled, and checked with the
+renderer: no two drawn labels overlap and none leaves the figure (tests/support/figure_layout).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from figure_layout import captured_figures, clipped_labels, overlapping_labels
+from omegaconf import OmegaConf
+
+import experiments.taylor_survival.plot as taylor_plot
+from experiments.common.config import compose_config
+from experiments.common.plotting import MAX_HEIGHT
+
+PUBLISHED_DELTA = 4.8965e-6  # what "published" resolves to at N = 48 (config/taylor_survival.yaml)
+
+
+def _doubled(values: list, times: int) -> list:
+    """``values`` followed by new values beyond its maximum, ``times`` x as many in all."""
+    step = max(values) - min(values) or 1.0
+    extra = [max(values) + step * (i + 1) for i in range((times - 1) * len(values))]
+    return [*values, *extra]
+
+
+def _taylor_lists(scale: str, doubled: tuple[str, ...]) -> dict[str, list[float]]:
+    """The lists the survival figures' rows and columns come from, at ``scale``, with the
+    ``doubled`` ones twice as long."""
+    params = OmegaConf.to_container(compose_config("taylor_survival", scale).params, resolve=True)
+    deltas = [PUBLISHED_DELTA if d == "published" else float(d) for d in params["deltas"]]
+    lists = {
+        "sigmas": [float(s) for s in params["sigmas"]],
+        "deltas": deltas,
+        "n_maxes": [int(n) for n in params["n_maxes"]],
+        "plot_eps": [float(e) for e in params["plot_eps"]],
+    }
+    for name in doubled:
+        if name == "deltas":
+            lists[name] = [*deltas, *(1e-5 * 10.0**-i for i in range(len(deltas)))]
+        else:
+            lists[name] = _doubled(lists[name], 2)
+    return lists
+
+
+def _survival_table(lists: dict[str, list[float]]) -> pd.DataFrame:
+    """A survival table with the columns the plot reads: every filter, a falling survival."""
+    rows = []
+    for sigma in lists["sigmas"]:
+        for delta in lists["deltas"]:
+            for n_max in lists["n_maxes"]:
+                for eps in lists["plot_eps"]:
+                    for k, (filt, pair) in enumerate(taylor_plot.STYLE):
+                        stop = min(n_max, int(eps * sigma) + 3 * k)
+                        for t in range(1, int(n_max) + 1):
+                            rows.append(
+                                {
+                                    "sigma": sigma,
+                                    "delta": delta,
+                                    "n_max": int(n_max),
+                                    "eps": eps,
+                                    "filter": filt,
+                                    "pair": pair or np.nan,
+                                    "t": t,
+                                    "survival": 1.0 if t <= stop else 1 - (t - stop) / n_max,
+                                    "se": 0.01 if filt == "realisation" else 0.0,
+                                }
+                            )
+    return pd.DataFrame(rows)
+
+
+def _assert_readable(figures, n_expected: int) -> None:
+    assert len(figures) == n_expected
+    for fig in figures:
+        assert fig.get_size_inches()[1] <= MAX_HEIGHT
+        assert overlapping_labels(fig) == []
+        assert clipped_labels(fig) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("scale", "doubled"),
+    [
+        ("default", ()),
+        ("default", ("sigmas", "plot_eps")),  # 2 rows of 8 panels
+        ("smoke", ()),  # 4 rows: 2 sigmas x 2 deltas
+        ("smoke", ("sigmas",)),  # the issue's edit, and more: 8 rows
+        ("smoke", ("n_maxes",)),  # 8 rows
+    ],
+)
+def test_taylor_survival_figures_stay_readable(tmp_path: Path, scale: str, doubled: tuple):
+    lists = _taylor_lists(scale, doubled)
+    table = _survival_table(lists)
+    with captured_figures(taylor_plot) as figures:
+        taylor_plot.plot_survival(table, lists["plot_eps"], tmp_path / "survival")
+        taylor_plot.plot_survival_at_n(table, tmp_path / "survival_at_n")
+        _assert_readable(figures, 2)
+        rows = len(lists["sigmas"]) * len(lists["deltas"]) * len(lists["n_maxes"])
+        assert len(figures[0].axes) == rows * len(lists["plot_eps"])
+
+
+def test_the_overlap_check_sees_crowded_row_labels(tmp_path: Path):
+    """The check fails on the layout it replaced: a long setting label as each row's y label
+    in rows of a ninth of a page."""
+    from experiments.common.plotting import figure
+
+    with figure(8, 2, width="double", height=MAX_HEIGHT) as (fig, axes):
+        for r, row in enumerate(axes):
+            label = rf"$\sigma = {r},\ \delta = 4.9 \times 10^{{-6}},\ N = 48$"
+            row[0].set_ylabel(r"$P(T \geq t)$" + "\n" + label)
+        fig.canvas.draw()
+        assert overlapping_labels(fig)
