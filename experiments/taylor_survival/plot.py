@@ -4,8 +4,9 @@
 
 writes into OUTDIR (figures/taylor_survival/<scale>): ``survival`` (P(T >= t) against t,
 Fig. 2 of the paper; one column per eps in ``plot_eps``, one row per (sigma, delta, N) of the
-sweep, titled with it), ``survival_at_n`` (P(T >= N) against eps, one panel per setting, three a row) and ``puredp`` (Sec. V-A: eps^t and the
-survival of the three accountings). ``plot_eps`` is read from the survival table's sidecar.
+sweep, titled with it), ``survival_at_n`` (P(T >= N) against eps, one panel per setting,
+three a row) and ``puredp`` (Sec. V-A: eps^t and the survival of the three accountings).
+``plot_eps`` is read from the survival table's sidecar.
 """
 
 from __future__ import annotations
