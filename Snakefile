@@ -13,9 +13,13 @@
 # (data: logs/data/); after a crash, rerun
 # the same command with --profile profiles/local (README.md "Resume after a crash, and where
 # logs are").
+import hashlib
+import json
 import os
 import sys
 from pathlib import Path
+
+import yaml
 
 sys.path.insert(0, workflow.basedir)
 
@@ -75,12 +79,41 @@ def per_scale(smoke, default, paper):
     return {"smoke": smoke, "default": default, "paper": paper}[SCALE]
 
 
-def code_inputs(module):
+def code_inputs(module, config_by="mtime"):
     """Repository files `python -m <module>` imports (transitively) plus its config files.
 
     Use as a rule's code input so that editing any of them reruns exactly that rule's jobs.
+    config_by="params": the config files are inputs whose edits do not rerun the job
+    (`ancient`); the rule declares `params: config=config_digest(...)` of the params its table
+    reads instead, so that an edit reruns only the tables whose own params changed.
     """
-    return _code_inputs(module, workflow.basedir)
+    files = _code_inputs(module, workflow.basedir)
+    if config_by == "params":
+        return [ancient(f) if f.startswith("config/") else f for f in files]
+    if config_by != "mtime":
+        raise ValueError(f"config_by must be 'mtime' or 'params', got {config_by!r}")
+    return files
+
+
+_composed = {}  # experiment -> its config at SCALE, composed once per parse for config_digest
+
+
+def config_digest(exp, only=None, without=()):
+    """A short sha256 of config/<exp>.yaml composed at SCALE, its `params` cut to one table's
+    own: the keys `only` (None: all) less the keys `without` (other tables' own sections).
+
+    As a rule's `params: config=...` (with code_inputs(..., config_by="params")), an edit of
+    the config reruns a job exactly when the params its table reads change (Snakemake's
+    params rerun trigger); the results do not depend on the digest.
+    """
+    composed = _composed.get(exp) or _composed.setdefault(exp, experiment_config(exp))
+    params = {
+        key: value
+        for key, value in composed["params"].items()
+        if (only is None or key in only) and key not in without
+    }
+    text = json.dumps({**composed, "params": params}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def figure_caption(stem):
@@ -133,9 +166,16 @@ def experiment_config(name, scale=None):
     return OmegaConf.to_container(cfg, resolve=True)
 
 
-# The report's front page (`snakemake --report report.html`): what the suite reproduces, the
-# scale, the scoreboard summary (figures/report/<scale>/summary.rst, rule report_tables) and
-# links to each experiment's category.
+# The report's front page (`snakemake --report report.html`): the experiments the report
+# finds (its categories) with their lines from docs/report/experiments.yaml, the scale, the
+# scoreboard summary (figures/report/<scale>/summary.rst, rule report_tables) when the report
+# has the scoreboard. The lines reach the page's template through `config` (the one value the
+# report hands it), set after the --config keys are checked.
+config["report_experiments"] = yaml.safe_load(
+    Path(workflow.basedir, "docs", "report", "experiments.yaml").read_text()
+)
+
+
 report: "docs/report/front.rst"
 
 
