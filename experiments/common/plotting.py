@@ -206,6 +206,33 @@ def row_figure(
         yield fig, rows, axes
 
 
+@contextmanager
+def panel_figure(
+    n: int,
+    max_cols: int,
+    width: Literal["single", "double"] | float = "double",
+    panel_height: float = 2.5,
+    **subplots_kw: Any,
+) -> Iterator[tuple[Figure, np.ndarray, np.ndarray]]:
+    """A figure of ``n`` panels, at most ``max_cols`` a row, closed on exit; yields ``(fig,
+    axes, first)``: the ``n`` panels in reading order and the first panel of each row (for
+    the y labels). Grid cells after the n-th are removed.
+
+    For panels that come from a config list: the list can grow (a sweep edit) and the panels
+    wrap into rows instead of narrowing until their labels collide; rows are ``panel_height``
+    inches tall, shrunk so that the figure stays within :data:`MAX_HEIGHT`.
+    """
+    if n < 1 or max_cols < 1:
+        raise ValueError(f"n and max_cols must be >= 1, got n={n}, max_cols={max_cols}")
+    ncols = min(n, max_cols)
+    nrows = -(-n // ncols)
+    height = min(panel_height, MAX_HEIGHT / nrows) * nrows
+    with figure(nrows, ncols, width, height, squeeze=False, **subplots_kw) as (fig, grid):
+        for ax in grid.flat[n:]:
+            ax.remove()
+        yield fig, grid.flat[:n], grid[:, 0]
+
+
 def colour(method: str) -> str:
     """The fixed colour of ``method`` (a key of :data:`METHOD_COLOURS`)."""
     try:

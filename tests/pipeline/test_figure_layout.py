@@ -117,3 +117,117 @@ def test_the_overlap_check_sees_crowded_row_labels(tmp_path: Path):
             row[0].set_ylabel(r"$P(T \geq t)$" + "\n" + label)
         fig.canvas.draw()
         assert overlapping_labels(fig)
+
+
+def _selection_lists(times: int) -> dict:
+    params = OmegaConf.to_container(compose_config("selection", "default").params, resolve=True)
+    task = params["online"]["tasks"][0]
+    offline = [(t["dataset"], int(t["days"])) for t in params["offline"]["tasks"]]
+    return {
+        "online": (task["dataset"], task["threshold"], _doubled(task["sigmas_x"], times)),
+        "thresholds": _doubled(params["heatmap"]["thresholds"], times),
+        "rnm_sigmas": _doubled(params["rnm_mc"]["sigmas"], times),
+        "ds": params["rnm_mc"]["ds"],
+        "offline": offline + [(ds, d + 1) for ds, d in offline][: (times - 1) * len(offline)],
+        "readings": params["calibration"]["readings"],
+    }
+
+
+def _online_table(dataset: str, threshold: float, sigmas: list[float]) -> pd.DataFrame:
+    rows = []
+    for s in sigmas:
+        for run in range(2):
+            for instance in range(5):
+                spend = {a: (instance + 1) * s * f for a, f in (("fsrc", 1), ("filter", 2))}
+                rows.append(
+                    {
+                        **{"dataset": dataset, "threshold": threshold, "sigma_x": s},
+                        **{"run": run, "instance": instance, "start_day": 30 * instance},
+                        **{"f1": 0.5 + 0.01 * run, "composition": 3 * spend["fsrc"], **spend},
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def _heatmap_table(thresholds: list[float]) -> pd.DataFrame:
+    rows = []
+    for rho in thresholds:
+        for sigma in np.linspace(0.2, 0.3, 5):
+            for t in range(3, 51):
+                rows.append(
+                    {
+                        **{"threshold": rho, "sigma_x": sigma, "t": t},
+                        **{"difference": np.sin(t / 5) * sigma, "median_stop": 10 + 20 * sigma},
+                        "p80_stop": 20 + 40 * sigma,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def _rnm_mc_table(sigmas: list[float], ds: list[int]) -> pd.DataFrame:
+    rows = [
+        {"sigma": s, "d": d, "estimate": e * d / s, "numeric": d / s, "n_samples": 1_000_000}
+        for s in sigmas
+        for d in ds
+        for e in (0.9, 1.1)
+    ]
+    return pd.DataFrame(rows)
+
+
+def _calibration_tables(tasks, readings) -> tuple[pd.DataFrame, pd.DataFrame]:
+    eps = np.geomspace(1e-4, 5.0, 12)
+    accuracy = np.linspace(0.3, 1.0, 12)
+    rows, offline = [], []
+    for ds, d in tasks:
+        for k, reading in enumerate(readings):
+            for mech in ("exponential", "permute_and_flip"):
+                rows += [
+                    {
+                        "dataset": ds,
+                        "d": d,
+                        "reading": reading,
+                        "mechanism": mech,
+                        "eps": e * (k + 1),
+                    }
+                    | {"accuracy": a}
+                    for e, a in zip(eps, accuracy, strict=True)
+                ]
+        offline += [
+            {"dataset": ds, "d": d, "mechanism": "gaussian_ours", "eps": e, "accuracy": a}
+            for e, a in zip(eps, accuracy, strict=True)
+        ]
+    return pd.DataFrame(rows), pd.DataFrame(offline)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("times", [1, 2])
+def test_selection_figures_stay_readable(tmp_path: Path, times: int):
+    import experiments.selection.plot as selection_plot
+
+    lists = _selection_lists(times)
+    calibration, offline = _calibration_tables(lists["offline"], lists["readings"])
+    with captured_figures(selection_plot) as figures:
+        selection_plot.plot_online(_online_table(*lists["online"]), tmp_path)
+        selection_plot.plot_heatmap(_heatmap_table(lists["thresholds"]), tmp_path)
+        selection_plot.plot_rnm_mc(_rnm_mc_table(lists["rnm_sigmas"], lists["ds"]), tmp_path)
+        selection_plot.plot_calibration(calibration, tmp_path, offline)
+        _assert_readable(figures, 5)
+
+
+@pytest.mark.parametrize("times", [1, 2])
+def test_mnist_fig1_stays_readable(tmp_path: Path, times: int):
+    import experiments.mnist_gd.plot as mnist_plot
+
+    params = compose_config("mnist_gd", "default").params
+    fig1_eps = _doubled([float(e) for e in params.fig1_eps], times)
+    runs = pd.DataFrame(
+        [
+            {"regime": "tuned", "arm": "filtered", "trial": 0, "eps": eps, "step": step}
+            | {"n_active": 60_000 - 100 * step, "budget_steps": 123.0, "n_train": 60_000}
+            for eps in fig1_eps
+            for step in range(0, 400, 10)
+        ]
+    )
+    with captured_figures(mnist_plot) as figures:
+        mnist_plot.plot_fig1(runs, fig1_eps, tmp_path)
+        _assert_readable(figures, 1)
