@@ -182,14 +182,8 @@ def _calibration_tables(tasks, readings) -> tuple[pd.DataFrame, pd.DataFrame]:
         for k, reading in enumerate(readings):
             for mech in ("exponential", "permute_and_flip"):
                 rows += [
-                    {
-                        "dataset": ds,
-                        "d": d,
-                        "reading": reading,
-                        "mechanism": mech,
-                        "eps": e * (k + 1),
-                    }
-                    | {"accuracy": a}
+                    {"dataset": ds, "d": d, "reading": reading, "mechanism": mech}
+                    | {"eps": e * (k + 1), "accuracy": a}
                     for e, a in zip(eps, accuracy, strict=True)
                 ]
         offline += [
