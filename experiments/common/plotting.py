@@ -186,23 +186,27 @@ def row_figure(
     ncols: int,
     width: Literal["single", "double"] | float = "double",
     row_height: float = 1.9,
+    panel_rows: int = 1,
+    legend_height: float = 0.8,
     **subplots_kw: Any,
 ) -> Iterator[tuple[Figure, list[Any], np.ndarray]]:
     """A figure of ``nrows`` titled rows of ``ncols`` panels, closed on exit; yields
     ``(fig, rows, axes)``: the rows are subfigures (title each with ``rows[r].suptitle``) and
-    ``axes[r, c]`` their panels.
+    ``axes[panel_rows * r + i, c]`` their panels (``panel_rows`` lines of panels a row).
 
     For a grid whose rows come from a sweep: a row's setting is its title, above the row, not
     a y label squeezed beside it, so labels stay apart however many rows there are; rows are
-    ``row_height`` inches tall, shrunk so that the figure (with 0.8 in for a legend) stays
-    within :data:`MAX_HEIGHT`.
+    ``row_height`` inches tall, shrunk so that the figure (with ``legend_height`` for a
+    legend) stays within :data:`MAX_HEIGHT`.
     """
     w = WIDTHS[width] if isinstance(width, str) else float(width)
-    h = min(row_height, (MAX_HEIGHT - 0.8) / nrows)
-    with figure(width=w, height=h * nrows + 0.8) as (fig, first):
+    h = min(row_height, (MAX_HEIGHT - legend_height) / nrows)
+    with figure(width=w, height=h * nrows + legend_height) as (fig, first):
         first.remove()
         rows = list(np.atleast_1d(fig.subfigures(nrows, 1)))
-        axes = np.array([row.subplots(1, ncols, squeeze=False, **subplots_kw)[0] for row in rows])
+        axes = np.concatenate(
+            [row.subplots(panel_rows, ncols, squeeze=False, **subplots_kw) for row in rows]
+        )
         yield fig, rows, axes
 
 

@@ -225,3 +225,25 @@ def test_mnist_fig1_stays_readable(tmp_path: Path, times: int):
     with captured_figures(mnist_plot) as figures:
         mnist_plot.plot_fig1(runs, fig1_eps, tmp_path)
         _assert_readable(figures, 1)
+
+
+@pytest.mark.parametrize("times", [1, 2])
+def test_residue_fig1_stays_readable(tmp_path: Path, times: int):
+    import experiments.residue_filters.plot as residue_plot
+
+    params = OmegaConf.to_container(compose_config("residue_filters", "default").params)
+    regimes = params["fig1"]["regimes"]
+    regimes += [{**r, "name": f"{r['name']}2", "mu": r["mu"] + 1} for r in regimes][
+        : (times - 1) * len(regimes)
+    ]
+    alpha = np.linspace(0, 1, 30)
+    rows = [
+        {"panel": r["name"], "curve": curve, "alpha": a, "beta": (1 - a) ** (1 + k), "gap": 0.01}
+        | {"mu": r["mu"], "eps": r["eps"], "nu_naive": 0.12345, "nu_residue": 0.23456}
+        for r in regimes
+        for k, curve in enumerate(residue_plot.FIG1_STYLE)
+        for a in alpha
+    ]
+    with captured_figures(residue_plot) as figures:
+        residue_plot.plot_fig1(pd.DataFrame(rows), tmp_path)
+        _assert_readable(figures, 1)
