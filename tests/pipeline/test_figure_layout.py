@@ -247,3 +247,16 @@ def test_residue_fig1_stays_readable(tmp_path: Path, times: int):
     with captured_figures(residue_plot) as figures:
         residue_plot.plot_fig1(pd.DataFrame(rows), tmp_path)
         _assert_readable(figures, 1)
+
+
+def test_panel_figure_wraps_and_keeps_within_a_page():
+    from experiments.common.plotting import panel_figure
+
+    with panel_figure(7, 3, panel_height=2.5) as (fig, axes, firsts):
+        assert len(axes) == 7 and len(firsts) == 3 and len(fig.axes) == 7
+        assert fig.get_size_inches()[1] == pytest.approx(7.5)
+    with panel_figure(40, 4, panel_height=2.5) as (fig, axes, firsts):
+        assert len(firsts) == 10 and fig.get_size_inches()[1] <= MAX_HEIGHT
+    with pytest.raises(ValueError, match="n and max_cols must be >= 1"):
+        with panel_figure(0, 3):
+            pass
