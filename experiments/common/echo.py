@@ -88,7 +88,13 @@ def wrap(text: str, width: int = WIDTH) -> str:
     for line in text.splitlines():
         indent = line[: len(line) - len(line.lstrip())]
         lines.extend(
-            textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)
+            textwrap.wrap(
+                line,
+                width,
+                subsequent_indent=indent,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
             if len(line) > width
             else [line]
         )

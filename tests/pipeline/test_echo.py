@@ -101,3 +101,5 @@ def test_wrap_continues_long_lines_at_their_indent():
     assert lines[:2] == ["Reasons:", "    missing output files:"]
     assert all(len(line) <= 100 and line.startswith("        ") for line in lines[2:])
     assert " ".join(line.strip() for line in lines[2:]).count("rule_name") == 60
+    path = "results/" + "x" * 200 + ".csv"  # a word longer than the width is not split
+    assert wrap(f"see {path} now", width=100).splitlines() == ["see", path, "now"]
