@@ -79,20 +79,20 @@ def per_scale(smoke, default, paper):
     return {"smoke": smoke, "default": default, "paper": paper}[SCALE]
 
 
-def code_inputs(module, config_by="mtime"):
+def code_inputs(module):
     """Repository files `python -m <module>` imports (transitively) plus its config files.
 
     Use as a rule's code input so that editing any of them reruns exactly that rule's jobs.
-    config_by="params": the config files are inputs whose edits do not rerun the job
-    (`ancient`); the rule declares `params: config=config_digest(...)` of the params its table
-    reads instead, so that an edit reruns only the tables whose own params changed.
     """
-    files = _code_inputs(module, workflow.basedir)
-    if config_by == "params":
-        return [ancient(f) if f.startswith("config/") else f for f in files]
-    if config_by != "mtime":
-        raise ValueError(f"config_by must be 'mtime' or 'params', got {config_by!r}")
-    return files
+    return _code_inputs(module, workflow.basedir)
+
+
+def config_by_params(files):
+    """`files` (a code_inputs list) with its config files as inputs whose edits do not rerun
+    the job (`ancient`): for a rule that declares `params: config=config_digest(...)` of the
+    params its table reads instead, so that an edit reruns only the tables whose own params
+    changed."""
+    return [ancient(f) if f.startswith("config/") else f for f in files]
 
 
 _composed = {}  # experiment -> its config at SCALE, composed once per parse for config_digest
@@ -102,7 +102,7 @@ def config_digest(exp, only=None, without=()):
     """A short sha256 of config/<exp>.yaml composed at SCALE, its `params` cut to one table's
     own: the keys `only` (None: all) less the keys `without` (other tables' own sections).
 
-    As a rule's `params: config=...` (with code_inputs(..., config_by="params")), an edit of
+    As a rule's `params: config=...` (with config_by_params(code_inputs(...))), an edit of
     the config reruns a job exactly when the params its table reads change (Snakemake's
     params rerun trigger); the results do not depend on the digest.
     """

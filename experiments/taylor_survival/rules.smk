@@ -7,7 +7,7 @@ TAYLOR_SURVIVAL_OWN = {"survival": {"without": ("puredp",)}, "puredp": {"only": 
 
 rule taylor_survival_run:
     input:
-        code=code_inputs("experiments.taylor_survival.run", config_by="params"),
+        code=config_by_params(code_inputs("experiments.taylor_survival.run")),
     output:
         f"results/taylor_survival/{SCALE}/{{table}}.csv",
     wildcard_constraints:
