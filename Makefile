@@ -1,7 +1,8 @@
 # Two commands on a fresh Linux machine with Python 3.11:
 #   make test      set up .venv if needed, run the test suite
 #   make figures   set up .venv if needed, run the pipeline at the default scale, write report.html
-# Also: make help (every target, one line each), make smoke (whole DAG at scale=smoke),
+# Also: make help (every target and variable, one line each), make smoke (whole DAG at
+# scale=smoke, then report.html),
 # make determinism (two clean smoke builds give the same bytes; CI runs it), make lint,
 # make bench, make clean, make lock,
 # make cluster-up / cluster-down / test-cluster (a one-node SLURM on this machine, as root).
@@ -10,13 +11,18 @@
 # environment); `make lock` regenerates it from a fresh venv with the newest releases that
 # pyproject.toml allows. Upgrading = `make lock`, then a full `make test`, then commit the lock.
 
+## PYTHON: the Python 3.11 that creates .venv (default python3)
 PYTHON ?= python3
+## VENV: the virtual environment folder (default .venv)
 VENV   ?= .venv
 # torch is installed first and pinned exactly: a loose requirement pulls a multi-GB CUDA build.
 # Where no local CPU wheel is configured for pip, use e.g.
 #   make test TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+## TORCH: the torch requirement installed first (default torch==2.13.0; add --index-url for CPU wheels)
 TORCH  ?= torch==2.13.0
+## SCALE: the pipeline scale of make figures: smoke, default or paper (default default)
 SCALE  ?= default
+## CORES: cores Snakemake may use in make figures and make smoke (default all)
 CORES  ?= all
 
 BIN       := $(VENV)/bin
@@ -43,6 +49,7 @@ $(STAMP): pyproject.toml $(LOCK)
 # those with slow tests first (tests/conftest.py), so that no long test is left to run alone at
 # the end. (Not --dist loadgroup: with pytest 9.2 xdist_group marks do not group, pytest-xdist
 # issue 1386.) TEST_WORKERS=0 runs them in this process (e.g. to use a debugger).
+## TEST_WORKERS: pytest-xdist workers of make test: auto (one per core) or a number; 0 = one process
 TEST_WORKERS ?= auto
 
 test: $(STAMP)  ## run the test suite (in parallel; TEST_WORKERS=0 for one process)
@@ -64,9 +71,10 @@ cluster-down:  ## stop the one-node SLURM
 test-cluster: $(STAMP) cluster-up  ## run the tests marked slurm against the one-node SLURM
 	FILTERLAB_SLURM=1 $(BIN)/python -m pytest -m slurm -rA tests/pipeline/test_cluster.py
 
-smoke: $(STAMP)  ## the whole DAG at scale=smoke
+smoke: $(STAMP)  ## the whole DAG at scale=smoke on CORES, write report.html
 	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=smoke
+	$(SNAKEMAKE) --config scale=smoke --report report.html
 
 # Two clean smoke builds in temporary folders (PYTHONHASHSEED 1 and 2, --cores 1 and 2) must
 # give byte-identical data, results and figures; sidecars may differ only in the facts of the run.
@@ -110,6 +118,11 @@ clean:  ## remove generated results, figures, logs and processed data
 	find results figures data/processed -mindepth 1 ! -name README.md -delete
 	rm -rf .snakemake report.html logs
 
-# One line per target: the `## ` comment beside it.
-help:  ## list the targets, one line each
+# One line per target (the `## ` comment beside it), then one per variable (the `## NAME: `
+# comment above it).
+help:  ## list the targets and the variables, one line each
+	@echo "Targets (make <target>):"
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@echo "Variables (make <target> NAME=value):"
+	@awk '/^## [A-Z_]+: / {name = substr($$2, 1, length($$2) - 1); sub(/^## [A-Z_]+: /, ""); \
+		printf "  %-14s %s\n", name, $$0}' $(MAKEFILE_LIST)

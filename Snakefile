@@ -13,9 +13,13 @@
 # (data: logs/data/); after a crash, rerun
 # the same command with --profile profiles/local (README.md "Resume after a crash, and where
 # logs are").
+import hashlib
+import json
 import os
 import sys
 from pathlib import Path
+
+import yaml
 
 sys.path.insert(0, workflow.basedir)
 
@@ -36,6 +40,11 @@ os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.envir
 os.environ.setdefault("TQDM_MININTERVAL", "10")
 
 from experiments.common.codedeps import code_inputs as _code_inputs
+from experiments.common.echo import install as _install_compact_echo
+from snakemake.logging import logger as _snakemake_logger
+
+# Each job is echoed on short lines: its code inputs counted, not listed (they stay inputs).
+_install_compact_echo(_snakemake_logger)
 
 SCALES = ("smoke", "default", "paper")
 #: Every key `--config` accepts (a typo such as `scal=smoke` must not start a default run).
@@ -100,6 +109,35 @@ def code_inputs(module):
     return _code_inputs(module, workflow.basedir)
 
 
+def config_by_params(files):
+    """`files` (a code_inputs list) with its config files as inputs whose edits do not rerun
+    the job (`ancient`): for a rule that declares `params: config=config_digest(...)` of the
+    params its table reads instead, so that an edit reruns only the tables whose own params
+    changed."""
+    return [ancient(f) if f.startswith("config/") else f for f in files]
+
+
+_composed = {}  # experiment -> its config at SCALE, composed once per parse for config_digest
+
+
+def config_digest(exp, only=None, without=()):
+    """A short sha256 of config/<exp>.yaml composed at SCALE, its `params` cut to one table's
+    own: the keys `only` (None: all) less the keys `without` (other tables' own sections).
+
+    As a rule's `params: config=...` (with config_by_params(code_inputs(...))), an edit of
+    the config reruns a job exactly when the params its table reads change (Snakemake's
+    params rerun trigger); the results do not depend on the digest.
+    """
+    composed = _composed.get(exp) or _composed.setdefault(exp, experiment_config(exp))
+    params = {
+        key: value
+        for key, value in composed["params"].items()
+        if (only is None or key in only) and key not in without
+    }
+    text = json.dumps({**composed, "params": params}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def figure_caption(stem):
     """The report caption file of figure `<experiment>/<name>` (docs/captions.yaml, rendered to
     docs/captions/ by `python -m experiments.common.captions`); a figure without one stops
@@ -150,9 +188,16 @@ def experiment_config(name, scale=None):
     return OmegaConf.to_container(cfg, resolve=True)
 
 
-# The report's front page (`snakemake --report report.html`): what the suite reproduces, the
-# scale, the scoreboard summary (figures/report/<scale>/summary.rst, rule report_tables) and
-# links to each experiment's category.
+# The report's front page (`snakemake --report report.html`): the experiments the report
+# finds (its categories) with their lines from docs/report/experiments.yaml, the scale, the
+# scoreboard summary (figures/report/<scale>/summary.rst, rule report_tables) when the report
+# has the scoreboard. The lines reach the page's template through `config` (the one value the
+# report hands it), set after the --config keys are checked.
+config["report_experiments"] = yaml.safe_load(
+    Path(workflow.basedir, "docs", "report", "experiments.yaml").read_text()
+)
+
+
 report: "docs/report/front.rst"
 
 

@@ -180,6 +180,63 @@ def figure(
             plt.close(fig)
 
 
+@contextmanager
+def row_figure(
+    nrows: int,
+    ncols: int,
+    width: Literal["single", "double"] | float = "double",
+    row_height: float = 1.9,
+    panel_rows: int = 1,
+    legend_height: float = 0.8,
+    **subplots_kw: Any,
+) -> Iterator[tuple[Figure, list[Any], np.ndarray]]:
+    """A figure of ``nrows`` titled rows of ``ncols`` panels, closed on exit; yields
+    ``(fig, rows, axes)``: the rows are subfigures (title each with ``rows[r].suptitle``) and
+    ``axes[panel_rows * r + i, c]`` their panels (``panel_rows`` lines of panels a row).
+
+    For a grid whose rows come from a sweep: a row's setting is its title, above the row, not
+    a y label squeezed beside it, so labels stay apart however many rows there are; rows are
+    ``row_height`` inches tall, shrunk so that the figure (with ``legend_height`` for a
+    legend) stays within :data:`MAX_HEIGHT`.
+    """
+    w = WIDTHS[width] if isinstance(width, str) else float(width)
+    h = min(row_height, (MAX_HEIGHT - legend_height) / nrows)
+    with figure(width=w, height=h * nrows + legend_height) as (fig, first):
+        first.remove()
+        rows = list(np.atleast_1d(fig.subfigures(nrows, 1)))
+        axes = np.concatenate(
+            [row.subplots(panel_rows, ncols, squeeze=False, **subplots_kw) for row in rows]
+        )
+        yield fig, rows, axes
+
+
+@contextmanager
+def panel_figure(
+    n: int,
+    max_cols: int,
+    width: Literal["single", "double"] | float = "double",
+    panel_height: float = 2.5,
+    **subplots_kw: Any,
+) -> Iterator[tuple[Figure, np.ndarray, np.ndarray]]:
+    """A figure of ``n`` panels, at most ``max_cols`` a row, closed on exit; yields ``(fig,
+    axes, first)``: the ``n`` panels in reading order and the first panel of each row (for
+    the y labels). Grid cells after the n-th are removed.
+
+    For panels that come from a config list: the list can grow (a sweep edit) and the panels
+    wrap into rows instead of narrowing until their labels collide; rows are ``panel_height``
+    inches tall, shrunk so that the figure stays within :data:`MAX_HEIGHT`.
+    """
+    if n < 1 or max_cols < 1:
+        raise ValueError(f"n and max_cols must be >= 1, got n={n}, max_cols={max_cols}")
+    ncols = min(n, max_cols)
+    nrows = -(-n // ncols)
+    height = min(panel_height, MAX_HEIGHT / nrows) * nrows
+    with figure(nrows, ncols, width, height, squeeze=False, **subplots_kw) as (fig, grid):
+        for ax in grid.flat[n:]:
+            ax.remove()
+        yield fig, grid.flat[:n], grid[:, 0]
+
+
 def colour(method: str) -> str:
     """The fixed colour of ``method`` (a key of :data:`METHOD_COLOURS`)."""
     try:

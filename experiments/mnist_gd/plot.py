@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.common.plotting import colour, figure, save, table_params
+from experiments.common.plotting import colour, figure, panel_figure, save, table_params
 from experiments.mnist_gd.tables import COLUMNS
 
 
@@ -59,11 +59,12 @@ def plot_table(table: pd.DataFrame, outdir: Path) -> None:
 def plot_fig1(runs: pd.DataFrame, fig1_eps: list[float], outdir: Path) -> None:
     chosen = runs[(runs["regime"] == "tuned") & (runs["arm"] == "filtered") & (runs["trial"] == 0)]
     width = "single" if len(fig1_eps) == 1 else "double"
-    with figure(1, len(fig1_eps), width=width, height=2.6, squeeze=False, sharey=True) as (
+    with panel_figure(len(fig1_eps), 2, width=width, panel_height=2.6, sharey=True) as (
         fig,
         axes,
+        _,
     ):
-        for ax, eps in zip(axes[0], fig1_eps, strict=True):
+        for ax, eps in zip(axes, fig1_eps, strict=True):
             run = chosen[np.isclose(chosen["eps"], eps)].sort_values("step")
             if run.empty:
                 raise ValueError(f"no tuned filtered run at eps {eps} in the results")

@@ -27,6 +27,7 @@ from experiments.common.plotting import (
     figure,
     legend_outside,
     ramp,
+    row_figure,
     save,
 )
 
@@ -62,11 +63,18 @@ def _diagonal(ax) -> None:  # noqa: ANN001 - matplotlib axes
 
 
 def plot_fig1(df: pd.DataFrame, out: Path) -> None:
-    """Top: the trade-off curves. Bottom: each curve minus the budget's (the gains)."""
+    """Top: the trade-off curves. Bottom: each curve minus the budget's (the gains). One
+    column per regime of the config, three a row (a longer list wraps)."""
     panels = list(dict.fromkeys(df["panel"]))
-    with figure(nrows=2, ncols=len(panels), width="double", height=5.0) as (fig, axes):
-        for col, panel in enumerate(panels):
-            top, bottom = axes[0, col], axes[1, col]
+    ncols = min(len(panels), 3)
+    blocks = -(-len(panels) // ncols)
+    with row_figure(blocks, ncols, row_height=5.0, panel_rows=2, legend_height=0.5) as (
+        fig,
+        _,
+        axes,
+    ):
+        for i, panel in enumerate(panels):
+            top, bottom = axes[2 * (i // ncols), i % ncols], axes[2 * (i // ncols) + 1, i % ncols]
             sub = df[df["panel"] == panel]
             first = sub.iloc[0]
             for curve, (color, ls, label) in FIG1_STYLE.items():
@@ -85,8 +93,12 @@ def plot_fig1(df: pd.DataFrame, out: Path) -> None:
             bottom.set_xlim(0, 1)
             bottom.set_xlabel("type I error")
             bottom.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
-        axes[0, 0].set_ylabel("type II error")
-        axes[1, 0].set_ylabel(r"type II error $-$ budget's")
+        for i in range(len(panels), blocks * ncols):  # the last row's empty cells
+            axes[2 * (i // ncols), i % ncols].remove()
+            axes[2 * (i // ncols) + 1, i % ncols].remove()
+        for block in range(blocks):
+            axes[2 * block, 0].set_ylabel("type II error")
+            axes[2 * block + 1, 0].set_ylabel(r"type II error $-$ budget's")
         legend_outside(fig, axes[0])
         save(fig, out / "fig1")
 

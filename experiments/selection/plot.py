@@ -22,6 +22,7 @@ from experiments.common.plotting import (
     figure,
     legend_outside,
     log_axis,
+    panel_figure,
     ramp,
     save,
     sci,
@@ -159,8 +160,8 @@ def plot_online(df: pd.DataFrame, outdir: Path) -> None:
             fig.legend(handles=keys, loc="outside lower center", ncols=2, markerscale=1.2)
             save(fig, outdir / f"online_f1_{ds}")
         runs = df[(df.dataset == ds) & (df.run == 0)]
-        with figure(ncols=len(sigmas), width="double", height=2.4, sharey=True) as (fig, axes):
-            for ax, s in zip(np.atleast_1d(axes), sigmas, strict=True):
+        with panel_figure(len(sigmas), 4, panel_height=2.4, sharey=True) as (fig, axes, firsts):
+            for ax, s in zip(axes, sigmas, strict=True):
                 r = runs[runs.sigma_x == s].sort_values("instance")
                 for acct in ("fsrc", "filter", "composition"):
                     ax.step(
@@ -168,7 +169,8 @@ def plot_online(df: pd.DataFrame, outdir: Path) -> None:
                     )
                 log_axis(ax, "y")
                 ax.set(title=rf"$\sigma_X = {s:g}$", xlabel="day")
-            np.atleast_1d(axes)[0].set_ylabel(r"cumulative $\varepsilon$ (run 0)")
+            for ax in firsts:
+                ax.set_ylabel(r"cumulative $\varepsilon$ (run 0)")
             legend_outside(fig, axes)
             save(fig, outdir / f"online_spend_{ds}")
 
@@ -180,8 +182,8 @@ def plot_heatmap(df: pd.DataFrame, outdir: Path) -> None:
     """
     rhos = sorted(df.threshold.unique())
     norm = centred_norm(df["difference"].to_numpy())
-    with figure(ncols=len(rhos), width="double", height=2.6, sharey=True) as (fig, axes):
-        for ax, rho in zip(np.atleast_1d(axes), rhos, strict=True):
+    with panel_figure(len(rhos), 3, panel_height=2.6, sharey=True) as (fig, axes, firsts):
+        for ax, rho in zip(axes, rhos, strict=True):
             sub = df[df.threshold == rho]
             grid = sub.pivot(index="sigma_x", columns="t", values="difference")
             mesh = ax.pcolormesh(
@@ -203,8 +205,9 @@ def plot_heatmap(df: pd.DataFrame, outdir: Path) -> None:
                 xlabel="halting step $t$",
             )
             ax.grid(False)
-        np.atleast_1d(axes)[0].set_ylabel(r"$\sigma_X$")
-        fig.colorbar(mesh, ax=axes, label=r"ex-ante $-$ ex-post $\varepsilon$")
+        for ax in firsts:
+            ax.set_ylabel(r"$\sigma_X$")
+        fig.colorbar(mesh, ax=list(axes), label=r"ex-ante $-$ ex-post $\varepsilon$")
         legend_outside(fig, axes, ncols=2)
         save(fig, outdir / "heatmap_above_threshold")
 
@@ -243,8 +246,8 @@ def plot_rnm_mc(df: pd.DataFrame, outdir: Path) -> None:
     Log axes: the estimates span decades where the sampler fails (small sigma, large d).
     """
     sigmas = sorted(df.sigma.unique())
-    with figure(ncols=len(sigmas), width="double", height=2.5) as (fig, axes):
-        for ax, s in zip(np.atleast_1d(axes), sigmas, strict=True):
+    with panel_figure(len(sigmas), 3, panel_height=2.5) as (fig, axes, firsts):
+        for ax, s in zip(axes, sigmas, strict=True):
             sub = df[df.sigma == s]
             g = sub.replace([np.inf, -np.inf], np.nan).groupby("d")
             mean, sd, num = g.estimate.mean(), g.estimate.std(), g.numeric.first()
@@ -264,7 +267,8 @@ def plot_rnm_mc(df: pd.DataFrame, outdir: Path) -> None:
             log_axis(ax, "x")
             log_axis(ax, "y")
             ax.set(xlabel="$d$", title=rf"$\sigma = {s:g}$, ${samples}$ samples")
-        np.atleast_1d(axes)[0].set_ylabel(r"$\varepsilon$")
+        for ax in firsts:
+            ax.set_ylabel(r"$\varepsilon$")
         legend_outside(fig, axes)
         save(fig, outdir / "rnm_monte_carlo")
 
@@ -346,8 +350,8 @@ def plot_calibration(df: pd.DataFrame, outdir: Path, offline: pd.DataFrame) -> N
 
     tasks = offline_tasks(df)
     readings = list(dict.fromkeys(df.reading))
-    with figure(ncols=len(tasks), width="double", height=2.9, sharey=True) as (fig, axes):
-        for ax, (ds, d) in zip(np.atleast_1d(axes), tasks, strict=True):
+    with panel_figure(len(tasks), 3, panel_height=2.9, sharey=True) as (fig, axes, firsts):
+        for ax, (ds, d) in zip(axes, tasks, strict=True):
             sub = df[(df.dataset == ds) & (df.d == d)]
             for k, mech in enumerate(("exponential", "permute_and_flip")):
                 eps90 = [
@@ -366,7 +370,7 @@ def plot_calibration(df: pd.DataFrame, outdir: Path, offline: pd.DataFrame) -> N
             )
             log_axis(ax, "x")
             ax.set(title=rf"{ds}, $d = {d}$", xlabel=r"$\varepsilon$ at 90% accuracy")
-        first = np.atleast_1d(axes)[0]
+        first = axes[0]  # the y axis is shared: its ticks and direction hold for every row
         first.set_yticks(np.arange(len(readings)), readings)
         first.invert_yaxis()  # readings top to bottom in config order
         legend_outside(fig, first, ncols=3)

@@ -4,8 +4,9 @@
 
 writes into OUTDIR (figures/taylor_survival/<scale>): ``survival`` (P(T >= t) against t,
 Fig. 2 of the paper; one column per eps in ``plot_eps``, one row per (sigma, delta, N) of the
-sweep), ``survival_at_n`` (P(T >= N) against eps) and ``puredp`` (Sec. V-A: eps^t and the
-survival of the three accountings). ``plot_eps`` is read from the survival table's sidecar.
+sweep, titled with it), ``survival_at_n`` (P(T >= N) against eps, one panel per setting,
+three a row) and ``puredp`` (Sec. V-A: eps^t and the survival of the three accountings).
+``plot_eps`` is read from the survival table's sidecar.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from experiments.common.plotting import (
     colour,
     figure,
     legend_outside,
+    row_figure,
     save,
     sci,
     table_params,
@@ -85,44 +87,46 @@ def _curves(ax, df: pd.DataFrame, x: str) -> None:
 
 
 def plot_survival(df: pd.DataFrame, plot_eps: list[float], stem: Path) -> None:
+    """One row per (sigma, delta, N) of the sweep, titled with it, one column per eps."""
     settings = _settings(df)
-    ncols = len(plot_eps)
-    with figure(
-        len(settings),
-        ncols,
-        width="double",
-        height=min(1.9, (MAX_HEIGHT - 0.8) / len(settings)) * len(settings) + 0.5,
-        squeeze=False,
-        sharey=True,
-    ) as (fig, axes):
+    with row_figure(len(settings), len(plot_eps), sharey=True) as (fig, rows, axes):
         for r, setting in enumerate(settings):
             sub = _select(df, *setting)
+            rows[r].suptitle(_setting_label(*setting))
             for c, eps in enumerate(plot_eps):
                 ax = axes[r, c]
                 _curves(ax, sub[np.isclose(sub.eps, eps)], "t")
-                ax.set_title(rf"$\varepsilon = {eps:g}$")
-                ax.set_xlabel("t")
+                if r == 0:
+                    ax.set_title(rf"$\varepsilon = {eps:g}$")
                 ax.set_ylim(-0.02, 1.02)
-            axes[r, 0].set_ylabel(r"$P(T \geq t)$" + "\n" + _setting_label(*setting))
+            axes[r, 0].set_ylabel(r"$P(T \geq t)$")
+        for ax in axes[-1]:
+            ax.set_xlabel("t")
         legend_outside(fig, axes[0, 0])
         save(fig, stem)
 
 
 def plot_survival_at_n(df: pd.DataFrame, stem: Path) -> None:
+    """One panel per (sigma, delta, N), at most three a row (the titles are long)."""
     last = df[df.t == df.n_max]
     settings = _settings(last)
-    width = "single" if len(settings) == 1 else "double"
-    with figure(1, len(settings), width=width, height=2.8, squeeze=False, sharey=True) as (
+    ncols = min(len(settings), 3)
+    nrows = -(-len(settings) // ncols)
+    width = "single" if ncols == 1 else "double"
+    height = min(2.8, (MAX_HEIGHT - 0.8) / nrows) * nrows + (0 if nrows == 1 else 0.8)
+    with figure(nrows, ncols, width=width, height=height, squeeze=False, sharey=True) as (
         fig,
         axes,
     ):
-        for c, setting in enumerate(settings):
-            ax = axes[0, c]
+        for ax, setting in zip(axes.flat, settings, strict=False):
             _curves(ax, _select(last, *setting), "eps")
             ax.set_title(_setting_label(*setting))
             ax.set_xlabel(r"$\varepsilon$")
-        axes[0, 0].set_ylabel(r"$P(T \geq N)$")
-        legend_outside(fig, axes[0, 0], ncols=2)
+        for ax in axes.flat[len(settings) :]:
+            ax.remove()
+        for ax in axes[:, 0]:
+            ax.set_ylabel(r"$P(T \geq N)$")
+        legend_outside(fig, axes[0, 0], ncols=1 if width == "single" else 2)
         save(fig, stem)
 
 

@@ -1,16 +1,20 @@
 # Taylor et al., "Realisation-Level Privacy Filtering", Sec. V: survival of filter stopping times.
 TAYLOR_SURVIVAL_TABLES = ("survival", "puredp")
+#: The params each table reads (config_digest): puredp only its section and the seed, survival
+#: everything else; a config edit reruns only the table whose own params changed.
+TAYLOR_SURVIVAL_OWN = {"survival": {"without": ("puredp",)}, "puredp": {"only": ("seed", "puredp")}}
 
 
 rule taylor_survival_run:
     input:
-        code=code_inputs("experiments.taylor_survival.run"),
+        code=config_by_params(code_inputs("experiments.taylor_survival.run")),
     output:
         f"results/taylor_survival/{SCALE}/{{table}}.csv",
     wildcard_constraints:
         table="|".join(TAYLOR_SURVIVAL_TABLES),
     params:
         scale=SCALE,
+        config=lambda w: config_digest("taylor_survival", **TAYLOR_SURVIVAL_OWN[w.table]),
     log:
         log_path("taylor_survival", "taylor_survival_run", "table"),
     threads: 1

@@ -1,4 +1,5 @@
-"""``make help`` lists every Makefile target with one line each (issue 22 item 6)."""
+"""``make help`` lists every Makefile target and every variable a user may set, one line each
+(issue 22 item 6, issue 32 item 3); ``make smoke`` ends with the report, as ``make figures``."""
 
 from __future__ import annotations
 
@@ -7,20 +8,63 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+MAKEFILE = (REPO / "Makefile").read_text()
 
 
 def makefile_targets() -> set[str]:
-    text = (REPO / "Makefile").read_text()
-    return set(re.findall(r"^([a-z][a-z-]*):(?!=)", text, flags=re.MULTILINE))
+    return set(re.findall(r"^([a-z][a-z-]*):(?!=)", MAKEFILE, flags=re.MULTILINE))
+
+
+def makefile_variables() -> set[str]:
+    """The variables a user may override: those set with ``?=``."""
+    return set(re.findall(r"^([A-Z_]+)\s*\?=", MAKEFILE, flags=re.MULTILINE))
+
+
+def _help_sections() -> dict[str, list[list[str]]]:
+    done = subprocess.run(
+        ["make", "-s", "--no-print-directory", "help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    sections: dict[str, list[list[str]]] = {}
+    current = None
+    for line in done.stdout.splitlines():
+        if line and not line.startswith(" "):
+            current = line.split()[0]
+            sections[current] = []
+        elif line.strip():
+            assert current is not None, done.stdout
+            sections[current].append(line.split(None, 1))
+    return sections
 
 
 def test_make_help_lists_every_target_once_with_a_description():
-    done = subprocess.run(
-        ["make", "-s", "help"], cwd=REPO, capture_output=True, text=True, check=True
-    )
-    rows = [line.split(None, 1) for line in done.stdout.splitlines() if line.strip()]
+    rows = _help_sections()["Targets"]
     listed = [row[0] for row in rows]
     assert sorted(listed) == sorted(makefile_targets())
-    assert all(len(row) == 2 and row[1].strip() for row in rows), done.stdout
-    phony = re.search(r"^\.PHONY:(.*)$", (REPO / "Makefile").read_text(), flags=re.MULTILINE)
+    assert all(len(row) == 2 and row[1].strip() for row in rows), rows
+    phony = re.search(r"^\.PHONY:(.*)$", MAKEFILE, flags=re.MULTILINE)
     assert phony is not None and set(phony[1].split()) == set(listed)
+
+
+def test_make_help_lists_every_variable_once_with_a_description():
+    rows = _help_sections()["Variables"]
+    listed = [row[0] for row in rows]
+    assert sorted(listed) == sorted(makefile_variables())
+    assert {"CORES", "SCALE", "TEST_WORKERS", "TORCH"} <= set(listed)
+    assert all(len(row) == 2 and len(row[1]) > 20 for row in rows), rows
+
+
+def test_make_smoke_and_figures_end_with_the_report():
+    for target, scale in (("smoke", "scale=smoke"), ("figures", "scale=default")):
+        dry = subprocess.run(
+            ["make", "--no-print-directory", "-n", target, "-o", ".venv/.installed"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+        assert "--report report.html" in dry[-1] and scale in dry[-1], dry
+        assert f"--cores all --config {scale}" in dry[-2], dry

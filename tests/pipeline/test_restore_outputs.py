@@ -26,6 +26,7 @@ DELETED = ("results/selection/smoke/parts/offline/0.csv", "results/selection/smo
 
 def _env(work: Path) -> dict[str, str]:
     env = {**os.environ, "FILTERLAB_DATA_MIRROR": str(work / "no-mirror")}
+    env["FILTERLAB_FULL_ECHO"] = "1"  # _jobs reads every file of each job's echo
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 

@@ -1,0 +1,72 @@
+"""docs/reproduction.md opens with the per-paper scoreboard summary, written by
+`python -m experiments.scoreboard.summary BOARD --update docs/reproduction.md` from a build,
+never typed (issue 32 item 7)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from experiments.scoreboard.scoring import summary_lines
+from experiments.scoreboard.summary import BEGIN, END, main, update_block
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "reproduction.md"
+#: summary_lines' format: what the script writes, nothing else.
+LINE = re.compile(
+    r"- [a-z0-9-]+ \(scale \w+\): (\d+) checked, (\d+) matched, (\d+) differ with a measured "
+    r"cause, (\d+) unexplained, (\d+) blocked by data( \(unexplained: [\w, ]+\))?"
+)
+
+
+def _block(text: str) -> list[str]:
+    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n").splitlines()
+
+
+def _board() -> pd.DataFrame:
+    rows = [
+        ("paper-a", "k1", "pass", ""),
+        ("paper-a", "k2", "differs", "measured"),
+        ("paper-a", "k3", "differs", "unexplained"),
+        ("paper-b", "k4", "no data", ""),
+    ]
+    return pd.DataFrame(rows, columns=["source", "key", "status", "cause"])
+
+
+def test_page_opens_with_the_generated_summary():
+    text = PAGE.read_text()
+    first_screen = "\n".join(text.splitlines()[:12])
+    assert BEGIN in first_screen, "the summary must be on the page's first screen"
+    lines = _block(text)
+    assert lines, "the summary block is empty"
+    for line in lines:
+        match = LINE.fullmatch(line)
+        assert match, f"not a line of experiments.scoreboard.summary: {line!r}"
+        checked, *parts = (int(g) for g in match.groups()[:5])
+        assert checked == sum(parts), line
+
+
+def test_update_rewrites_only_the_block(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(f"# Title\n\nintro\n{BEGIN}\n- typed by hand\n{END}\n\nrest\n")
+    board = tmp_path / "default.csv"
+    _board().to_csv(board, index=False)
+    main([str(board), "--update", str(page)])
+    text = page.read_text()
+    expected = summary_lines(_board(), "default")
+    assert _block(text) == expected
+    assert text.startswith("# Title\n\nintro\n") and text.endswith(f"{END}\n\nrest\n")
+    assert expected[0] == (
+        "- paper-a (scale default): 3 checked, 1 matched, 1 differ with a measured cause, "
+        "1 unexplained, 0 blocked by data (unexplained: k3)"
+    )
+    assert all(LINE.fullmatch(line) for line in expected)
+    main([str(board), "--update", str(page)])
+    assert page.read_text() == text  # idempotent
+
+
+def test_update_refuses_a_page_without_the_markers():
+    with pytest.raises(ValueError, match="markers"):
+        update_block("# no markers\n", ["- x"])
