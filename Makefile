@@ -53,7 +53,7 @@ $(STAMP): pyproject.toml $(LOCK)
 TEST_WORKERS ?= auto
 
 test: $(STAMP)  ## run the test suite (in parallel; TEST_WORKERS=0 for one process)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20
 
 figures: $(STAMP)  ## run the pipeline at SCALE (default) on CORES, write report.html
 	$(UNLOCK)

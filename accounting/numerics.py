@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
-from scipy import integrate, special
+from scipy import special
 
 from accounting import _checks
 
@@ -205,6 +205,8 @@ def quad(f: Callable[[float], float], lo: float, hi: float, rel_tol: float = 1e-
 
     Raises instead of returning a value whose error estimate exceeds ``rel_tol``.
     """
+    from scipy import integrate  # lazy: slow to import
+
     value, err = integrate.quad(f, lo, hi, epsabs=0.0, epsrel=rel_tol, limit=500)
     if not math.isfinite(value) or err > 10 * rel_tol * abs(value) + 1e-300:
         raise ValueError(f"quad did not converge: value={value}, error estimate={err}")

@@ -22,6 +22,7 @@ if _WORKERS > 1:
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 
 from hypothesis import settings  # noqa: E402
+from time_report import TimeReport  # noqa: E402
 
 settings.register_profile("repeatable", derandomize=True, deadline=None)
 settings.register_profile("explore", max_examples=1000, deadline=None)
@@ -35,3 +36,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.get_closest_marker("slow") is None,
         )
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(TimeReport(), "filterlab_time_report")
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    report = config.pluginmanager.get_plugin("filterlab_time_report")
+    if report is not None and not hasattr(config, "workerinput"):
+        terminalreporter.write_line(report.summary())

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from accounting.analysis.realisation_gaussian import gaussian_stopping_times
 
@@ -75,6 +75,8 @@ def realisation_survival_quadrature(
     out[1] = 1.0
     if kappa == 0.0:
         return out
+    from scipy import stats  # lazy: slow to import
+
     x, w = special.roots_legendre(nodes)
     x, w = kappa * x, kappa * w
     kernel = stats.norm.pdf(x[:, None] - x[None, :], loc=mu * mu / 2.0, scale=mu) * w[None, :]

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from accounting import _checks
 from accounting.audit.promise import BACKWARD, FORWARD, AuditResult, Promise, worst_result
@@ -97,6 +96,8 @@ def _bernstein_radius(var: np.ndarray, n: int, alpha: float) -> np.ndarray:
 
 def _clopper_pearson(k: np.ndarray, n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Clopper-Pearson bounds (each at level 1 - alpha) of a binomial proportion."""
+    from scipy import stats  # lazy: slow to import
+
     lo = np.where(k > 0, stats.beta.ppf(alpha, np.maximum(k, 1), n - k + 1), 0.0)
     hi = np.where(k < n, stats.beta.ppf(1 - alpha, k + 1, np.maximum(n - k, 1)), 1.0)
     return lo, hi

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy import signal, special
+from scipy import special
 
 from accounting import _checks
 from accounting.numerics import nudge_up
@@ -299,6 +299,8 @@ class _Grid:
 
     def convolve(self, other: _Grid, method: str, tail_mass: float) -> _Grid:
         if method == "fft":
+            from scipy import signal  # lazy: slow to import
+
             probs = np.maximum(signal.fftconvolve(self.probs, other.probs), 0.0)
         else:
             probs = np.convolve(self.probs, other.probs)

@@ -16,7 +16,6 @@ from typing import Literal
 import mpmath
 import numpy as np
 from scipy.special import log_ndtr
-from scipy.stats import t as student_t
 
 from accounting import _checks
 from accounting.mechanisms.selection_numerics import (
@@ -186,6 +185,7 @@ def _importance_draws(
     _, _, scale, mode = _concave_support(np.stack([a, a]), np.stack([b, b + h]), np.stack([n, n]))
     width = 1.5 * scale
     dof = 4.0
+    from scipy.stats import t as student_t  # lazy: slow to import
 
     def draw(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
         component = rng.integers(0, 2, size)

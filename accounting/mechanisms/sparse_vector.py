@@ -27,8 +27,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate
-from scipy.optimize import minimize_scalar
 from scipy.special import log_ndtr
 
 from accounting import _checks
@@ -317,6 +315,8 @@ def gaussian_above_threshold_rdp_numeric(
     g_max = (1.0 / k2) * (1.0 - 1e-6) if np.ndim(queries) == 0 else 1e4
     if g_max <= 1.0:
         raise ValueError("no gamma > 1 gives a finite moment: need sigma_query > sigma_threshold")
+    from scipy.optimize import minimize_scalar  # lazy: slow to import
+
     res = minimize_scalar(
         lambda z: bound(1.0 + math.exp(z)),
         bounds=(-12.0, math.log(g_max - 1.0)),
@@ -432,6 +432,7 @@ def above_threshold_laws(
     if a0.shape != a1.shape or a0.size == 0 or np.any(np.abs(a0 - a1) > 1):
         raise ValueError("answers0 and answers1 must be non-empty, equal-length, sensitivity 1")
     m = a0.size
+    from scipy import integrate  # lazy: slow to import
 
     def law_of(ans: np.ndarray) -> np.ndarray:
         def integrand(r: float, i: int) -> float:

@@ -10,16 +10,30 @@ scale must keep the whole DAG under 10 minutes on 2 cores.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-from smoke_build import check
+from hash_seed_jobs import (
+    EXPERIMENTS,
+    HASH_SEEDS,
+    OTHER_HASH_SEED,
+    run_jobs,
+    synthetic_jobs,
+    write_synthetic_data,
+)
+from smoke_build import BUILD_HASH_SEED, check, local_mirror
 
 #: A column name that looks like a wall time (step_s, seconds_per_query, wall_time, ...).
 WALL_TIME = re.compile(r"(^|_)(s|secs?|seconds|wall|elapsed|duration)(_|$)").search
 PROCESSED = ("adult.csv", "bikes.csv", "mnist.npz", "lcl_daily_kwh.parquet", "lcl_daily.csv")
 
 pytestmark = pytest.mark.slow
+assert OTHER_HASH_SEED != BUILD_HASH_SEED
 
 
 def test_smoke_dag_builds_every_figure(smoke_build):
@@ -48,3 +62,52 @@ def test_a_second_smoke_run_has_nothing_to_do(smoke_build):
     dry = smoke_build.snakemake("--dry-run", "all")
     check(dry)
     assert "Nothing to be done" in dry.stdout + dry.stderr, "a second run would redo work"
+
+
+def _cheapest_job(work: Path, experiment: str) -> tuple[Path, list[str]] | None:
+    """The table of ``experiment``'s quickest job in the build and its command-line overrides
+    (from its sidecar), or None if the build has no job of it (its dataset is missing)."""
+    jobs = []
+    for sidecar in sorted((work / "results" / experiment / "smoke").rglob("*.csv.json")):
+        record = json.loads(sidecar.read_text())
+        if record.get("argv", [""])[0].endswith(f"experiments/{experiment}/run.py"):
+            jobs.append((record["wall_time_s"], sidecar.with_suffix(""), record["overrides"]))
+    return min(jobs)[1:] if jobs else None
+
+
+@pytest.fixture(scope="module")
+def synthetic_data(tmp_path_factory) -> Path:
+    return write_synthetic_data(tmp_path_factory.mktemp("data"))
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_job_bytes_do_not_depend_on_the_hash_seed(
+    experiment, smoke_build, synthetic_data, tmp_path
+):
+    """One job of the build, rerun under another PYTHONHASHSEED, writes the same bytes."""
+    job = _cheapest_job(smoke_build.work, experiment)
+    if job is None:  # not in this build (no data mirror): a synthetic job under both seeds
+        outs = [tmp_path / f"hash{seed}" for seed in HASH_SEEDS]
+        for out, seed in zip(outs, HASH_SEEDS, strict=True):
+            run_jobs(synthetic_jobs(synthetic_data)[experiment], out, seed)
+        pairs = [
+            (outs[0] / rel, outs[1] / rel)
+            for rel in sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*.csv"))
+            if ".hydra" not in rel.parts
+        ]
+    else:
+        table, overrides = job
+        rerun = tmp_path / table.name
+        args = [a for a in overrides if not a.startswith("out=")] + [f"out={rerun}"]
+        env = dict(os.environ, PYTHONHASHSEED=OTHER_HASH_SEED)
+        mirror = local_mirror()
+        env["FILTERLAB_DATA_MIRROR"] = str(mirror.resolve() if mirror else "no-mirror")
+        cmd = [sys.executable, "-m", f"experiments.{experiment}.run", *args]
+        result = subprocess.run(
+            cmd, cwd=smoke_build.work, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert result.returncode == 0, f"{cmd}:\n{result.stderr[-3000:]}"
+        pairs = [(table, rerun)]
+    assert pairs, f"{experiment} wrote no table"
+    for first, second in pairs:
+        assert first.read_bytes() == second.read_bytes(), f"{experiment}: {first.name} differs"

@@ -26,6 +26,8 @@ from experiments.common.determinism import make_workdir
 from experiments.data.fetch import MIRROR_ENV, default_mirror
 
 TIMEOUT_S = 1200
+#: Python's hash seed of every process of the build (hash_seed_jobs reruns jobs under another).
+BUILD_HASH_SEED = "2"
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,13 @@ def local_mirror() -> Path | None:
 def run_snakemake(
     work: Path, *args: str, config: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
-    """Snakemake of this interpreter in ``work`` at scale=smoke, reading the local mirror."""
+    """Snakemake of this interpreter in ``work`` at scale=smoke, reading the local mirror,
+    under ``BUILD_HASH_SEED``."""
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     mirror = local_mirror()
     env[MIRROR_ENV] = str(mirror.resolve() if mirror else work / "no-mirror")
+    env["PYTHONHASHSEED"] = BUILD_HASH_SEED
     return subprocess.run(
         [sys.executable, "-m", "snakemake", *args, "--config", "scale=smoke", *config],
         cwd=work,
