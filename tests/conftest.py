@@ -44,5 +44,5 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     report = config.pluginmanager.get_plugin("filterlab_time_report")
-    if report is not None and not hasattr(config, "workerinput"):
+    if report is not None and report.ran() and not hasattr(config, "workerinput"):
         terminalreporter.write_line(report.summary())

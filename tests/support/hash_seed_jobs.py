@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from test_adult_experiment import write_fake
+from fake_adult import write_fake
 
 from experiments.common.checksum import write_checksum_sidecar
 

@@ -84,6 +84,10 @@ class TimeReport:
         numprocesses = getattr(config.option, "numprocesses", None)
         self.workers = max(1, int(numprocesses or 1))
 
+    def ran(self) -> bool:
+        """Whether any test reported its time (not so for ``--collect-only``)."""
+        return sum(self.count.values()) > 0
+
     def summary(self) -> str:
         """One line: per kind, tests, wall and CPU seconds; the session's wall and load."""
         session = time.perf_counter() - self.session_start

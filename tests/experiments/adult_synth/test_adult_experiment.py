@@ -3,7 +3,6 @@ Brownian release variances, check calibrations, a smoke run of every stage, bad 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import subprocess
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from fake_adult import DOMAIN, fake_adult, write_fake
 from hydra import compose, initialize_config_dir
 from metric_keys import assert_declared
 
@@ -23,35 +23,11 @@ from experiments.adult_synth.checks import accepted_index
 from experiments.adult_synth.data import load, split
 from experiments.adult_synth.queries import marginal, select_queries
 from experiments.adult_synth.schema import Params
-from experiments.common.checksum import write_checksum_sidecar
 from experiments.common.config import load_params
 from experiments.common.timings import collect
 
 REPO = Path(__file__).resolve().parents[3]
 PAPER_EPS = np.logspace(-2, 0, 7)
-DOMAIN = {"age": 4, "job": 3, "sex": 2, "hours": 3, "income": 2}
-
-
-def fake_adult(n: int, seed: int = 0) -> pd.DataFrame:
-    """Small Adult-like table: the label depends on two columns."""
-    rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({c: rng.integers(0, k, n) for c, k in DOMAIN.items()})
-    p = 0.1 + 0.25 * frame["age"] / 3 + 0.3 * (frame["job"] == 2)
-    frame["income"] = (rng.random(n) < p).astype(int)
-    return frame
-
-
-def write_fake(tmp: Path, n: int = 400) -> tuple[Path, Path]:
-    csv, dom = tmp / "adult.csv", tmp / "adult_domain.json"
-    fake_adult(n).to_csv(csv, index=False)
-    dom.write_text(
-        json.dumps({"columns": {c: [str(i) for i in range(k)] for c, k in DOMAIN.items()}})
-    )
-    for path in (csv, dom):  # as preprocessing does: the loader checks the recorded sha256
-        write_checksum_sidecar(path, None, 0.0)
-    return csv, dom
-
-
 # ---------------------------------------------------------------------------------------
 # split
 

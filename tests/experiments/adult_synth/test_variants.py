@@ -11,8 +11,9 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from fake_adult import DOMAIN, fake_adult, write_fake
 from metric_keys import assert_declared
-from test_adult_experiment import DOMAIN, REPO, fake_adult, write_fake, write_fake_checks
+from test_adult_experiment import REPO, write_fake_checks
 
 from experiments.adult_synth import variants
 from experiments.adult_synth.queries import select_queries
