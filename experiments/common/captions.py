@@ -14,8 +14,10 @@ starts with it (e.g. ``selection/privacy_utility_`` for ``privacy_utility_bikes_
 from __future__ import annotations
 
 import argparse
+import copy
 import re
 import sys
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -30,7 +32,19 @@ PAPER_FIGURE = re.compile(r"\b(Figs?\. ?\d+|Table( \d+| \(Sec)?)|^ours\b")
 
 def load(path: Path = CAPTIONS) -> dict[str, dict[str, str]]:
     """The captions, checked: every entry has exactly the fields of :data:`FIELDS`."""
-    captions = yaml.safe_load(path.read_text())
+    return copy.deepcopy(_loaded(path))
+
+
+def _loaded(path: Path) -> dict[str, dict[str, str]]:
+    """The checked captions, parsed once per process while the file is unchanged (the
+    Snakefile resolves a caption for every report figure; do not modify the result)."""
+    stat = path.stat()
+    return _parsed(path, stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _parsed(path: Path, mtime_ns: int, size: int) -> dict[str, dict[str, str]]:
+    captions = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     for key, entry in captions.items():
         if set(entry) != set(FIELDS):
             raise ValueError(f"caption {key!r} must have the fields {FIELDS}, got {sorted(entry)}")
@@ -39,7 +53,7 @@ def load(path: Path = CAPTIONS) -> dict[str, dict[str, str]]:
 
 def resolve(stem: str, captions: dict[str, dict[str, str]] | None = None) -> str:
     """The key of ``stem``'s caption: the stem itself, else the longest "_" prefix key."""
-    captions = load() if captions is None else captions
+    captions = _loaded(CAPTIONS) if captions is None else captions
     if stem in captions:
         return stem
     prefixes = [k for k in captions if k.endswith("_") and stem.startswith(k)]
