@@ -383,6 +383,14 @@ def exact_at_most(expr: Callable[[Any], Any], bound: float, prec: int = EXACT_PR
     return _interval(expr, prec)[1] <= Fraction(bound)
 
 
+def at_least_exact(value: float, expr: Callable[[Any], Any], prec: int = EXACT_PREC) -> float:
+    """``value`` if it is certainly >= the exact ``expr(ctx)`` (as in :func:`exact_upper`),
+    else :func:`exact_upper` of it: a float-computed cost moved to the safe side, and left
+    unchanged (bit for bit) where it already is."""
+    upper = _interval(expr, prec)[1]
+    return value if Fraction(value) >= upper else fraction_up(upper)
+
+
 def _interval(expr: Callable[[Any], Any], prec: int) -> tuple[Fraction, Fraction]:
     """(lower, upper) ends of ``expr(mpmath.iv)`` at ``prec`` bits."""
     iv = mpmath.iv

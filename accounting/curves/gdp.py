@@ -200,10 +200,16 @@ def pure_dp_mu(eps: float) -> float:
 
     Every eps-DP pair is dominated by RR_eps (Kairouz et al. 2015; DRS 2022, Prop. 2.5),
     and G_mu <= f_{eps,0} iff it holds at the kink a* = 1 / (1 + e^eps). Computed as
-    -2 ndtri_exp(log a*) for full precision at large eps. Proof: ``docs/proofs/pure_dp_mu.md``.
+    -2 ndtri_exp(log a*) for full precision at large eps, then stepped up until it is >= the
+    exact value 2 sqrt(2) erfinv(tanh(eps / 2)) (mpmath, 50 digits). Proof:
+    ``docs/proofs/pure_dp_mu.md``.
     """
     eps = _checks.nonnegative("eps", eps)
-    return _checks.result("mu", float(-2.0 * ndtri_exp(log_expit(-eps))))
+    mu = _checks.result("mu", float(-2.0 * ndtri_exp(log_expit(-eps))))
+    # exact: 2 sqrt(2) erfinv(tanh(eps / 2)), with digits for 1 - tanh(eps/2) ~ 2 e^-eps
+    with mpmath.workdps(50 + int(eps / 2.3)):
+        exact = 2 * mpmath.sqrt(2) * mpmath.erfinv(mpmath.tanh(mpmath.mpf(eps) / 2))
+        return nudge_up(lambda m: mpmath.mpf(m) >= exact, mu)
 
 
 def gdp_composed_log_delta(eps: float | np.ndarray, mu: float, pld: Pld) -> float | np.ndarray:

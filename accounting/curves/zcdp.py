@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from accounting import _checks
 from accounting.costs import Zcdp, parameter_of
 from accounting.curves.orders import minimise_over_orders
 from accounting.curves.rdp import Method, check_method
-from accounting.numerics import exact_at_most, nudge_down
+from accounting.numerics import at_least_exact, exact_at_most, fraction_up, nudge_down
 
 # Orders are searched on u = log(alpha - 1), around a first guess, on a grid then refined.
 _HALF_WIDTH = 20.0
@@ -38,9 +39,9 @@ _GRID = 401
 
 
 def pure_to_zcdp(eps: float) -> float:
-    """eps-DP implies (eps^2 / 2)-zCDP (Bun and Steinke 2016, Prop. 1.4)."""
+    """eps-DP implies (eps^2 / 2)-zCDP (Bun and Steinke 2016, Prop. 1.4); rounded up."""
     eps = _checks.nonnegative("eps", eps)
-    return 0.5 * eps * eps
+    return _checks.result("rho", fraction_up(Fraction(eps) ** 2 / 2))
 
 
 def _rho(rho: float | Zcdp) -> float:
@@ -70,7 +71,7 @@ def zcdp_to_eps(rho: float | Zcdp, delta: float, method: Method = "classical") -
     eps = rho + 2.0 * root
     if not math.isfinite(eps):
         raise ValueError(f"rho={rho!r} is too large: the eps it implies exceeds the float range")
-    return eps
+    return at_least_exact(eps, lambda ctx: _exact_classical(ctx, rho, delta))
 
 
 def _cks_eps_at(u: np.ndarray, rho: float, log_inv_delta: float) -> np.ndarray:
@@ -124,7 +125,10 @@ def zcdp_to_eps_optimal(rho: float | Zcdp, delta: float) -> float:
     delta = _checks.open_unit("delta", delta)
     if rho == 0.0:
         return 0.0
-    return _cks_best(rho, delta)[0]
+    eps, alpha = _cks_best(rho, delta)
+    if eps == 0.0:
+        return 0.0
+    return at_least_exact(eps, lambda ctx: _exact_cks(ctx, rho, delta, alpha))
 
 
 def _cks_best(rho: float, delta: float) -> tuple[float, float]:
@@ -168,10 +172,19 @@ def zcdp_to_delta(rho: float | Zcdp, eps: float) -> float:
     s = rho + eps
     num = s + math.hypot(s, math.sqrt(8.0 * rho)) - 4.0 * rho
     u0 = math.log(num) - math.log(4.0 * rho) if num > 0 else eps - rho - 1.0
-    log_delta = _minimise_over_orders(lambda u: _cks_log_delta_at(u, rho, eps), u0)
+    log_delta, u = _argmin_over_orders(lambda v: _cks_log_delta_at(v, rho, eps), u0)
     if log_delta == -math.inf:  # delta below the smallest double
         return 0.0
-    return min(1.0, math.exp(min(0.0, _checks.finite_result("log delta", log_delta))))
+    delta = min(1.0, math.exp(min(0.0, _checks.finite_result("log delta", log_delta))))
+    alpha = 1.0 + math.exp(u)
+    if delta == 1.0 or alpha <= 1.0 or not math.isfinite(alpha):
+        return delta
+
+    def exact(ctx: Any) -> Any:  # Prop. 12's delta at the attained order
+        a = ctx.mpf(alpha)
+        return ctx.exp((a - 1) * (a * rho - eps) - ctx.log(a) + (a - 1) * ctx.log((a - 1) / a))
+
+    return min(1.0, at_least_exact(delta, exact))
 
 
 def zcdp_budget(eps: float, delta: float, method: Method = "classical") -> float:
