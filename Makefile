@@ -97,10 +97,12 @@ format: $(STAMP)  ## ruff format and ruff check --fix
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: $(STAMP)  ## run benchmarks/*.py
+# Each as a module from the repository root (python -m benchmarks.<topic>), where the
+# experiments package (never installed) is importable.
+bench: $(STAMP)  ## run every benchmarks/<topic>.py (python -m benchmarks.<topic>)
 	@set -e; found=0; for script in benchmarks/[!_]*.py; do \
-		[ -e "$$script" ] || continue; found=1; \
-		echo "== $$script"; $(BIN)/python "$$script"; \
+		[ -e "$$script" ] || continue; found=1; topic=$$(basename "$$script" .py); \
+		echo "== python -m benchmarks.$$topic"; $(BIN)/python -m "benchmarks.$$topic"; \
 	done; [ $$found = 1 ] || echo "no benchmarks/*.py yet"
 
 # Removes generated results, figures, logs and processed data (keeps data/raw and the READMEs).

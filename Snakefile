@@ -43,6 +43,28 @@ CONFIG_KEYS = {
     "scale": f"one of {SCALES}",
     "missing_data": "fail (default: fetch every required dataset or stop) or skip",
 }
+
+
+def refuse_conflicting_config(config_args, argv):
+    """Refuse a `--config` value that Snakemake would drop silently: a key given twice with
+    different values (`--config scale=smoke scale=paper`: the last wins) or `--config` given
+    twice (argparse keeps only the last group). `config_args`: the KEY=VALUE strings as typed."""
+    flags = [a for a in argv[1:] if a in ("--config", "-C") or a.startswith("--config=")]
+    if len(flags) > 1:
+        raise ValueError(
+            "--config is given more than once and Snakemake keeps only the last one: give "
+            "every KEY=VALUE after a single --config"
+        )
+    seen = {}
+    for key, _, value in (str(arg).partition("=") for arg in config_args or ()):
+        if seen.setdefault(key, value) != value:
+            raise ValueError(
+                f"--config {key} is given twice with different values ({seen[key]!r} and "
+                f"{value!r}); give it once: {key} ({CONFIG_KEYS.get(key, 'unknown key')})"
+            )
+
+
+refuse_conflicting_config(workflow.config_settings.config_args, sys.argv)
 _unknown = sorted(set(config) - set(CONFIG_KEYS))
 if _unknown:
     raise ValueError(
@@ -179,3 +201,28 @@ rule figure_list:
     run:
         Path(output[0]).write_text("".join(f"{f}\n" for f in params.figures))
         Path(log[0]).write_text(f"{len(params.figures)} figures listed in {output[0]}\n")
+
+
+def other_scale_target(wildcards):
+    """Stop a requested target of another scale with what to run instead: no rule makes it
+    at this scale, and Snakemake's MissingRuleException would not say that the scale is why."""
+    target = f"{wildcards.area}/{wildcards.exp}/{wildcards.scale}{wildcards.rest}"
+    raise ValueError(
+        f"{target} belongs to scale={wildcards.scale} and this run is scale={SCALE}: "
+        f"run with --config scale={wildcards.scale}"
+    )
+
+
+rule other_scale:
+    """Matches only files of the other scales (results/<exp>/<scale>/..., figures/...,
+    results/scoreboard/<scale>.csv), which no job of this scale makes or reads."""
+    input:
+        other_scale_target,
+    output:
+        "{area}/{exp}/{scale}{rest}",
+    wildcard_constraints:
+        area="results|figures",
+        exp="[^/]+",
+        scale="|".join(s for s in SCALES if s != SCALE),
+        rest=r"/.+|\.csv",
+    localrule: True

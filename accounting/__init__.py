@@ -6,9 +6,16 @@ The library knows nothing of experiments, files or plotting. Sub-packages:
 ``accounting.filters`` (every filter behind one protocol), ``accounting.analysis`` (what is
 computed about filters: stopping times, horizons, attacks, guarantees) and ``accounting.audit``.
 
+One import place: every cost, conversion, mechanism and filter that README.md and docs/ name
+is importable from ``accounting`` itself (``from accounting import RdpDpFilter``;
+tests/docs/test_doc_imports.py checks it); analysis, audit and numerics helpers are imported
+from their sub-package (``from accounting.audit import exact_audit``).
+
 Every noise scale is a keyword argument with one spelling: ``sensitivity``, ``sigma``
 (Gaussian s.d.), ``scale`` (Laplace), ``sigma_threshold`` and ``sigma_query`` (Above
-Threshold), ``noise_multiplier`` (sigma / sensitivity).
+Threshold), ``noise_multiplier`` (sigma / sensitivity). A ``delta`` beside another number of
+an overlapping range (eps, rho, mu) is keyword-only (``zcdp_to_eps(rho, delta=1e-6)``), so
+that two swapped numbers are a TypeError, never a silently wrong bound.
 """
 
 from accounting.costs import (
@@ -20,26 +27,59 @@ from accounting.costs import (
     RenyiCurve,
     Zcdp,
 )
-from accounting.curves.gdp import gdp_budget, gdp_delta, gdp_eps, gdp_tradeoff, pure_dp_mu
+from accounting.curves.gdp import (
+    gdp_budget,
+    gdp_delta,
+    gdp_eps,
+    gdp_log_delta,
+    gdp_tradeoff,
+    pure_dp_mu,
+)
 from accounting.curves.pld import (
     Pld,
     compose_discretised,
     discretise,
+    discretise_continuous,
     self_compose_discretised,
 )
 from accounting.curves.rdp import (
     DEFAULT_ORDERS,
+    DeltaBound,
+    EpsBound,
+    expost_rdp_to_approximate_dp,
     rdp_budget,
     rdp_to_delta,
     rdp_to_eps,
     rdp_to_pdp,
+    rdp_usable_orders,
 )
 from accounting.curves.zcdp import zcdp_budget, zcdp_to_delta, zcdp_to_eps, zcdp_to_eps_optimal
-from accounting.filters.renyi import RenyiFilter, ZcdpFilter
+from accounting.filters.base import Analyst, Filter, Query, Record, Transcript, run_interaction
+from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
+from accounting.filters.expost import ExPostRdpComposition, FilteredSelfReportingComposition
+from accounting.filters.gdp import GdpFilter, GdpResidueFilter
+from accounting.filters.individual import IndividualRenyiFilter
+from accounting.filters.natural import NaturalFilter
+from accounting.filters.realisation import (
+    InvalidNaiveRealisationFilter,
+    RealisationFilter,
+    RoundLoss,
+)
+from accounting.filters.renyi import (
+    BudgetWarning,
+    PureDpFilterViaZcdp,
+    RdpDpFilter,
+    RenyiFilter,
+    ZcdpFilter,
+)
+from accounting.mechanisms.bounded_range import exponential_mechanism_eps, exponential_mechanism_rdp
+from accounting.mechanisms.erasure import binary_erasure_laws
+from accounting.mechanisms.finite import FiniteMechanism
 from accounting.mechanisms.gaussian import (
     gaussian_delta,
     gaussian_eps,
     gaussian_gdp,
+    gaussian_log_delta,
     gaussian_pld,
     gaussian_rdp,
     gaussian_rdp_curve,
@@ -47,61 +87,153 @@ from accounting.mechanisms.gaussian import (
     gaussian_zcdp,
 )
 from accounting.mechanisms.laplace import laplace_delta, laplace_eps, laplace_pld, laplace_rdp
-from accounting.mechanisms.selection import (
-    gaussian_above_threshold_expost_eps,
-    gaussian_report_noisy_max_eps,
-    laplace_report_noisy_max_eps,
+from accounting.mechanisms.randomized_response import (
+    canonical_laws,
+    pure_dp_delta,
+    randomized_response_laws,
+    randomized_response_pld,
+    randomized_response_rdp,
+    subsampled_randomized_response,
 )
-from accounting.mechanisms.sparse_vector import GaussianAboveThreshold
+from accounting.mechanisms.selection import (
+    above_threshold_ratio,
+    exponential_mechanism,
+    exponential_mechanism_probabilities,
+    gaussian_above_threshold,
+    gaussian_above_threshold_expost_eps,
+    gaussian_report_noisy_max,
+    gaussian_report_noisy_max_eps,
+    laplace_report_noisy_max,
+    laplace_report_noisy_max_eps,
+    permute_and_flip,
+    permute_and_flip_probabilities,
+    report_noisy_max_ratio,
+)
+from accounting.mechanisms.sparse_vector import (
+    GaussianAboveThreshold,
+    above_threshold_laws,
+    gaussian_above_threshold_rdp,
+    gaussian_above_threshold_rdp_nonnegative,
+    gaussian_above_threshold_rdp_numeric,
+    log_stopping_time_moment,
+    log_stopping_time_moment_bound,
+)
 from accounting.mechanisms.subsampled_gaussian import (
     subsampled_gaussian_eps,
     subsampled_gaussian_pld,
     subsampled_gaussian_rdp,
 )
+from accounting.mechanisms.threshold_checks import (
+    SvtThresholdCheck,
+    gaussian_check_rdp,
+    gaussian_check_sigma,
+    svt_check_noise,
+    svt_check_noise_for_split,
+    svt_check_rdp,
+)
 
 __all__ = [
+    "AdditiveFilter",
+    "AdvancedFilter",
+    "Analyst",
+    "BudgetWarning",
     "CostTypeError",
     "DEFAULT_ORDERS",
+    "DeltaBound",
+    "EpsBound",
     "EpsDelta",
+    "ExPostRdpComposition",
+    "Filter",
+    "FilteredSelfReportingComposition",
+    "FiniteMechanism",
     "GaussianAboveThreshold",
     "Gdp",
+    "GdpFilter",
+    "GdpResidueFilter",
+    "IndividualRenyiFilter",
+    "InvalidNaiveRealisationFilter",
+    "NaturalFilter",
     "Pld",
     "ProbabilisticDP",
     "PureDP",
+    "PureDpFilterViaZcdp",
+    "Query",
+    "RdpDpFilter",
+    "RealisationFilter",
+    "Record",
     "RenyiCurve",
     "RenyiFilter",
+    "RoundLoss",
+    "SvtThresholdCheck",
+    "Transcript",
+    "WhitehouseFilter",
     "Zcdp",
     "ZcdpFilter",
+    "above_threshold_laws",
+    "above_threshold_ratio",
+    "binary_erasure_laws",
+    "canonical_laws",
     "compose_discretised",
     "discretise",
+    "discretise_continuous",
+    "exponential_mechanism",
+    "exponential_mechanism_eps",
+    "exponential_mechanism_probabilities",
+    "exponential_mechanism_rdp",
+    "expost_rdp_to_approximate_dp",
+    "gaussian_above_threshold",
     "gaussian_above_threshold_expost_eps",
+    "gaussian_above_threshold_rdp",
+    "gaussian_above_threshold_rdp_nonnegative",
+    "gaussian_above_threshold_rdp_numeric",
+    "gaussian_check_rdp",
+    "gaussian_check_sigma",
     "gaussian_delta",
     "gaussian_eps",
     "gaussian_gdp",
+    "gaussian_log_delta",
     "gaussian_pld",
     "gaussian_rdp",
     "gaussian_rdp_curve",
+    "gaussian_report_noisy_max",
     "gaussian_report_noisy_max_eps",
     "gaussian_sigma",
     "gaussian_zcdp",
     "gdp_budget",
     "gdp_delta",
     "gdp_eps",
+    "gdp_log_delta",
     "gdp_tradeoff",
     "laplace_delta",
     "laplace_eps",
     "laplace_pld",
     "laplace_rdp",
+    "laplace_report_noisy_max",
     "laplace_report_noisy_max_eps",
+    "log_stopping_time_moment",
+    "log_stopping_time_moment_bound",
+    "permute_and_flip",
+    "permute_and_flip_probabilities",
+    "pure_dp_delta",
     "pure_dp_mu",
+    "randomized_response_laws",
+    "randomized_response_pld",
+    "randomized_response_rdp",
     "rdp_budget",
     "rdp_to_delta",
     "rdp_to_eps",
     "rdp_to_pdp",
+    "rdp_usable_orders",
+    "report_noisy_max_ratio",
+    "run_interaction",
     "self_compose_discretised",
     "subsampled_gaussian_eps",
     "subsampled_gaussian_pld",
     "subsampled_gaussian_rdp",
+    "subsampled_randomized_response",
+    "svt_check_noise",
+    "svt_check_noise_for_split",
+    "svt_check_rdp",
     "zcdp_budget",
     "zcdp_to_delta",
     "zcdp_to_eps",

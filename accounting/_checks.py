@@ -11,16 +11,29 @@ from collections.abc import Iterable
 
 import numpy as np
 
+_SHOWN = 40
+"""Longest repr an error message prints; a longer or non-scalar value is named by its type."""
+
+
+def shown(value: object) -> str:
+    """``value`` for an error message: the repr of a short scalar or string, else its type
+    (``a RenyiCurve``), so that a wrong object never prints in full."""
+    if isinstance(value, int | float | complex | np.generic | str | bytes | None):
+        text = repr(value)
+        if len(text) <= _SHOWN:
+            return text
+    return f"a {type(value).__name__}"
+
 
 def real(name: str, value: float) -> float:
     """Return ``value`` as float if it is a real number, inf and NaN included (not a bool or
     a string, which ``float`` would convert silently)."""
     if isinstance(value, bool | np.bool_ | str | bytes):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
+        raise ValueError(f"{name} must be a real number, got {shown(value)}")
     try:
         return float(value)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be a real number, got {value!r}") from err
+        raise ValueError(f"{name} must be a real number, got {shown(value)}") from err
 
 
 def finite(name: str, value: float) -> float:
@@ -28,9 +41,9 @@ def finite(name: str, value: float) -> float:
     try:
         x = real(name, value)
     except ValueError:
-        raise ValueError(f"{name} must be a finite real number, got {value!r}") from None
+        raise ValueError(f"{name} must be a finite real number, got {shown(value)}") from None
     if not math.isfinite(x):
-        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+        raise ValueError(f"{name} must be a finite real number, got {shown(value)}")
     return x
 
 
@@ -38,7 +51,7 @@ def positive(name: str, value: float) -> float:
     """A finite number in (0, inf)."""
     x = finite(name, value)
     if x <= 0:
-        raise ValueError(f"{name} must be in (0, inf), got {value!r}")
+        raise ValueError(f"{name} must be in (0, inf), got {shown(value)}")
     return x
 
 
@@ -46,7 +59,7 @@ def nonnegative(name: str, value: float) -> float:
     """A finite number in [0, inf)."""
     x = finite(name, value)
     if x < 0:
-        raise ValueError(f"{name} must be in [0, inf), got {value!r}")
+        raise ValueError(f"{name} must be in [0, inf), got {shown(value)}")
     return x
 
 
@@ -62,7 +75,7 @@ def delta(name: str, value: float) -> float:
     """A failure probability in [0, 1)."""
     x = finite(name, value)
     if not 0.0 <= x < 1.0:
-        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
+        raise ValueError(f"{name} must be in [0, 1), got {shown(value)}")
     return x
 
 
@@ -70,7 +83,7 @@ def open_unit(name: str, value: float) -> float:
     """A probability in (0, 1)."""
     x = finite(name, value)
     if not 0.0 < x < 1.0:
-        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+        raise ValueError(f"{name} must be in (0, 1), got {shown(value)}")
     return x
 
 
@@ -78,7 +91,7 @@ def order(name: str, value: float) -> float:
     """A Rényi order in (1, inf)."""
     x = finite(name, value)
     if x <= 1.0:
-        raise ValueError(f"{name} must be in (1, inf), got {value!r}")
+        raise ValueError(f"{name} must be in (1, inf), got {shown(value)}")
     return x
 
 
@@ -92,10 +105,10 @@ def integer(name: str, value: int, minimum: int = 1) -> int:
         except ValueError:
             x = math.nan
         if not x.is_integer():
-            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {shown(value)}")
         n = int(x)
     if n < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {shown(value)}")
     return n
 
 
@@ -146,7 +159,9 @@ def not_nan(name: str, value: float) -> float:
 def finite_result(name: str, value: float) -> float:
     """Guard a computed bound: raise instead of returning inf or NaN."""
     if not math.isfinite(value):
-        raise ValueError(f"{name} is not finite ({value!r}): inputs outside the numerical range")
+        raise ValueError(
+            f"{name} is not finite ({shown(value)}): inputs outside the numerical range"
+        )
     return value
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from fractions import Fraction
 from typing import Any, TypeVar
 
@@ -67,6 +67,7 @@ class EpsDelta:
     """
 
     eps: float
+    _: KW_ONLY
     delta: float = 0.0
 
     def __post_init__(self) -> None:
@@ -92,7 +93,7 @@ def _eps_delta(eps: float, delta: float) -> EpsDelta:
         raise ValueError(
             f"the composed delta is {delta!r} >= 1: basic composition gives no guarantee"
         )
-    return EpsDelta(eps, delta)
+    return EpsDelta(eps, delta=delta)
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ class PureDP:
 
     def as_eps_delta(self) -> EpsDelta:
         """Pure DP is (eps, 0)-DP; explicit so no filter converts silently."""
-        return EpsDelta(self.eps, 0.0)
+        return EpsDelta(self.eps, delta=0.0)
 
 
 @dataclass(frozen=True)
@@ -249,6 +250,7 @@ class ProbabilisticDP:
     """
 
     eps: float
+    _: KW_ONLY
     delta: float = 0.0
 
     def __post_init__(self) -> None:

@@ -383,14 +383,6 @@ def exact_at_most(expr: Callable[[Any], Any], bound: float, prec: int = EXACT_PR
     return _interval(expr, prec)[1] <= Fraction(bound)
 
 
-def at_least_exact(value: float, expr: Callable[[Any], Any], prec: int = EXACT_PREC) -> float:
-    """``value`` if it is certainly >= the exact ``expr(ctx)`` (as in :func:`exact_upper`),
-    else :func:`exact_upper` of it: a float-computed cost moved to the safe side, and left
-    unchanged (bit for bit) where it already is."""
-    upper = _interval(expr, prec)[1]
-    return value if Fraction(value) >= upper else fraction_up(upper)
-
-
 def _interval(expr: Callable[[Any], Any], prec: int) -> tuple[Fraction, Fraction]:
     """(lower, upper) ends of ``expr(mpmath.iv)`` at ``prec`` bits."""
     iv = mpmath.iv
@@ -402,6 +394,9 @@ def _interval(expr: Callable[[Any], Any], prec: int) -> tuple[Fraction, Fraction
     ends = value._mpi_  # raw (sign, mantissa, exponent, bits) tuples, exact
     if any(end in (libmp.finf, libmp.fninf, libmp.fnan) for end in ends):
         raise ValueError(f"the exact value is not finite: {value!s}")
+    for end in ends:  # beyond the doubles by far: no exact rational of 2^(10^6) digits
+        if end != libmp.fzero and not -1200 < end[2] + end[3] < 1200:
+            raise ValueError(f"the exact value {value!s} is far outside the float range")
     lo, hi = (Fraction(*libmp.to_rational(end)) for end in ends)
     return lo, hi
 

@@ -17,7 +17,7 @@ after repeat, so a shared machine's load changes hit all of them alike. Timed on
 the other, the rounded-up rows (timed first) printed 2.32x dp_accounting where side by side
 they measure 1.25-1.43x.
 
-    python benchmarks/compose_gaussians.py [--k 1000] [--sigma 30] [--delta 1e-5] [--repeats 3]
+    python -m benchmarks.compose_gaussians [--k 1000] [--sigma 30] [--delta 1e-5] [--repeats 3]
 """
 
 from __future__ import annotations

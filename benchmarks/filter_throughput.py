@@ -14,7 +14,7 @@ Laplace query and zCDP with a Gaussian query) is timed per request including the
 release, which OpenDP cannot separate from the admission (the Laplace privacy map alone
 takes ~0.5 ms); it runs only where its predicted time fits ``--max-seconds``.
 
-    python benchmarks/filter_throughput.py [--sizes 1000 10000 1000000] [--max-seconds 60]
+    python -m benchmarks.filter_throughput [--sizes 1000 10000 1000000] [--max-seconds 60]
 """
 
 from __future__ import annotations
@@ -66,19 +66,23 @@ class Workload:
 
 
 WORKLOADS = (
-    Workload("AdditiveFilter", lambda n: AdditiveFilter(2e-3 * n, 0.0), EpsDelta(1e-3)),
-    Workload("AdvancedFilter", lambda n: AdvancedFilter(20.0, 1e-6), EpsDelta(1e-3)),
-    Workload("WhitehouseFilter", lambda n: WhitehouseFilter(10.0, 1e-6), EpsDelta(1e-3)),
+    Workload("AdditiveFilter", lambda n: AdditiveFilter(2e-3 * n, delta=0.0), EpsDelta(1e-3)),
+    Workload("AdvancedFilter", lambda n: AdvancedFilter(20.0, delta_g=1e-6), EpsDelta(1e-3)),
+    Workload("WhitehouseFilter", lambda n: WhitehouseFilter(10.0, delta=1e-6), EpsDelta(1e-3)),
     Workload(
         "RenyiFilter",
         lambda n: RenyiFilter(ORDERS, 2e-3 * n),
         RenyiCurve(ORDERS, (1e-3, 1e-3, 1e-3)),
     ),
     Workload(
-        "RdpDpFilter", lambda n: RdpDpFilter(2e-3 * n + 10, 1e-6, 8.0), RenyiCurve.single(8.0, 1e-3)
+        "RdpDpFilter",
+        lambda n: RdpDpFilter(2e-3 * n + 10, delta=1e-6, alpha=8.0),
+        RenyiCurve.single(8.0, 1e-3),
     ),
     Workload("ZcdpFilter", lambda n: ZcdpFilter(2e-3 * n), Zcdp(1e-3)),
-    Workload("PureDpFilterViaZcdp", lambda n: PureDpFilterViaZcdp(0.1 * n, 1e-6), PureDP(1e-3)),
+    Workload(
+        "PureDpFilterViaZcdp", lambda n: PureDpFilterViaZcdp(0.1 * n, delta=1e-6), PureDP(1e-3)
+    ),
     Workload("GdpFilter", lambda n: GdpFilter(10.0), Gdp(1e-3)),
     Workload("GdpResidueFilter", lambda n: GdpResidueFilter(10.0), Gdp(1e-3)),
     Workload(
@@ -88,19 +92,21 @@ WORKLOADS = (
     ),
     Workload(
         "RealisationFilter",
-        lambda n: RealisationFilter(50.0, 1e-3, n, 1e-4, 1e-4 / n, [GAUSSIAN]),
+        lambda n: RealisationFilter(
+            50.0, delta=1e-3, n_max=n, delta_tilde=1e-4, theta=1e-4 / n, allowed=[GAUSSIAN]
+        ),
         GAUSSIAN,
         (0.0, 0.0),
     ),
     Workload(
         "InvalidNaiveRealisationFilter",
-        lambda n: InvalidNaiveRealisationFilter(50.0, 1e-3),
+        lambda n: InvalidNaiveRealisationFilter(50.0, delta=1e-3),
         GAUSSIAN,
         (0.0, 0.0),
     ),
     Workload(
         "FilteredSelfReportingComposition",
-        lambda n: FilteredSelfReportingComposition(2e-3 * n + 1, 1e-3),
+        lambda n: FilteredSelfReportingComposition(2e-3 * n + 1, delta=1e-3),
         ProbabilisticDP(1e-3),
         1e-3,
     ),

@@ -15,8 +15,8 @@ steps. Routes and fractions are timed interleaved (a shared machine's load chang
 favour one), median of ``--repeats``. The table gives ms per step and the time relative to
 the same route with every example active.
 
-    python benchmarks/filtered_step.py                       # n 2048, 1 thread, grouped
-    python benchmarks/filtered_step.py --n 5000 --conv patches --threads 2
+    python -m benchmarks.filtered_step                       # n 2048, 1 thread, grouped
+    python -m benchmarks.filtered_step --n 5000 --conv patches --threads 2
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ runs the full n x steps workload (default 10^6 individuals x 1,000 steps); the l
 runs a few steps of the same size and its per-step time is extrapolated. Cost generation is
 outside the timed region. Prints median seconds per step and the ratio baseline / ours.
 
-    python benchmarks/individual_filter.py [--n 1000000] [--steps 1000] [--baseline-steps 3]
+    python -m benchmarks.individual_filter [--n 1000000] [--steps 1000] [--baseline-steps 3]
 """
 
 from __future__ import annotations

@@ -28,9 +28,9 @@ markdown table gives images/s, ours / route (ours = our fastest variant), the ro
 of the fastest floor, and max |sum - Opacus hooks' sum| / max |Opacus hooks' sum| over the
 parameters (the sums must agree to float32 level).
 
-    python benchmarks/mnist_step.py                                   # CPU, 1 and 2 threads
-    python benchmarks/mnist_step.py --threads 1 --batch 4096 --chunk 256 512 --repeats 7
-    python benchmarks/mnist_step.py --device cuda --batch 60000 --chunk 4096 8192 16384
+    python -m benchmarks.mnist_step                                   # CPU, 1 and 2 threads
+    python -m benchmarks.mnist_step --threads 1 --batch 4096 --chunk 256 512 --repeats 7
+    python -m benchmarks.mnist_step --device cuda --batch 60000 --chunk 4096 8192 16384
 """
 
 from __future__ import annotations

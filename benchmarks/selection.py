@@ -17,7 +17,7 @@ Prints markdown. Single-threaded work is timed in CPU seconds (``time.process_ti
 median of ``--repeats`` runs), so that other jobs on a shared machine do not distort the
 ratios; the two-process heatmap is timed in wall-clock seconds.
 
-    python benchmarks/selection.py [--quick] [--repeats 3] [--samples 100000]
+    python -m benchmarks.selection [--quick] [--repeats 3] [--samples 100000]
 """
 
 from __future__ import annotations
@@ -111,9 +111,9 @@ def fig1_row(args: tuple[float, float, np.ndarray]) -> np.ndarray:
     )
 
 
-def fig1(workers: int) -> dict[str, float]:
-    sigmas = np.geomspace(0.01, 0.5, 40)
-    steps = np.unique(np.geomspace(1, 10_000, 120).astype(int))
+def fig1(workers: int, n_sigmas: int = 40, n_steps: int = 120) -> dict[str, float]:
+    sigmas = np.geomspace(0.01, 0.5, n_sigmas)
+    steps = np.unique(np.geomspace(1, 10_000, n_steps).astype(int))
     rhos = (0.25, 0.5, 0.75)
     jobs = [(s, r, steps) for r in rhos for s in sigmas]
     start = time.perf_counter()
@@ -144,12 +144,26 @@ def fig1(workers: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a 20-point subset of the grid")
+    parser.add_argument(
+        "--per-family", type=int, default=None, help="only the first N points of each family"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--fig1-grid",
+        type=int,
+        nargs=2,
+        default=[40, 120],
+        metavar=("SIGMAS", "STEPS"),
+        help="the heatmap's sigma_X and t grid sizes (the paper's figure: 40 120)",
+    )
     args = parser.parse_args()
 
     points = grid(args.quick)
+    if args.per_family is not None:
+        families = [family for family, _, _ in points]
+        points = [p for i, p in enumerate(points) if families[:i].count(p[0]) < args.per_family]
     ratios = [r for _, _, r in points]
     batch, batch_seconds = timed(lambda: log_ratios(ratios), args.repeats)
     rows = []
@@ -206,7 +220,7 @@ def main() -> None:
             )
 
     print("\n### LPB Fig. 1 heatmap (Delta = 1e-3, delta = 1e-5, [a, b] = [0, 1])\n")
-    f = fig1(args.workers)
+    f = fig1(args.workers, *args.fig1_grid)
     print(
         "| grid | cells | ex-post eps, seconds | workers | "
         "Thm. 7 -> (eps, delta) baselines, seconds | cells where ex-post < baseline |"

@@ -6,8 +6,8 @@ warm-up call, and prints a markdown table with samples/s and the estimate next t
 numerical bound (LPB Thm. 12). CPU runs report wall time of one process with torch's own
 threads (``--threads``); on CUDA the device is synchronised before the clock stops.
 
-    python benchmarks/selection_sampler.py --device cpu --samples 20000000
-    python benchmarks/selection_sampler.py --device cuda --samples 2000000000
+    python -m benchmarks.selection_sampler --device cpu --samples 20000000
+    python -m benchmarks.selection_sampler --device cuda --samples 2000000000
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def largest_horizon(plan: HorizonPlan, cap: int) -> int:
 
 
 def additive_stopping_time(
-    eps: float, delta: float, *, sigma: float, sensitivity: float, t_cap: int
+    eps: float, *, delta: float, sigma: float, sensitivity: float, t_cap: int
 ) -> int:
     """T_a = max{t : min_{delta_i <= delta/t} eps_i(delta_i) <= eps/t} (Taylor et al., App. B).
 
@@ -66,15 +66,15 @@ def additive_stopping_time(
 
     def plan(t: int) -> tuple[Filter, EpsDelta]:
         d = delta / t * _SPLIT_SAFETY
-        return AdditiveFilter(eps, delta), EpsDelta(
-            gaussian_eps(d, sensitivity=sensitivity, sigma=sigma), d
+        return AdditiveFilter(eps, delta=delta), EpsDelta(
+            gaussian_eps(d, sensitivity=sensitivity, sigma=sigma), delta=d
         )
 
     return largest_horizon(plan, t_cap)
 
 
 def advanced_split(
-    t: int, eps: float, delta: float, sigma: float, sensitivity: float
+    t: int, eps: float, *, delta: float, sigma: float, sensitivity: float
 ) -> tuple[float, float]:
     """(min K, delta'') over delta'' in (0, delta) with delta_i = (delta - delta'')/t (App. B).
 
@@ -86,36 +86,36 @@ def advanced_split(
         eps_i = gaussian_eps(
             (delta - delta_pp) / t * _SPLIT_SAFETY, sensitivity=sensitivity, sigma=sigma
         )
-        return rogers_k([eps_i] * t, eps, delta, delta_pp)
+        return rogers_k([eps_i] * t, eps, delta_g=delta, delta_pp=delta_pp)
 
     res = optimize.minimize_scalar(k_of, bounds=(-30.0, math.log1p(-1e-9)), method="bounded")
     return float(res.fun), delta * math.exp(res.x)
 
 
 def advanced_stopping_time(
-    eps: float, delta: float, *, sigma: float, sensitivity: float, t_cap: int
+    eps: float, *, delta: float, sigma: float, sensitivity: float, t_cap: int
 ) -> int:
     """T_av of App. B with Rogers et al. Thm. 5.1 (:class:`AdvancedFilter`), split optimised."""
 
     def plan(t: int) -> tuple[Filter, EpsDelta] | None:
-        k, delta_pp = advanced_split(t, eps, delta, sigma, sensitivity)
+        k, delta_pp = advanced_split(t, eps, delta=delta, sigma=sigma, sensitivity=sensitivity)
         if k > eps:
             return None
         d = (delta - delta_pp) / t * _SPLIT_SAFETY
-        cost = EpsDelta(gaussian_eps(d, sensitivity=sensitivity, sigma=sigma), d)
-        return AdvancedFilter(eps, delta, delta_pp), cost
+        cost = EpsDelta(gaussian_eps(d, sensitivity=sensitivity, sigma=sigma), delta=d)
+        return AdvancedFilter(eps, delta_g=delta, delta_pp=delta_pp), cost
 
     return largest_horizon(plan, t_cap)
 
 
-def rdp_order(t: int, delta: float, sigma: float, sensitivity: float) -> float:
+def rdp_order(t: int, *, delta: float, sigma: float, sensitivity: float) -> float:
     """The order minimising t alpha mu^2/2 + log(1/delta)/(alpha - 1): 1 + sqrt(L / (t mu^2/2))."""
     half_mu_sq = (sensitivity / sigma) ** 2 / 2.0
     return 1.0 + math.sqrt(math.log(1.0 / delta) / (t * half_mu_sq))
 
 
 def rdp_stopping_time(
-    eps: float, delta: float, *, sigma: float, sensitivity: float, t_cap: int
+    eps: float, *, delta: float, sigma: float, sensitivity: float, t_cap: int
 ) -> int:
     """T_RDP = max{t : min_alpha t alpha/(2 sigma^2) + log(1/delta)/(alpha - 1) <= eps} (App. B).
 
@@ -124,9 +124,9 @@ def rdp_stopping_time(
     """
 
     def plan(t: int) -> tuple[Filter, RenyiCurve] | None:
-        alpha = rdp_order(t, delta, sigma, sensitivity)
+        alpha = rdp_order(t, delta=delta, sigma=sigma, sensitivity=sensitivity)
         try:
-            filt = RdpDpFilter(eps, delta, alpha)
+            filt = RdpDpFilter(eps, delta=delta, alpha=alpha)
         except ValueError:  # no RDP budget left at this order
             return None
         return filt, RenyiCurve.single(

@@ -67,6 +67,7 @@ def _sample_budget(mass: float, fail: float, rounds: int) -> int:
 
 def natural_filter_guarantee(
     eps: float,
+    *,
     delta: float,
     rounds: int,
     delta_rr: float | None = None,
@@ -119,4 +120,4 @@ def natural_filter_guarantee(
     eps_prime, delta_prime = best  # type: ignore[misc]  # at least one bucket count ran
     if delta_prime >= 1.0:
         raise ValueError(f"the guarantee is vacuous (delta' = {delta_prime} >= 1)")
-    return EpsDelta(eps_prime, delta_prime)
+    return EpsDelta(eps_prime, delta=delta_prime)

@@ -21,7 +21,7 @@ from accounting.numerics import nudge_down
 
 
 def gaussian_kappa(
-    eps: float, delta_tilde: float, theta: float, *, sigma: float, sensitivity: float = 1.0
+    eps: float, *, delta_tilde: float, theta: float, sigma: float, sensitivity: float = 1.0
 ) -> float:
     """Threshold kappa of Taylor et al., Prop. 1, for i.i.d. Gaussian mechanisms.
 
@@ -39,7 +39,7 @@ def gaussian_kappa(
 
 
 def gaussian_first_step_ok(
-    eps: float, delta_tilde: float, *, sigma: float, sensitivity: float = 1.0
+    eps: float, *, delta_tilde: float, sigma: float, sensitivity: float = 1.0
 ) -> bool:
     """Check at i = 0 (y_0 fixed): P(L_1 > eps) <= delta~, i.e. query 1 may run."""
     mu = _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)
@@ -100,12 +100,14 @@ def gaussian_parameters(n_max: int, delta: float) -> tuple[float, float]:
         raise ValueError(f"no interior optimum for n_max={n_max}, delta={delta}")
     dt = delta * math.exp(res.x)
     theta = theta_of(dt)
-    while realisation_delta(n_max, dt, theta) > delta:  # rounding may overshoot by an ulp
+    while (
+        realisation_delta(n_max, delta_tilde=dt, theta=theta) > delta
+    ):  # rounding may overshoot by an ulp
         theta = math.nextafter(theta, 0.0)
     exact_dt, exact_delta = Fraction(dt), Fraction(delta)
 
     def within(t: float) -> bool:
         exact = exact_dt + Fraction(t) * (1 - exact_dt) * n_max
-        return exact <= exact_delta and realisation_delta(n_max, dt, t) <= delta
+        return exact <= exact_delta and realisation_delta(n_max, delta_tilde=dt, theta=t) <= delta
 
     return dt, nudge_down(within, theta)

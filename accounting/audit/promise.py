@@ -13,7 +13,7 @@ Rényi curve instead (Mironov 2017, Def. 3).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ class Promise:
     """
 
     eps: tuple[float, ...]
+    _: KW_ONLY
     delta: tuple[float, ...]
 
     def __post_init__(self) -> None:
@@ -54,17 +55,17 @@ class Promise:
         ``eps_grid`` (default 41 points on [0, 4]).
         """
         if isinstance(budget, EpsDelta):
-            return cls((budget.eps,), (budget.delta,))
+            return cls((budget.eps,), delta=(budget.delta,))
         if isinstance(budget, PureDP):
-            return cls((budget.eps,), (0.0,))
+            return cls((budget.eps,), delta=(0.0,))
         if isinstance(budget, Gdp) or callable(getattr(budget, "delta", None)):
             grid = np.linspace(0.0, 4.0, 41) if eps_grid is None else np.asarray(eps_grid)
             grid = _checks.finite_array("eps_grid", grid).ravel()
             curve = gdp_delta(grid, budget.mu) if isinstance(budget, Gdp) else budget.delta(grid)
-            return cls(tuple(grid), tuple(np.atleast_1d(curve)))
+            return cls(tuple(grid), delta=tuple(np.atleast_1d(curve)))
         if isinstance(budget, Sequence) and budget:
             parts = [cls.of(b) for b in budget]
-            return cls(sum((p.eps for p in parts), ()), sum((p.delta for p in parts), ()))
+            return cls(sum((p.eps for p in parts), ()), delta=sum((p.delta for p in parts), ()))
         raise ValueError(
             f"budget must be EpsDelta, PureDP, a sequence of them, Gdp or a curve; got {budget!r}"
         )

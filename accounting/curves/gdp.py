@@ -88,7 +88,7 @@ def _exact_delta_at_most(eps: float, mu: float, delta: float) -> bool:
     return mp_gaussian_hockey_stick(eps, mu) <= mpmath.mpf(delta)
 
 
-def gdp_eps(delta: float, mu: float | Gdp) -> float:
+def gdp_eps(mu: float | Gdp, *, delta: float) -> float:
     """Smallest eps >= 0 with delta_mu(eps) <= delta (exact inversion, nudged to be safe: the
     exact delta_mu(eps) (40-digit mpmath), log delta_mu(eps) <= log delta and
     ``gdp_delta(eps, mu) <= delta`` all hold, so eps is never below the exact value)."""
@@ -119,12 +119,12 @@ def gdp_eps(delta: float, mu: float | Gdp) -> float:
     return _checks.result("eps", float(eps))
 
 
-def gdp_budget(eps: float, delta: float) -> float:
+def gdp_budget(eps: float, *, delta: float) -> float:
     """The largest mu whose mu-GDP guarantee converts to (eps, delta)-DP, delta_mu(eps) <= delta
     (the inverse in mu of DRS 2022, Cor. 2.13; delta_mu(eps) increases with mu).
 
     Brent's method on log delta_mu(eps) = log delta, then stepped down by ulps until
-    ``gdp_delta(eps, mu) <= delta``, the spend recomputed from mu, ``gdp_eps(delta, mu)``, is
+    ``gdp_delta(eps, mu) <= delta``, the spend recomputed from mu, ``gdp_eps(mu, delta=delta)``, is
     <= eps, and the exact delta_mu(eps) (40-digit mpmath) is <= delta: the feasible side in
     both directions of the conversion and in exact arithmetic (docs/accounting.md,
     "Rounding").
@@ -151,7 +151,7 @@ def gdp_budget(eps: float, delta: float) -> float:
             mu = math.nextafter(mu, 0.0)
 
     def float_feasible(m: float) -> bool:
-        return float(gdp_delta(eps, m)) <= delta and gdp_eps(delta, m) <= eps
+        return float(gdp_delta(eps, m)) <= delta and gdp_eps(m, delta=delta) <= eps
 
     for _ in range(8):  # single ulps first (rounding of log delta_mu), then doubling steps
         if float_feasible(mu):

@@ -40,7 +40,7 @@ import numpy as np
 from accounting import _checks
 from accounting.costs import RenyiCurve
 from accounting.curves.orders import minimise_over_orders
-from accounting.numerics import at_least_exact, exact_at_most, nudge_down
+from accounting.numerics import exact_at_most, nudge_down
 
 DEFAULT_ORDERS: tuple[float, ...] = tuple(
     sorted(
@@ -249,20 +249,7 @@ def rdp_to_eps(
         return _eps_bounds(alpha, eps_alpha, log_delta, method)
 
     best, order = _best_order(curve, a, per_order(a, e), per_order)
-    eps = max(best, 0.0)
-    if eps > 0.0:  # the bound at the attained order, rounded up in exact arithmetic
-        rdp = _value_at(curve, a, e, order)
-        eps = at_least_exact(eps, lambda ctx: _exact_bound(ctx, rdp, order, delta, method))
-    return EpsBound(_checks.result("eps", eps), order)
-
-
-def _value_at(
-    curve: RenyiCurve | Callable[[float], float], a: np.ndarray, e: np.ndarray, order: float
-) -> float:
-    """eps(order) of the curve: its grid value, or the function at ``order``."""
-    if isinstance(curve, RenyiCurve):
-        return float(e[int(np.flatnonzero(a == order)[0])])
-    return _rdp_value(curve, order)
+    return EpsBound(_checks.result("eps", max(best, 0.0)), order)
 
 
 def rdp_to_delta(
@@ -289,33 +276,10 @@ def rdp_to_delta(
         return _log_delta_bounds(alpha, eps_alpha, eps, method)
 
     log_best, order = _best_order(curve, a, per_order(a, e), per_order)
-    delta = min(1.0, math.exp(min(log_best, 0.0)))
-    if delta < 1.0:  # the bound at the attained order, rounded up in exact arithmetic
-        rdp = _value_at(curve, a, e, order)
-        delta = min(1.0, _exact_delta_up(delta, rdp, order, eps, method))
-    return DeltaBound(delta, order)
+    return DeltaBound(min(1.0, math.exp(min(log_best, 0.0))), order)
 
 
-def _exact_delta_up(value: float, rdp: float, alpha: float, eps: float, method: Method) -> float:
-    """``value`` moved up to the exact delta of ``rdp_to_delta`` at one order if below it:
-    classical e^{(alpha-1)(rdp - eps)}; improved the smaller of
-    e^{(alpha-1)(rdp - eps + log(1 - 1/alpha))} / alpha and sqrt(1 - e^{-rdp})."""
-
-    def cks(ctx: Any) -> Any:
-        a = ctx.mpf(alpha)
-        if method == "classical":
-            return ctx.exp((a - 1) * (ctx.mpf(rdp) - eps))
-        return ctx.exp((a - 1) * (ctx.mpf(rdp) - eps + ctx.log((a - 1) / a))) / a
-
-    if method == "classical" or rdp == 0.0:
-        return at_least_exact(value, cks)
-    return min(
-        at_least_exact(value, cks),
-        at_least_exact(value, lambda ctx: ctx.sqrt(1 - ctx.exp(-ctx.mpf(rdp)))),
-    )
-
-
-def expost_rdp_to_approximate_dp(eps: float, alpha: float, delta: float) -> float:
+def expost_rdp_to_approximate_dp(eps: float, *, alpha: float, delta: float) -> float:
     """Approximate ex-post privacy bound from an ex-post RDP bound at one order:
     E(y) = eps(y) + log(1/delta) / (alpha - 1).
 
@@ -327,8 +291,7 @@ def expost_rdp_to_approximate_dp(eps: float, alpha: float, delta: float) -> floa
     eps = _checks.nonnegative("eps", eps)
     alpha = _checks.order("alpha", alpha)
     delta = _checks.open_unit("delta", delta)
-    value = eps + math.log(1.0 / delta) / (alpha - 1.0)
-    return at_least_exact(value, lambda ctx: _exact_bound(ctx, eps, alpha, delta, "classical"))
+    return eps + math.log(1.0 / delta) / (alpha - 1.0)
 
 
 def rdp_to_pdp(
@@ -348,7 +311,7 @@ def rdp_to_pdp(
     return rdp_to_eps(curve, delta, "classical", orders).eps
 
 
-def rdp_budget(eps: float, delta: float, alpha: float, method: Method = "improved") -> float:
+def rdp_budget(eps: float, *, delta: float, alpha: float, method: Method = "improved") -> float:
     """The largest RDP budget eps(alpha) at order alpha that converts to (eps, delta)-DP.
 
     The inverse of ``rdp_to_eps`` at one order: ``"classical"``, eps(alpha) = eps -
@@ -398,7 +361,7 @@ def _exact_bound(ctx: Any, rdp: float, alpha: float, delta: float, method: Metho
 
 
 def rdp_usable_orders(
-    eps: float, delta: float, orders: Iterable[float], method: Method = "improved"
+    eps: float, *, delta: float, orders: Iterable[float], method: Method = "improved"
 ) -> tuple[float, ...]:
     """The orders (in the given order) at which (eps, delta) leaves a positive RDP budget
     under ``method`` (the closed form of ``rdp_budget`` is > 0)."""

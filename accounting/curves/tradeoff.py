@@ -78,7 +78,7 @@ class PiecewiseLinearTradeoff:
         self.drops.setflags(write=False)
 
     @classmethod
-    def eps_delta(cls, eps: float, delta: float = 0.0) -> PiecewiseLinearTradeoff:
+    def eps_delta(cls, eps: float, *, delta: float = 0.0) -> PiecewiseLinearTradeoff:
         """f_{eps,delta}(a) = max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)).
 
         Dong, Roth and Su 2022, Prop. 2.5 / Kairouz et al. 2015: (eps, delta)-DP is
@@ -95,7 +95,7 @@ class PiecewiseLinearTradeoff:
     @classmethod
     def pure_dp(cls, eps: float) -> PiecewiseLinearTradeoff:
         """Randomized response RR_eps: the trade-off f_{eps,0} every eps-DP pair dominates."""
-        return cls.eps_delta(eps, 0.0)
+        return cls.eps_delta(eps, delta=0.0)
 
     @classmethod
     def from_pld(cls, pld: Pld) -> PiecewiseLinearTradeoff:
@@ -186,6 +186,6 @@ class PiecewiseLinearTradeoff:
         return PiecewiseLinearTradeoff(widths, drops, self.start * other.start)
 
 
-def eps_delta_pld(eps: float, delta: float = 0.0) -> Pld:
+def eps_delta_pld(eps: float, *, delta: float = 0.0) -> Pld:
     """The 4-point PLD of (eps, delta)-DP: losses +-eps, +inf with probability delta."""
-    return PiecewiseLinearTradeoff.eps_delta(eps, delta).to_pld()
+    return PiecewiseLinearTradeoff.eps_delta(eps, delta=delta).to_pld()

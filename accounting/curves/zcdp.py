@@ -31,7 +31,7 @@ from accounting import _checks
 from accounting.costs import Zcdp, parameter_of
 from accounting.curves.orders import minimise_over_orders
 from accounting.curves.rdp import Method, check_method
-from accounting.numerics import at_least_exact, exact_at_most, fraction_up, nudge_down
+from accounting.numerics import exact_at_most, fraction_up, nudge_down
 
 # Orders are searched on u = log(alpha - 1), around a first guess, on a grid then refined.
 _HALF_WIDTH = 20.0
@@ -48,7 +48,7 @@ def _rho(rho: float | Zcdp) -> float:
     return _checks.nonnegative("rho", parameter_of("rho", rho, Zcdp, "rho"))
 
 
-def zcdp_to_eps(rho: float | Zcdp, delta: float, method: Method = "classical") -> float:
+def zcdp_to_eps(rho: float | Zcdp, *, delta: float, method: Method = "classical") -> float:
     """eps such that rho-zCDP implies (eps, delta)-DP.
 
     ``method="classical"`` (the default): rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke
@@ -59,7 +59,7 @@ def zcdp_to_eps(rho: float | Zcdp, delta: float, method: Method = "classical") -
     "improved".)
     """
     if check_method(method) == "improved":
-        return zcdp_to_eps_optimal(rho, delta)
+        return zcdp_to_eps_optimal(rho, delta=delta)
     rho = _rho(rho)
     delta = _checks.open_unit("delta", delta)
     log_inv_delta = math.log(1.0 / delta)
@@ -71,7 +71,7 @@ def zcdp_to_eps(rho: float | Zcdp, delta: float, method: Method = "classical") -
     eps = rho + 2.0 * root
     if not math.isfinite(eps):
         raise ValueError(f"rho={rho!r} is too large: the eps it implies exceeds the float range")
-    return at_least_exact(eps, lambda ctx: _exact_classical(ctx, rho, delta))
+    return eps
 
 
 def _cks_eps_at(u: np.ndarray, rho: float, log_inv_delta: float) -> np.ndarray:
@@ -111,7 +111,7 @@ def _argmin_over_orders(fn: Callable[[np.ndarray], np.ndarray], u0: float) -> tu
     return minimise_over_orders(fn, grid)
 
 
-def zcdp_to_eps_optimal(rho: float | Zcdp, delta: float) -> float:
+def zcdp_to_eps_optimal(rho: float | Zcdp, *, delta: float) -> float:
     """eps such that rho-zCDP implies (eps, delta)-DP, by Canonne, Kamath and Steinke 2020.
 
     Cor. 13 (Prop. 12 at every order): eps = inf_{alpha > 1} alpha rho + log(1 - 1/alpha)
@@ -125,10 +125,7 @@ def zcdp_to_eps_optimal(rho: float | Zcdp, delta: float) -> float:
     delta = _checks.open_unit("delta", delta)
     if rho == 0.0:
         return 0.0
-    eps, alpha = _cks_best(rho, delta)
-    if eps == 0.0:
-        return 0.0
-    return at_least_exact(eps, lambda ctx: _exact_cks(ctx, rho, delta, alpha))
+    return _cks_best(rho, delta)[0]
 
 
 def _cks_best(rho: float, delta: float) -> tuple[float, float]:
@@ -172,22 +169,13 @@ def zcdp_to_delta(rho: float | Zcdp, eps: float) -> float:
     s = rho + eps
     num = s + math.hypot(s, math.sqrt(8.0 * rho)) - 4.0 * rho
     u0 = math.log(num) - math.log(4.0 * rho) if num > 0 else eps - rho - 1.0
-    log_delta, u = _argmin_over_orders(lambda v: _cks_log_delta_at(v, rho, eps), u0)
+    log_delta = _minimise_over_orders(lambda u: _cks_log_delta_at(u, rho, eps), u0)
     if log_delta == -math.inf:  # delta below the smallest double
         return 0.0
-    delta = min(1.0, math.exp(min(0.0, _checks.finite_result("log delta", log_delta))))
-    alpha = 1.0 + math.exp(u)
-    if delta == 1.0 or alpha <= 1.0 or not math.isfinite(alpha):
-        return delta
-
-    def exact(ctx: Any) -> Any:  # Prop. 12's delta at the attained order
-        a = ctx.mpf(alpha)
-        return ctx.exp((a - 1) * (a * rho - eps) - ctx.log(a) + (a - 1) * ctx.log((a - 1) / a))
-
-    return min(1.0, at_least_exact(delta, exact))
+    return min(1.0, math.exp(min(0.0, _checks.finite_result("log delta", log_delta))))
 
 
-def zcdp_budget(eps: float, delta: float, method: Method = "classical") -> float:
+def zcdp_budget(eps: float, *, delta: float, method: Method = "classical") -> float:
     """The largest rho whose rho-zCDP guarantee converts to (eps, delta)-DP by ``method``.
 
     ``"classical"`` (the default): B* = (sqrt(log(1/delta) + eps) - sqrt(log(1/delta)))^2,
@@ -209,7 +197,7 @@ def zcdp_budget(eps: float, delta: float, method: Method = "classical") -> float
     if method == "classical":
 
         def classical_ok(rho: float) -> bool:
-            return zcdp_to_eps(rho, delta) <= eps and exact_at_most(
+            return zcdp_to_eps(rho, delta=delta) <= eps and exact_at_most(
                 lambda ctx: _exact_classical(ctx, rho, delta), eps
             )
 
@@ -217,13 +205,13 @@ def zcdp_budget(eps: float, delta: float, method: Method = "classical") -> float
     if eps == 0.0:
         return 0.0
     lo, hi = closed_form, max(2.0 * closed_form, 1e-300)
-    while zcdp_to_eps_optimal(hi, delta) <= eps:
+    while zcdp_to_eps_optimal(hi, delta=delta) <= eps:
         lo, hi = hi, 2.0 * hi
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if not lo < mid < hi:
             break
-        if zcdp_to_eps_optimal(mid, delta) <= eps:
+        if zcdp_to_eps_optimal(mid, delta=delta) <= eps:
             lo = mid
         else:
             hi = mid

@@ -17,12 +17,19 @@ from accounting.filters.realisation import (
     RealisationFilter,
     RoundLoss,
 )
-from accounting.filters.renyi import PureDpFilterViaZcdp, RdpDpFilter, RenyiFilter, ZcdpFilter
+from accounting.filters.renyi import (
+    BudgetWarning,
+    PureDpFilterViaZcdp,
+    RdpDpFilter,
+    RenyiFilter,
+    ZcdpFilter,
+)
 
 __all__ = [
     "AdditiveFilter",
     "AdvancedFilter",
     "Analyst",
+    "BudgetWarning",
     "ExPostRdpComposition",
     "Filter",
     "FilteredSelfReportingComposition",

@@ -98,7 +98,7 @@ class AdditiveFilter(_EpsDeltaFilter):
     Odometers and Filters"; Taylor et al., Sec. II-A. The whole interaction is (eps, delta)-DP.
     """
 
-    def __init__(self, eps: float, delta: float) -> None:
+    def __init__(self, eps: float, *, delta: float) -> None:
         super().__init__()
         self.eps = _checks.nonnegative("eps", eps)
         self.delta = _checks.delta("delta", delta)
@@ -110,7 +110,7 @@ class AdditiveFilter(_EpsDeltaFilter):
 
 
 def rogers_k(
-    eps: list[float] | tuple[float, ...], eps_g: float, delta_g: float, delta_pp: float
+    eps: list[float] | tuple[float, ...], eps_g: float, *, delta_g: float, delta_pp: float
 ) -> float:
     """The quantity K of Rogers et al. (2016), Thm. 5.1, for per-round eps_1..eps_k.
 
@@ -150,7 +150,7 @@ class AdvancedFilter(_EpsDeltaFilter):
     docs/proofs/advanced_filter.md.
     """
 
-    def __init__(self, eps_g: float, delta_g: float, delta_pp: float | None = None) -> None:
+    def __init__(self, eps_g: float, *, delta_g: float, delta_pp: float | None = None) -> None:
         super().__init__()
         self.eps_g = _checks.positive("eps_g", eps_g)
         self.delta_g = _checks.open_unit("delta_g", delta_g)
@@ -205,7 +205,7 @@ class WhitehouseFilter(_EpsDeltaFilter):
     ``delta_pp`` is delta'' (default delta / 2); delta' = delta - delta_pp.
     """
 
-    def __init__(self, eps: float, delta: float, delta_pp: float | None = None) -> None:
+    def __init__(self, eps: float, *, delta: float, delta_pp: float | None = None) -> None:
         super().__init__()
         self.eps = _checks.nonnegative("eps", eps)
         self.delta = _checks.open_unit("delta", delta)

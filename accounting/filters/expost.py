@@ -39,9 +39,9 @@ class FilteredSelfReportingComposition(Filter[ProbabilisticDP, _FsrcSums]):
     cost_types = (ProbabilisticDP,)
     needs_observation = True
 
-    def __init__(self, eps: float, delta: float) -> None:
+    def __init__(self, eps: float, *, delta: float) -> None:
         super().__init__(_FsrcSums())
-        self.guarantee = EpsDelta(eps, delta)
+        self.guarantee = EpsDelta(eps, delta=delta)
 
     @property
     def spent_post(self) -> float:

@@ -35,7 +35,7 @@ def query_pld(cost: Any) -> Pld:
     if isinstance(cost, PureDP):
         return PiecewiseLinearTradeoff.pure_dp(cost.eps).to_pld()
     if isinstance(cost, EpsDelta):
-        return PiecewiseLinearTradeoff.eps_delta(cost.eps, cost.delta).to_pld()
+        return PiecewiseLinearTradeoff.eps_delta(cost.eps, delta=cost.delta).to_pld()
     names = ", ".join(t.__name__ for t in NATURAL_COSTS)
     raise ValueError(f"cost must be one of {names}, got {type(cost).__name__}")
 

@@ -165,7 +165,7 @@ class RoundLoss:
 AllowedSets = Sequence[RoundLoss] | Callable[[int], Sequence[RoundLoss]]
 
 
-def realisation_delta(n_max: int, delta_tilde: float, theta: float) -> float:
+def realisation_delta(n_max: int, *, delta_tilde: float, theta: float) -> float:
     """delta~ + theta (1 - delta~) N: the delta that Algorithm 1 guarantees (Theorem 1)."""
     n_max = _checks.integer("n_max", n_max)
     delta_tilde = _checks.delta("delta_tilde", delta_tilde)
@@ -244,6 +244,7 @@ class RealisationFilter(_RealisedLossFilter):
     def __init__(
         self,
         eps: float,
+        *,
         delta: float,
         n_max: int,
         delta_tilde: float,
@@ -254,7 +255,7 @@ class RealisationFilter(_RealisedLossFilter):
         self.n_max = _checks.integer("n_max", n_max)
         self.delta_tilde = _checks.delta("delta_tilde", delta_tilde)
         self.theta = _checks.finite("theta", theta)
-        spent = realisation_delta(self.n_max, self.delta_tilde, self.theta)
+        spent = realisation_delta(self.n_max, delta_tilde=self.delta_tilde, theta=self.theta)
         if spent > self.delta:
             raise ValueError(
                 f"need delta_tilde + theta (1 - delta_tilde) N <= delta (Taylor et al., Alg. 1), "
@@ -306,7 +307,7 @@ class InvalidNaiveRealisationFilter(_RealisedLossFilter):
     reveals X with probability -> 1 (Sec. II-B): no better than (eps, 1)-DP.
     """
 
-    def __init__(self, eps: float, delta: float) -> None:
+    def __init__(self, eps: float, *, delta: float) -> None:
         super().__init__(eps)
         self.delta = _checks.delta("delta", delta)
 

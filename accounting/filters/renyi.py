@@ -14,6 +14,7 @@ composition): the halted transcript satisfies the budget as an ordinary RDP guar
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -24,6 +25,10 @@ from accounting.curves.rdp import Method, check_method, rdp_budget
 from accounting.curves.zcdp import zcdp_budget
 from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.base import Filter
+
+
+class BudgetWarning(UserWarning):
+    """A Rényi filter's budgets halt it at once (at its first query that uses the data)."""
 
 
 class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
@@ -41,6 +46,24 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
     on their grid. The sums are exact and order-independent
     (:class:`~accounting.exact_sum.ExactSum`) and compared with the budgets exactly, so no
     rounding admits a query whose true sum exceeds a budget.
+
+    Budgets that can only halt at once. Every cost is a Rényi divergence, so it is > 0 at
+    every order unless the query's output law is the same on all neighbouring datasets
+    (D_alpha(P || Q) = 0 iff P = Q, van Erven and Harremoës 2014, Thm. 8). Hence:
+
+    * a budget of 0 at some order admits only data-independent queries: the filter halts at
+      the first query that uses the data, whatever the workload. Such a vector warns
+      (:class:`BudgetWarning`) when the filter is built;
+    * budgets all > 0 always admit some query (a Gaussian of noise multiplier
+      sigma / sensitivity >= max_j sqrt(alpha_j / (2 B_j)), whose cost is alpha / (2
+      multiplier^2)), but whether the workload's first query fits depends on that query.
+      Because a query must fit at EVERY order, a vector over many orders halts on the first
+      query whose cost passes the budget at any one of them, typically the highest order:
+      budgets ``rdp_budget(1, delta=1e-6, alpha=a)`` over the usable default orders (12 to
+      8,192) need a multiplier >= 64 at alpha = 8,192. The first refused request (with
+      nothing run before it) warns with the order that refused it. For an (eps, delta)
+      target, fix one order from the workload instead (:class:`RdpDpFilter`;
+      docs/quickstart.md, "Adaptive Gaussian queries under an (eps, delta) budget").
     """
 
     cost_types = (RenyiCurve,)
@@ -52,6 +75,14 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
             bs = bs * len(alphas)
         if len(alphas) != len(bs):
             raise ValueError("orders and budgets must have the same length")
+        if 0.0 in bs:
+            warnings.warn(
+                f"{type(self).__name__}: the budget at order {alphas[bs.index(0.0)]} is 0, so "
+                "only queries whose output does not depend on the data can ever run: the "
+                "filter halts at the first real query. Drop that order (rdp_usable_orders).",
+                BudgetWarning,
+                stacklevel=2,
+            )
         super().__init__(tuple(ExactSum() for _ in alphas))
         self.guarantee = RenyiCurve(alphas, bs)
 
@@ -71,7 +102,27 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
     def _admit(self, cost: RenyiCurve) -> tuple[ExactSum, ...] | None:
         nxt = tuple(s + cost.at(a) for s, a in zip(self._state, self.orders, strict=True))
         ok = all(s.at_most(b) for s, b in zip(nxt, self.budgets, strict=True))
+        if not ok and self._history.last() is None:
+            self._warn_first_refusal(cost, nxt)
         return nxt if ok else None
+
+    def _warn_first_refusal(self, cost: RenyiCurve, nxt: tuple[ExactSum, ...]) -> None:
+        """The filter halts on its first request: say at which order and why."""
+        several = (
+            " A query runs only if every order stays within its budget (Feldman and Zrnic "
+            "2021, Rem. 4.4); for an (eps, delta) target fix one order from the workload "
+            "(RdpDpFilter, docs/quickstart.md)."
+        )
+        for s, a, b in zip(nxt, self.orders, self.budgets, strict=True):
+            if not s.at_most(b):
+                warnings.warn(
+                    f"{type(self).__name__} halted on its first request: at order {a} it "
+                    f"costs {cost.at(a):.4g} > budget {b:.4g}."
+                    + (several if len(self.orders) > 1 else ""),
+                    BudgetWarning,
+                    stacklevel=4,
+                )
+                return
 
 
 class ZcdpFilter(Filter[Zcdp, ExactSum]):
@@ -115,11 +166,11 @@ class PureDpFilterViaZcdp(Filter[PureDP, ExactSquareSum]):
 
     cost_types = (PureDP,)
 
-    def __init__(self, eps: float, delta: float, method: Method = "classical") -> None:
+    def __init__(self, eps: float, *, delta: float, method: Method = "classical") -> None:
         super().__init__(ExactSquareSum())
         self.target = (_checks.nonnegative("eps", eps), _checks.open_unit("delta", delta))
         self.method = check_method(method)
-        self.budget = zcdp_budget(eps, delta, method)
+        self.budget = zcdp_budget(eps, delta=delta, method=method)
 
     @property
     def spent(self) -> float:
@@ -145,9 +196,9 @@ class RdpDpFilter(RenyiFilter):
     """
 
     def __init__(
-        self, eps: float, delta: float, alpha: float, method: Method = "classical"
+        self, eps: float, *, delta: float, alpha: float, method: Method = "classical"
     ) -> None:
         method = check_method(method)
-        super().__init__(alpha, rdp_budget(eps, delta, alpha, method))
+        super().__init__(alpha, rdp_budget(eps, delta=delta, alpha=alpha, method=method))
         self.target = (float(eps), float(delta))
         self.method = method

@@ -105,6 +105,7 @@ class GdPrivacyPlan:
 
 def plan_filtered_gd(
     eps: float,
+    *,
     delta: float,
     method: Method,
     budget_steps: float,
@@ -137,7 +138,7 @@ def plan_filtered_gd(
     if m == 0 and share != 0.0:
         raise ValueError(f"query_share must be 0 without queries, got {query_share!r}")
     # zcdp_budget is on the safe side: zcdp_to_eps(rho, delta, method) <= eps
-    rho = _checks.positive("rho", zcdp_budget(eps, delta, method))
+    rho = _checks.positive("rho", zcdp_budget(eps, delta=delta, method=method))
     if m > 0:
         s = _query_noise_for(m, _checks.positive("rho_queries", share * rho))
         rho_queries = count_queries_zcdp(m, sigma=s)
@@ -152,7 +153,10 @@ def plan_filtered_gd(
     # is checked too (a numerical conversion need not be monotone to the last ulp)
     sigma = nudge_up(
         lambda x: (
-            zcdp_to_eps(filtered_gd_zcdp(b, noise_multiplier=x) + rho_queries, delta, method) <= eps
+            zcdp_to_eps(
+                filtered_gd_zcdp(b, noise_multiplier=x) + rho_queries, delta=delta, method=method
+            )
+            <= eps
         ),
         sigma,
     )

@@ -115,7 +115,7 @@ def gaussian_eps(delta: float, *, sensitivity: float, sigma: float) -> float:
     return nudge_up(lambda e: _satisfies(float(log_gaussian_hockey_stick(e, mu)), delta), eps)
 
 
-def gaussian_sigma(eps: float, delta: float, *, sensitivity: float) -> float:
+def gaussian_sigma(eps: float, *, delta: float, sensitivity: float) -> float:
     """Smallest sigma for which the Gaussian mechanism is (eps, delta)-DP (Balle and Wang
     2018, Thm. 8, solved for sigma). delta must be in (0, 1).
 
@@ -192,7 +192,7 @@ def gaussian_zcdp_delta(rho: float, eps: float) -> float:
     return 0.0 if rho == 0.0 else gaussian_delta(eps, sensitivity=math.sqrt(2.0 * rho), sigma=1.0)
 
 
-def gaussian_zcdp_eps(rho: float, delta: float) -> float:
+def gaussian_zcdp_eps(rho: float, *, delta: float) -> float:
     """Exact eps(delta) of the Gaussian mechanism that is exactly rho-zCDP (mu = sqrt(2 rho))."""
     rho = _checks.nonnegative("rho", rho)
     delta = _checks.open_unit("delta", delta)

@@ -78,7 +78,7 @@ def randomized_response_laws(eps: float) -> tuple[np.ndarray, np.ndarray]:
     return np.array([keep, 1 - keep]), np.array([1 - keep, keep])
 
 
-def canonical_laws(eps: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
+def canonical_laws(eps: float, *, delta: float) -> tuple[np.ndarray, np.ndarray]:
     """The canonical (eps, delta)-DP pair, the least private (eps, delta)-DP mechanism.
 
     Outputs (reveal 0, rr 0, rr 1, reveal 1): with prob delta the dataset is revealed,

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.common.checksum import verified
+from experiments.common.processed import processed
 
 
 @dataclass(frozen=True)
@@ -27,10 +27,13 @@ class Split:
 def load(csv: str | Path, domain_json: str | Path, target: str) -> tuple[pd.DataFrame, dict]:
     """The processed table and {column: size}; codes are checked against the domain.
 
-    Both files must match the sha256 recorded by preprocessing (experiments/common/checksum.py).
+    ``csv`` and ``domain_json`` (the job's ``inputs.data`` and ``inputs.domain``) must be a
+    processed Adult table and domain with the sha256 recorded by preprocessing
+    (experiments/common/processed.py).
     """
-    frame = pd.read_csv(verified(csv))
-    columns = json.loads(verified(domain_json).read_text())["columns"]
+    frame = pd.read_csv(processed(csv, "adult", "inputs.data"))
+    domain_path = processed(domain_json, "adult_domain", "inputs.domain")
+    columns = json.loads(domain_path.read_text())["columns"]
     domain = {name: len(values) for name, values in columns.items()}
     if target not in domain:
         raise ValueError(f"params.target={target!r} is not a column; columns: {list(domain)}")

@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.adult_synth.checks import CHECKS
+from experiments.adult_synth.variants import VARIANTS
+from experiments.scoreboard.scoring import any_of
+
 
 def fractions_above_threshold(checks: pd.DataFrame) -> dict[str, float]:
     """Fig. 2c: the share of accepted releases whose validation accuracy is above the
@@ -58,6 +62,20 @@ def variant_metrics(table: pd.DataFrame) -> dict[str, float]:
             out[f"seed_spread_{column}_min"] = float(values.min())
             out[f"seed_spread_{column}_max"] = float(values.max())
     return out
+
+
+#: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
+#: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
+KEYS = (
+    r"baseline_(?:val|test)_acc",
+    f"frac_above_threshold_{any_of(CHECKS)}",
+    "svt_earlier_plain_more_accurate",
+    f"{any_of(CHECKS)}_(?:mean_eps|median_eps|mean_val_acc|repeats_at_last_level)",
+    f"variant_{any_of(VARIANTS)}_{any_of(VARIANT_COLUMNS)}",
+    "seed_spread_n",
+    r"seed_spread_baseline_(?:val|test)_acc_(?:sd|min|max)",
+    r"table3_adp_at_rdp_\d+\.\d{6}",
+)
 
 
 def metrics(results_dir: Path) -> dict[str, float | bool]:

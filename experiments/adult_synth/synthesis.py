@@ -24,8 +24,10 @@ from collections.abc import Mapping, Sequence
 
 import jax
 
+from experiments.common.jax_cache import use_persistent_cache
+
 jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_enable_compilation_cache", False)  # mbi: many small programs
+use_persistent_cache()
 
 import mbi  # noqa: E402
 import numpy as np  # noqa: E402

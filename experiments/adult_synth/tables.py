@@ -232,6 +232,8 @@ def table3(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
             "rdp_eps": p.eps,
             "alpha": p.alpha,
             "delta": p.delta,
-            "adp_eps": [expost_rdp_to_approximate_dp(e, p.alpha, p.delta) for e in p.eps],
+            "adp_eps": [
+                expost_rdp_to_approximate_dp(e, alpha=p.alpha, delta=p.delta) for e in p.eps
+            ],
         }
     )

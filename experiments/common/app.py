@@ -24,7 +24,13 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from experiments.common import usage
-from experiments.common.config import CONFIG_DIR, as_dict, check_override_keys, load_params
+from experiments.common.config import (
+    CONFIG_DIR,
+    as_dict,
+    check_override_keys,
+    check_top_level_keys,
+    load_params,
+)
 from experiments.common.job import Table, build_table, load_job
 from experiments.common.provenance import write_table
 from experiments.common.timings import collect
@@ -67,7 +73,8 @@ def experiment_main(
         log.info("wrote %s (%d rows) in %.1f s", out, len(df), time.perf_counter() - started)
 
     def entry() -> Any:
-        check_override_keys(sys.argv[1:], schema)  # a typo gets a "did you mean" first
+        check_top_level_keys(sys.argv[1:], name, schema)  # a typo gets a "did you mean" first
+        check_override_keys(sys.argv[1:], schema)
         return main()
 
     return entry

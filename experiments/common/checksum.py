@@ -1,8 +1,9 @@
 """A data file's sha256, recorded in its provenance sidecar and verified where it is read.
 
 Preprocessing writes every processed file, then ``<file>.json`` with its ``sha256``
-(:func:`write_checksum_sidecar`). Every loader opens processed data through :func:`verified`,
-so a truncated or edited file, or one without its sidecar, stops the run with the file's name
+(:func:`write_checksum_sidecar`). Every loader opens processed data through
+:func:`verified` (via experiments/common/processed.py, which then checks the file's kind), so a
+truncated or edited file, or one without its sidecar, stops the run with the file's name
 and the command that rebuilds it instead of an obscure parser error (or silently wrong data).
 Hashing is cheap at these sizes: the largest file (LCL, 27 MB) takes about 0.1 s.
 """

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -86,6 +87,41 @@ def check_override_keys(args: Sequence[str], schema: type) -> None:
                 raise ValueError(_unknown(f"{path}.{name}", name, section))
             section = section_type(section, fields[name])
             path = f"{path}.{name}"
+
+
+def check_top_level_keys(args: Sequence[str], name: str, schema: type) -> None:
+    """Refuse a command-line override whose top-level key config/<name>.yaml lacks, with the
+    closest valid key, before Hydra composes the config.
+
+    Hydra refuses ``sclae=smoke`` but advises ``+sclae=smoke``, which then runs with a stray
+    ``sclae`` key and the default scale, silently; so additions (``+``, ``++``) and deletions
+    (``~``) are checked too. Valid: the primary config's keys, ``hydra`` and the config groups
+    its defaults list uses (``scale``, ``<name>/scale``). A top-level key named like a
+    ``params`` field gets that field as the suggestion (``sigmas=...`` -> ``params.sigmas``).
+    """
+    valid = _top_level_keys(name)
+    fields = [f"params.{f.name}" for f in dataclasses.fields(schema)]
+    for arg in args:
+        if arg.startswith("-") or ("=" not in arg and not arg.startswith("~")):
+            continue  # a flag (--multirun, --cfg job) or a flag's value
+        key = arg.split("=", 1)[0].lstrip("+~")
+        top = re.split(r"[./@\[]", key, maxsplit=1)[0]
+        if top in valid:
+            continue
+        close = difflib.get_close_matches(top, [*sorted(valid), *fields], n=1)
+        if f"params.{top}" in fields:
+            close = [f"params.{top}"]
+        hint = f", did you mean {close[0]!r}?" if close else "."
+        raise ValueError(
+            f"{arg}: unknown top-level key {top!r}{hint} Valid top-level keys of "
+            f"config/{name}.yaml: {sorted(valid)} (experiment parameters go under params.)"
+        )
+
+
+def _top_level_keys(name: str) -> set[str]:
+    """The keys an override of experiment ``name`` may start with."""
+    primary = OmegaConf.load(CONFIG_DIR / f"{name}.yaml")
+    return {str(k) for k in primary if k != "defaults"} | {"scale", name, "hydra"}
 
 
 def _unknown_key(err: ConfigKeyError, schema: type) -> str:

@@ -7,7 +7,8 @@
 #                   --config missing_data=skip; an optional dataset (NEAR), or any dataset
 #                   under missing_data=skip, is True only if a local copy of its raw files
 #                   exists (data/raw or the mirror). Experiments check it for their datasets.
-#   PROCESSED_DEFAULT  processed files of the available datasets (rule all depends on them).
+#   PROCESSED_DEFAULT  processed files of the available datasets and their sidecars (rule all
+#                   depends on them).
 # fetch_raw has no code inputs: its output is pinned by the manifest's sha256, which
 # preprocessing verifies again on every run. Logs: logs/data/.
 import re
@@ -20,7 +21,9 @@ MANIFEST_ENTRIES = load_manifest("data/manifest.yaml")
 
 
 def _processed(name):
-    return [f"data/processed/{out}" for out in OUTPUTS[name]]
+    """Processed files of dataset `name`, each with its sidecar <file>.json (the sha256 the
+    loaders check): a deleted sidecar reruns the preprocessing, as a deleted file does."""
+    return [f"data/processed/{out}{sidecar}" for out in OUTPUTS[name] for sidecar in ("", ".json")]
 
 
 PROCESSED = {

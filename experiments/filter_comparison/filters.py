@@ -118,13 +118,15 @@ def query_rdp(query: Query, alpha: float) -> float:
 def choose_alpha(budget: Budget, representative: Sequence[Query]) -> float:
     """The order admitting the most copies of the representative queries (one round of them
     repeated), fixed from the configuration before any stream runs."""
-    orders = rdp_usable_orders(budget.eps, budget.delta, budget.rdp_orders, "improved")
+    orders = rdp_usable_orders(
+        budget.eps, delta=budget.delta, orders=budget.rdp_orders, method="improved"
+    )
     if not orders:
         raise ValueError("params.eps/delta leave no RDP budget at any of params.rdp_orders")
 
     def copies(a: float) -> float:
         per_round = sum(query_rdp(q, a) for q in representative)
-        return rdp_budget(budget.eps, budget.delta, a, "improved") / per_round
+        return rdp_budget(budget.eps, delta=budget.delta, alpha=a, method="improved") / per_round
 
     return max(orders, key=copies)
 
@@ -142,18 +144,22 @@ def contenders(budget: Budget, alpha: float) -> list[Contender]:
     """Every comparable filter of docs/filters.md under ``budget``."""
     eps, delta = budget.eps, budget.delta
     per_delta = equal_share(delta, budget.horizon)  # horizon copies fit delta exactly
-    orders = rdp_usable_orders(budget.eps, budget.delta, budget.rdp_orders, "improved")
-    multi_budgets = [rdp_budget(eps, delta, a, "improved") for a in orders]
-    rho = zcdp_budget(eps, delta, "improved")
-    mu = gdp_budget(eps, delta)
+    orders = rdp_usable_orders(
+        budget.eps, delta=budget.delta, orders=budget.rdp_orders, method="improved"
+    )
+    multi_budgets = [rdp_budget(eps, delta=delta, alpha=a, method="improved") for a in orders]
+    rho = zcdp_budget(eps, delta=delta, method="improved")
+    mu = gdp_budget(eps, delta=delta)
 
     @lru_cache(maxsize=4096)
     def eps_delta(q: Query) -> EpsDelta:
         if q.kind == "gaussian":
-            return EpsDelta(gaussian_eps(per_delta, sensitivity=1.0, sigma=q.value), per_delta)
+            return EpsDelta(
+                gaussian_eps(per_delta, sensitivity=1.0, sigma=q.value), delta=per_delta
+            )
         if q.kind == "subsampled":
-            return EpsDelta(subsampled_eps(q, per_delta), per_delta)
-        return EpsDelta(q.value, 0.0)
+            return EpsDelta(subsampled_eps(q, per_delta), delta=per_delta)
+        return EpsDelta(q.value, delta=0.0)
 
     def renyi(grid: tuple[float, ...]) -> Callable[[Query], RenyiCurve]:
         return lambda q: RenyiCurve.from_function(lambda a: query_rdp(q, a), grid)
@@ -169,21 +175,27 @@ def contenders(budget: Budget, alpha: float) -> list[Contender]:
         return PureDP(q.value) if q.kind == "pure" else None
 
     def pdp(q: Query) -> ProbabilisticDP | None:
-        return ProbabilisticDP(q.value, 0.0) if q.kind == "pure" else None
+        return ProbabilisticDP(q.value, delta=0.0) if q.kind == "pure" else None
 
     return [
-        Contender("additive", lambda: AdditiveFilter(eps, delta), eps_delta),
-        Contender("advanced", lambda: AdvancedFilter(eps, delta), eps_delta),
-        Contender("whitehouse", lambda: WhitehouseFilter(eps, delta), eps_delta),
+        Contender("additive", lambda: AdditiveFilter(eps, delta=delta), eps_delta),
+        Contender("advanced", lambda: AdvancedFilter(eps, delta_g=delta), eps_delta),
+        Contender("whitehouse", lambda: WhitehouseFilter(eps, delta=delta), eps_delta),
         Contender(
-            "rdp (one order)", lambda: RdpDpFilter(eps, delta, alpha, "improved"), renyi((alpha,))
+            "rdp (one order)",
+            lambda: RdpDpFilter(eps, delta=delta, alpha=alpha, method="improved"),
+            renyi((alpha,)),
         ),
         Contender("rdp (all orders)", lambda: RenyiFilter(orders, multi_budgets), renyi(orders)),
         Contender("zcdp", lambda: ZcdpFilter(rho), zcdp),
-        Contender("zcdp -> dp (pure)", lambda: PureDpFilterViaZcdp(eps, delta, "improved"), pure),
+        Contender(
+            "zcdp -> dp (pure)",
+            lambda: PureDpFilterViaZcdp(eps, delta=delta, method="improved"),
+            pure,
+        ),
         Contender("gdp", lambda: GdpFilter(mu), gdp),
         Contender("gdp residue", lambda: GdpResidueFilter(mu), gdp),
-        Contender("fsrc", lambda: FilteredSelfReportingComposition(eps, delta), pdp),
+        Contender("fsrc", lambda: FilteredSelfReportingComposition(eps, delta=delta), pdp),
     ]
 
 

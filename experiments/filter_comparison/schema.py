@@ -15,6 +15,7 @@ from experiments.common.params import (
     param,
     positive,
     probability,
+    probability_open_low,
 )
 
 WORKLOADS = ("a", "b", "c", "d", "e", "f")
@@ -72,9 +73,15 @@ class Gradients(Section):
 @dataclass
 class Subsampled(Section):
     """(f): DP-SGD steps with Poisson sampling: each example joins a batch w.p. ``q``, the
-    clipped sum gets noise of multiplier ``noise_multiplier`` (std / clip norm)."""
+    clipped sum gets noise of multiplier ``noise_multiplier`` (std / clip norm).
 
-    q: float = param(probability, doc="Poisson sampling rate")
+    ``q = 0`` is refused: a step that samples no example is free under every accounting, so
+    every filter would admit the whole stream except the GDP ones, which price a subsampled
+    step by its dominating Gaussian (1/sigma, filters.py) whatever ``q``: the workload would
+    compare nothing but that artefact. ``q = 1`` is the plain Gaussian step.
+    """
+
+    q: float = param(probability_open_low, doc="Poisson sampling rate")
     noise_multiplier: float = param(positive, doc="sigma / clip")
 
 

@@ -58,7 +58,9 @@ def individual_rows(
     norms = gradient_norms(g, rng, index, recorded)
     sigma = g.noise_multiplier * g.clip
     costs = np.minimum(norms, g.clip) ** 2 / (2.0 * sigma**2)  # Feldman and Zrnic, Ex. 2.6
-    filt = IndividualRenyiFilter(norms.shape[1], zcdp_budget(p.eps, p.delta, "improved"))
+    filt = IndividualRenyiFilter(
+        norms.shape[1], zcdp_budget(p.eps, delta=p.delta, method="improved")
+    )
     active_steps = np.zeros(norms.shape[1])
     start = time.perf_counter()
     for step_costs in costs:

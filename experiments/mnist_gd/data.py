@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from experiments.common.checksum import verified
+from experiments.common.processed import processed
 from experiments.mnist_gd.model import MnistConvNet, normalise_images
 from experiments.mnist_gd.schema import Params
 
@@ -16,9 +16,10 @@ def load_mnist(
     path: str, p: Params, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Normalised train and test tensors; ``n_train`` / ``n_test`` images drawn once from the
-    experiment seed (the same subset for every job), in channels-last layout. ``path`` must
-    match the sha256 recorded by preprocessing (experiments/common/checksum.py)."""
-    with np.load(verified(path)) as data:
+    experiment seed (the same subset for every job), in channels-last layout. ``path`` (the
+    job's ``inputs.data``) must be the processed MNIST npz with the sha256 recorded by
+    preprocessing (experiments/common/processed.py)."""
+    with np.load(processed(path, "mnist", "inputs.data")) as data:
         arrays = {k: data[k] for k in ("x_train", "y_train", "x_test", "y_test")}
     rng = np.random.default_rng(np.random.SeedSequence([p.seed, SUBSET]))
     train_idx = np.sort(rng.choice(len(arrays["y_train"]), p.n_train, replace=False))

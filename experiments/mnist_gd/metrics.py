@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.scoreboard.scoring import NUMBER, any_of
+
 COLUMN_KEYS = {
     ("tuned", "gd"): "gd_tuned",
     ("tuned", "filtered"): "filtered_tuned",
@@ -52,6 +54,17 @@ def _trajectories(runs: pd.DataFrame) -> dict[str, float]:
         out[f"peak_train_acc_{key}"] = 100 * float(rows["peak"].mean())
         out[f"last_train_acc_{key}"] = 100 * float(rows["last"].mean())
     return out
+
+
+#: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
+#: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
+KEYS = (
+    "(?:acc|sd|n_trials|clip|lr|peak_train_acc|last_train_acc)"
+    f"_eps{NUMBER}_{any_of(COLUMN_KEYS.values())}",
+    "filtering_helps_suboptimal",
+    "filtering_not_worse_tuned",
+    "budget_respected",
+)
 
 
 def metrics(results_dir: Path) -> dict[str, float | bool]:

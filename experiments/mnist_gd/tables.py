@@ -41,8 +41,8 @@ def privacy_columns(eps: float, delta: float, rho: float) -> dict[str, float]:
     """rho actually spent and its eps under both conversions."""
     return {
         "rho_spent": rho,
-        "eps_bun_steinke": zcdp_to_eps(rho, delta),
-        "eps_optimal": zcdp_to_eps_optimal(rho, delta),
+        "eps_bun_steinke": zcdp_to_eps(rho, delta=delta),
+        "eps_optimal": zcdp_to_eps_optimal(rho, delta=delta),
     }
 
 
@@ -53,7 +53,9 @@ def search_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     eps = p.eps[eps_index]
     clip, steps, lr = points[point]
     device, (x, y, x_test, y_test) = setup(job, p)
-    plan = plan_filtered_gd(eps, p.delta, CONVERSIONS[p.conversion], budget_steps=steps)
+    plan = plan_filtered_gd(
+        eps, delta=p.delta, method=CONVERSIONS[p.conversion], budget_steps=steps
+    )
     rows = []
     for trial in range(p.search.n_trials):
         trial_rng = substream(rng, trial)
@@ -136,8 +138,14 @@ def settings(
         raise ValueError(f"suboptimal clip factor {factor} leaves fewer than 1 step of {steps}")
     filtered = arm == "filtered"
     n_queries = p.stop.n_queries if filtered else 0
-    plan = plan_filtered_gd(eps, p.delta, CONVERSIONS[p.conversion], budget, n_queries,
-                            p.stop.share if filtered else 0.0)  # fmt: skip
+    plan = plan_filtered_gd(
+        eps,
+        delta=p.delta,
+        method=CONVERSIONS[p.conversion],
+        budget_steps=budget,
+        n_queries=n_queries,
+        query_share=p.stop.share if filtered else 0.0,
+    )
     queries = query_schedule(first, n_queries, p.stop.every)
     n_steps = queries[-1] if filtered else first
     s = GdSettings(factor * clip, lr, budget, n_steps, plan.noise_multiplier, filtered, queries,
@@ -147,7 +155,7 @@ def settings(
     )
     rho = spent_gd + plan.rho_queries
     # no tolerance: the plan's parts add up to at most rho exactly (plan_filtered_gd)
-    if rho > plan.rho or zcdp_to_eps(rho, p.delta, CONVERSIONS[p.conversion]) > eps:
+    if rho > plan.rho or zcdp_to_eps(rho, delta=p.delta, method=CONVERSIONS[p.conversion]) > eps:
         raise RuntimeError(f"run would spend rho {rho} > budget {plan.rho} (eps {eps})")
     cols = {
         "eps": eps,

@@ -16,6 +16,18 @@ import pandas as pd
 CLOSE = 0.01
 #: A worst-case excess at most this (floating-point noise) counts as "free".
 FREE_TOL = 1e-12
+#: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
+#: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
+KEYS = (
+    "residue_beats_naive",
+    "gains_ordered_c_b_a",
+    "residue_uses_budget",
+    "eps_delta_queries_not_free",
+    "pure_dp_free_two_not_three",
+    "gdp_budget_general_queries_not_free",
+    "approx_gdp_budget_not_free",
+    "residue_admits_at_least_naive",
+)
 
 
 def _read(results_dir: Path, table: str) -> pd.DataFrame | None:

@@ -145,7 +145,7 @@ def eps_delta_queries(
     pairs: Sequence[Sequence[float]],
 ) -> tuple[list[PiecewiseLinearTradeoff], list[tuple[str, PiecewiseLinearTradeoff]]]:
     """(eps, delta)-DP queries as exact curves, and the same curves labelled for the table."""
-    queries = [PiecewiseLinearTradeoff.eps_delta(float(e), float(d)) for e, d in pairs]
+    queries = [PiecewiseLinearTradeoff.eps_delta(float(e), delta=float(d)) for e, d in pairs]
     return queries, [(f"({e:g}, {d:g})-DP", q) for (e, d), q in zip(pairs, queries, strict=True)]
 
 
@@ -154,9 +154,10 @@ def fig2_table(job: Job, params: Params, rng: np.random.Generator) -> pd.DataFra
     check = np.linspace(params.check_eps.lo, params.check_eps.hi, params.check_eps.n)
     a = params.fig2.a
     queries, shown = eps_delta_queries(a.queries)
+    budget_eps, budget_delta = map(float, a.budget)
     panel_a = cost_panel(
         "a",
-        PiecewiseLinearTradeoff.eps_delta(*map(float, a.budget)),
+        PiecewiseLinearTradeoff.eps_delta(budget_eps, delta=budget_delta),
         queries,
         [int(a.rounds)],
         shown,

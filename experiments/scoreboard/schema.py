@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from experiments.common.params import Root, each, nonempty_text, param
+from experiments.common.config import CONFIG_DIR
+from experiments.common.params import Root, each, nonempty_text, one_of, param
+from experiments.scoreboard.scoring import discover
+
+#: The experiments with a config/<exp>/paper.yaml: the names ``experiments`` may list.
+SCORED = tuple(p.parent.name for p in discover(CONFIG_DIR))
 
 
 @dataclass
@@ -15,7 +20,7 @@ class Params(Root):
         nonempty_text, default="results", doc="where results/<exp>/<scale>/ live"
     )
     experiments: list[str] | None = param(
-        each(nonempty_text),
+        each(one_of(SCORED)),
         default=None,
         doc="experiments the pipeline built at this scale (null: every one with a paper.yaml)",
     )

@@ -3,7 +3,9 @@
 Each experiment declares its checks in ``config/<exp>/paper.yaml`` (format in
 docs/reproduction.md, "Scoreboard") and computes the declared keys in
 ``experiments/<exp>/metrics.py`` (``metrics(results_dir) -> {key: float | bool}``, a key
-omitted when its tables are missing). A check is scored as
+omitted when its tables are missing; ``KEYS``: every key it can return, as full-match regular
+expressions, so that a paper.yaml key or reason field that names no metric is refused when the
+scoreboard loads it instead of being scored "no data" or read "n/a"). A check is scored as
 
 * ``abs_tol``: pass iff |ours - paper| <= tolerance;
 * ``rel_tol``: pass iff |ours - paper| <= tolerance |paper|;
@@ -23,9 +25,10 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+import posixpath
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +57,13 @@ COLUMNS = (
 )
 #: A filled reason's text for a metric the run did not compute.
 MISSING = "n/a"
+#: A number as ``format(x, "g")`` prints it inside a metric key (``eps0.3``, ``s1e-05``).
+NUMBER = r"[0-9.e+-]+"
+
+
+def any_of(names: Iterable[str]) -> str:
+    """A regular expression matching exactly one of ``names`` (for metrics.py ``KEYS``)."""
+    return "(?:" + "|".join(re.escape(n) for n in names) + ")"
 
 
 class _Reason(string.Formatter):
@@ -73,15 +83,39 @@ def fill(template: str, values: Mapping[str, Any]) -> str:
 
 
 def _template_fields(template: str) -> list[str]:
-    """The metric keys a reason template names (ValueError for a malformed template)."""
+    """The metric keys a reason template names (ValueError for a malformed template, a field
+    that is no key, or a conversion or format spec that no metric value (a float or a bool)
+    takes, e.g. ``{x:.5q}``: refused here, not when a run fills it)."""
     try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+        parts = [(f, c, spec) for _, f, spec, c in string.Formatter().parse(template)]
     except ValueError as err:
         raise ValueError(f"malformed reason template {template!r}: {err}") from None
+    fields = [f for f, _, _ in parts if f is not None]
     bad = [f for f in fields if not re.fullmatch(r"[A-Za-z_][\w.]*", f)]
     if bad:
         raise ValueError(f"reason template fields must be metric keys, got {bad}")
+    for field, conversion, spec in parts:
+        if field is None:
+            continue
+        if conversion not in (None, "r", "s", "a"):
+            raise ValueError(f"reason field {{{field}}}: conversion must be r, s or a")
+        for value in (0.5, True):
+            try:
+                format(value, spec or "")
+            except (ValueError, TypeError) as err:
+                raise ValueError(
+                    f"reason field {{{field}:{spec}}}: bad format spec {spec!r} ({err})"
+                ) from None
     return fields
+
+
+def _evidence_path(path: Any) -> str | None:
+    """``path`` normalised (``a/../b`` -> ``b``), or None unless it stays under results/ or
+    figures/ (no absolute path, no ``..`` out of them)."""
+    if not isinstance(path, str) or "\\" in path:
+        return None
+    normal = posixpath.normpath(path)
+    return normal if normal.startswith(("results/", "figures/")) else None
 
 
 @dataclass(frozen=True)
@@ -128,14 +162,22 @@ class Check:
                 raise ValueError(f"check {self.key}: {err}") from None
         per_scale = self.evidence if isinstance(self.evidence, Mapping) else {"": self.evidence}
         if not set(per_scale) <= {"", *SCALES} or not all(
-            isinstance(paths, list | tuple)
-            and all(isinstance(e, str) and e.startswith(("results/", "figures/")) for e in paths)
-            for paths in per_scale.values()
+            isinstance(paths, list | tuple) for paths in per_scale.values()
         ):
             raise ValueError(
                 f"check {self.key}: evidence must be a list of results/... or figures/... "
                 f"paths, or a map of {SCALES} to such lists"
             )
+        normal = {scale: tuple(map(_evidence_path, paths)) for scale, paths in per_scale.items()}
+        for scale, paths in per_scale.items():
+            outside = [p for p, n in zip(paths, normal[scale], strict=True) if n is None]
+            if outside:
+                raise ValueError(
+                    f"check {self.key}: evidence must be paths under results/ or figures/ "
+                    f"(normalised), got {outside}"
+                )
+        kept = normal[""] if "" in normal else normal
+        object.__setattr__(self, "evidence", kept)  # frozen: the normalised paths
         if self.kind == "claim":
             if not isinstance(self.paper, str) or not self.paper.strip():
                 raise ValueError(f"check {self.key}: a claim's paper field states the claim")
@@ -160,8 +202,38 @@ class PaperChecks:
     checks: tuple[Check, ...]
 
 
-def load_checks(path: Path) -> PaperChecks:
-    """``config/<exp>/paper.yaml`` validated: known fields only, unique keys."""
+def metric_keys(experiment: str) -> tuple[str, ...]:
+    """``KEYS`` of ``experiments/<experiment>/metrics.py``: the full-match patterns of every
+    key its ``metrics`` returns (ValueError when it has no metrics.py or no KEYS)."""
+    module_name = f"experiments.{experiment}.metrics"
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        if err.name not in (module_name, f"experiments.{experiment}"):
+            raise
+        raise ValueError(
+            f"experiment {experiment!r} has no experiments/{experiment}/metrics.py"
+        ) from None
+    keys = getattr(module, "KEYS", None)
+    if not isinstance(keys, tuple) or not keys or not all(isinstance(k, str) for k in keys):
+        raise ValueError(
+            f"experiments/{experiment}/metrics.py must declare KEYS, a tuple of patterns of "
+            "the keys its metrics return"
+        )
+    return keys
+
+
+def _unknown_metrics(check: Check, keys: Sequence[str]) -> list[str]:
+    """The check's key and reason fields that match none of ``keys`` (patterns)."""
+    reasons = [check.reason] if isinstance(check.reason, str) else list(check.reason.values())
+    named = [check.key, *(f for text in reasons for f in _template_fields(text))]
+    return sorted({n for n in named if not any(re.fullmatch(k, n) for k in keys)})
+
+
+def load_checks(path: Path, keys: Sequence[str] | None = None) -> PaperChecks:
+    """``config/<exp>/paper.yaml`` validated: known fields only, unique keys, reasons whose
+    format specs a metric takes, evidence kept under results/ or figures/; with ``keys`` (the
+    experiment's :func:`metric_keys`), every check key and reason field a metric it returns."""
     path = Path(path)
     raw = yaml.safe_load(path.read_text())
     if not isinstance(raw, dict) or set(raw) != {"paper", "checks"}:
@@ -178,9 +250,16 @@ def load_checks(path: Path) -> PaperChecks:
         if entry.get("reason") is None:
             entry = {**entry, "reason": ""}
         checks.append(Check(**entry))
-    keys = [c.key for c in checks]
-    if len(set(keys)) != len(keys):
+    names = [c.key for c in checks]
+    if len(set(names)) != len(names):
         raise ValueError(f"{path}: duplicate check keys")
+    for check in checks if keys is not None else ():
+        unknown = _unknown_metrics(check, keys)
+        if unknown:
+            raise ValueError(
+                f"{path}: check {check.key}: {unknown} are not metrics of "
+                f"experiments/{path.parent.name}/metrics.py (no pattern of its KEYS matches)"
+            )
     return PaperChecks(path.parent.name, raw["paper"], tuple(checks))
 
 
@@ -214,13 +293,7 @@ def discover(config_dir: Path) -> list[Path]:
 
 def _metrics_of(experiment: str, results_dir: Path) -> tuple[dict[str, Any], str]:
     """(values, why a missing key has no data) of ``experiments.<exp>.metrics``."""
-    module_name = f"experiments.{experiment}.metrics"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as err:
-        if err.name not in (module_name, f"experiments.{experiment}"):
-            raise
-        return {}, f"experiments/{experiment}/metrics.py is missing"
+    module = importlib.import_module(f"experiments.{experiment}.metrics")
     if not results_dir.is_dir():
         return {}, f"no results in {results_dir.as_posix()}"
     why = f"not computable from the tables in {results_dir.as_posix()}"
@@ -251,13 +324,19 @@ def scoreboard(
     """One row per declared check of every experiment with a paper.yaml.
 
     ``in_dag`` names the experiments whose results the pipeline built at this scale
-    (None: all); the others are "no data" without reading their folders. Evidence paths are
-    relative to the parent of ``results_root`` (the repository root).
+    (None: all; a name without a paper.yaml is refused); the others are "no data" without
+    reading their folders. Every paper.yaml is validated against its experiment's metric keys
+    before any is scored. Evidence paths are relative to the parent of ``results_root`` (the
+    repository root).
     """
     root = Path(results_root).parent
     rows = []
-    for path in discover(config_dir):
-        declared = load_checks(path)
+    declared_all = [load_checks(p, metric_keys(p.parent.name)) for p in discover(config_dir)]
+    known = [d.experiment for d in declared_all]
+    unknown = sorted(set(in_dag or ()) - set(known))
+    if unknown:
+        raise ValueError(f"experiments {unknown} have no paper.yaml; valid: {known}")
+    for declared in declared_all:
         exp = declared.experiment
         if in_dag is not None and exp not in in_dag:
             values, missing = {}, f"{exp} is not in the pipeline at scale {scale}"

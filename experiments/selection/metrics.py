@@ -19,10 +19,60 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from experiments.scoreboard.scoring import NUMBER, any_of
+from experiments.selection.calibration import MECHANISMS, READINGS
 from experiments.selection.plot import online_final
+from experiments.selection.scalings import SCALINGS
+from experiments.selection.schema import DATASETS
 
 TARGET_ACCURACY = 0.9
 COMPETITIVE_FACTOR = 1.2
+#: The offline table's mechanisms (eps90 keys).
+OFFLINE_MECHANISMS = (
+    "gaussian_ours",
+    "gaussian_post",
+    "exponential",
+    "permute_and_flip",
+    "laplace_rnm",
+    "laplace_post",
+)
+_TASK = rf"{any_of(DATASETS)}_d\d+"
+_SCALING = f"scaling_{any_of(SCALINGS)}"
+_READING = any_of(READINGS)
+#: The online claims of a dataset (``0.06``) and of a scaling (``0p06``: keys without a ".").
+_CLAIMS = "fsrc_below_filter_(?:all|above_0{0}06|0{0}04)"
+_CLAIMS_DOT, _CLAIMS_P = _CLAIMS.format(r"\."), _CLAIMS.format("p")
+#: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
+#: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
+KEYS = (
+    # offline
+    f"eps90_{any_of(OFFLINE_MECHANISMS)}_{_TASK}",
+    f"eps90_ratio_{_TASK}",
+    "(?:half_budget|ours_beats_em_pf|em_pf_competitive|ours_beats_laplace_post"
+    f"|ours_beats_laplace_rnm)_{_TASK}",
+    # online
+    f"(?:fsrc_minus_filter|f1)_{any_of(DATASETS)}_s{NUMBER}",
+    f"{_CLAIMS_DOT}_{any_of(DATASETS)}",
+    # scalings (keys without a "."; sigma_x's "." written "p")
+    f"(?:n_users|n_days|n_above|max_day|max_value|valid_sensitivity)_{_SCALING}",
+    f"(?:fsrc_over_filter|f1)_{_SCALING}_sx{NUMBER.replace('.', 'p')}",
+    f"{_CLAIMS_P}_{_SCALING}",
+    "scalings_count",
+    f"scalings_supporting_{_CLAIMS_P}",
+    # calibration
+    f"eps90_{any_of(MECHANISMS)}_{_TASK}_{_READING}",
+    f"ours_beats_em_pf_{_TASK}_{_READING}",
+    "readings_count",
+    f"(?:readings_supporting_ours|em_pf_sensitivity_to_lose)_{_TASK}",
+    # threshold sweep, heatmap, report noisy max
+    r"argmin_threshold_t\d+",
+    "heatmap_improved_fraction",
+    "heatmap_gain_grows_with_threshold",
+    rf"mc_median_rel_error_s{NUMBER}_d\d+",
+    "mc_error_grows_with_d",
+    "rnm_max_difference",
+    "rnm_max_difference_at_max_d_min_sigma",
+)
 
 
 def eps_at_accuracy(eps: np.ndarray, accuracy: np.ndarray, target: float) -> float:

@@ -121,14 +121,16 @@ def account(
     per_delta = equal_share(delta, n_days)
     eps_max = rdp_to_pdp(mech.rdp, per_delta)
     eps_max_paper = rdp_to_pdp(mech.rdp, delta)
-    fsrc = FilteredSelfReportingComposition(eps_budget, delta)
+    fsrc = FilteredSelfReportingComposition(eps_budget, delta=delta)
     if not n_days * delta < 1.0:
         raise ValueError(
             f"n_days * delta must be < 1 for the paper's FSRC reading, got {n_days * delta}"
         )
     # the paper's reading: n_days deltas of delta each, the budget their exact sum rounded up
-    fsrc_paper = FilteredSelfReportingComposition(eps_budget, fraction_up(n_days * Fraction(delta)))
-    filt = WhitehouseFilter(eps_budget, delta, delta_pp_share * delta)
+    fsrc_paper = FilteredSelfReportingComposition(
+        eps_budget, delta=fraction_up(n_days * Fraction(delta))
+    )
+    filt = WhitehouseFilter(eps_budget, delta=delta, delta_pp=delta_pp_share * delta)
     # delta''/n_days per instance as before, within the room delta - delta'' exactly
     room = min(Fraction(filt.delta_pp), Fraction(delta) - Fraction(filt.delta_pp))
     filter_delta = equal_share(room, n_days)
@@ -136,9 +138,9 @@ def account(
     out: dict[str, list[float]] = {k: [] for k in Spend.__dataclass_fields__}
     for k, inst in enumerate(instances):
         for f, cost in (
-            (fsrc, ProbabilisticDP(eps_max, per_delta)),
-            (fsrc_paper, ProbabilisticDP(eps_max_paper, delta)),
-            (filt, EpsDelta(filter_eps, filter_delta)),
+            (fsrc, ProbabilisticDP(eps_max, delta=per_delta)),
+            (fsrc_paper, ProbabilisticDP(eps_max_paper, delta=delta)),
+            (filt, EpsDelta(filter_eps, delta=filter_delta)),
         ):
             if not f.request(cost):
                 raise ValueError(

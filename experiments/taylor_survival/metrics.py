@@ -18,6 +18,21 @@ SIGMA, N_MAX, EPS = 2.0, 48, 10.0
 MECHANISM_FILTERS = ("additive", "advanced", "rdp")
 #: "marginally lower" (Sec. V-B) read as a survival deficit of at most this much.
 MARGINAL = 0.05
+#: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
+#: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
+KEYS = (
+    "rule_delta_tilde",
+    "rule_theta",
+    "tight_delta",
+    "rule_objective",
+    "published_objective",
+    "realisation_largest_mean_stopping_time",
+    "realisation_dominates_late",
+    "realisation_marginally_below_rdp_early",
+    "advanced_filter_poorest",
+    "classical_above_both",
+    "mechanism_realisation_unordered",
+)
 
 
 def _objective(delta_tilde: float, theta: float) -> float:

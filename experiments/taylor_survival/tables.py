@@ -58,7 +58,7 @@ def realisation_pairs(
     for name in names:
         if name == "published":
             dt, th = float(published.delta_tilde), float(published.theta)
-            if realisation_delta(n_max, dt, th) > delta:
+            if realisation_delta(n_max, delta_tilde=dt, theta=th) > delta:
                 log.warning("published pair infeasible at N=%d, delta=%g: skipped", n_max, delta)
                 continue
         elif name == "rule":
@@ -72,7 +72,9 @@ def realisation_pairs(
 def resolve_delta(value: float | str, published: Published, n_max: int) -> float:
     """A delta from the sweep list; "published" is the delta the published pair spends at N."""
     if value == "published":
-        return realisation_delta(n_max, float(published.delta_tilde), float(published.theta))
+        return realisation_delta(
+            n_max, delta_tilde=float(published.delta_tilde), theta=float(published.theta)
+        )
     return float(value)
 
 
@@ -90,7 +92,7 @@ def survival_table(job: Job, params: Params, rng: np.random.Generator) -> pd.Dat
         base = {"sigma": sigma, "sensitivity": sens, "delta": delta, "n_max": n_max}
         for eps in params.eps:
             for name, fn in MECHANISM_FILTERS.items():
-                stop = fn(float(eps), delta, sigma=sigma, sensitivity=sens, t_cap=n_max)
+                stop = fn(float(eps), delta=delta, sigma=sigma, sensitivity=sens, t_cap=n_max)
                 surv = (ts <= stop).astype(float)
                 rows.append(
                     pd.DataFrame(
@@ -110,10 +112,12 @@ def survival_table(job: Job, params: Params, rng: np.random.Generator) -> pd.Dat
         pairs = realisation_pairs(params.pairs, params.published, n_max, delta)
         grid = [(float(e), pair) for e in params.eps for pair in pairs]
         kappas = [
-            gaussian_kappa(e, dt, th, sigma=sigma, sensitivity=sens) for e, (_, dt, th) in grid
+            gaussian_kappa(e, delta_tilde=dt, theta=th, sigma=sigma, sensitivity=sens)
+            for e, (_, dt, th) in grid
         ]
         first = [
-            gaussian_first_step_ok(e, dt, sigma=sigma, sensitivity=sens) for e, (_, dt, _) in grid
+            gaussian_first_step_ok(e, delta_tilde=dt, sigma=sigma, sensitivity=sens)
+            for e, (_, dt, _) in grid
         ]
         mc = realisation_survival_mc(
             kappas,

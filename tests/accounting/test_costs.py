@@ -34,11 +34,11 @@ nonneg = st.floats(0.0, 1e6, allow_nan=False)
 @pytest.mark.parametrize(
     ("make", "name"),
     [
-        (lambda: EpsDelta(-0.1, 0.0), "eps"),
-        (lambda: EpsDelta(1.0, 1.0), "delta"),
-        (lambda: EpsDelta(1.0, -1e-9), "delta"),
-        (lambda: EpsDelta(math.nan, 0.0), "eps"),
-        (lambda: EpsDelta(math.inf, 0.0), "eps"),
+        (lambda: EpsDelta(-0.1, delta=0.0), "eps"),
+        (lambda: EpsDelta(1.0, delta=1.0), "delta"),
+        (lambda: EpsDelta(1.0, delta=-1e-9), "delta"),
+        (lambda: EpsDelta(math.nan, delta=0.0), "eps"),
+        (lambda: EpsDelta(math.inf, delta=0.0), "eps"),
         (lambda: PureDP(-1.0), "eps"),
         (lambda: Zcdp(-1e-12), "rho"),
         (lambda: Zcdp(math.inf), "rho"),
@@ -68,12 +68,12 @@ def test_renyi_curve_shape_errors():
 
 def test_costs_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
-        EpsDelta(1.0, 0.0).eps = 2.0  # type: ignore[misc]
+        EpsDelta(1.0, delta=0.0).eps = 2.0  # type: ignore[misc]
 
 
 def test_closed_form_compositions():
     assert PureDP(0.5) + PureDP(0.25) == PureDP(0.75)
-    assert PureDP(0.5).as_eps_delta() == EpsDelta(0.5, 0.0)
+    assert PureDP(0.5).as_eps_delta() == EpsDelta(0.5, delta=0.0)
     assert Zcdp(0.1) + Zcdp(0.2) == Zcdp(0.1 + 0.2)
     assert (Gdp(3.0) + Gdp(4.0)).mu == pytest.approx(5.0, rel=1e-15)
     curve = RenyiCurve.from_function(lambda a: a / 8.0, (2.0, 4.0, 8.0))
@@ -119,12 +119,12 @@ def test_sum_and_scaled_compose_every_additive_cost():
     curve = RenyiCurve((2.0, 4.0), (0.1, 0.3))
     assert sum([curve, curve]) == curve.scaled(2) == curve + curve
     # (eps, delta): basic composition (Dwork and Roth 2014, Thm. 3.16)
-    assert EpsDelta(0.5, 1e-6) + EpsDelta(0.25, 2e-6) == EpsDelta(0.75, 3e-6)
-    ten = EpsDelta(0.1, 1e-7).scaled(10)  # each rounded up once, so at most the sum's
-    assert ten.eps <= sum([EpsDelta(0.1, 1e-7)] * 10).eps == pytest.approx(ten.eps, rel=1e-15)
-    assert EpsDelta(0.5, 0.25).scaled(2) == EpsDelta(1.0, 0.5)
+    assert EpsDelta(0.5, delta=1e-6) + EpsDelta(0.25, delta=2e-6) == EpsDelta(0.75, delta=3e-6)
+    ten = EpsDelta(0.1, delta=1e-7).scaled(10)  # each rounded up once, so at most the sum's
+    assert ten.eps <= sum([EpsDelta(0.1, delta=1e-7)] * 10).eps == pytest.approx(ten.eps, rel=1e-15)
+    assert EpsDelta(0.5, delta=0.25).scaled(2) == EpsDelta(1.0, delta=0.5)
     with pytest.raises(ValueError, match="no guarantee"):
-        EpsDelta(0.1, 0.6) + EpsDelta(0.1, 0.6)
+        EpsDelta(0.1, delta=0.6) + EpsDelta(0.1, delta=0.6)
 
 
 def test_gdp_composition_adds_mu_squared():
@@ -137,7 +137,7 @@ def test_gdp_composition_adds_mu_squared():
     # k composed Gaussians of noise sigma are one Gaussian of noise sigma / sqrt(k): the exact
     # eps of the sum of k Gaussian mechanisms is the GDP eps of Gdp(1 / sigma).scaled(k)
     k, sigma, delta = 1000, 30.0, 1e-5
-    assert gdp_eps(delta, Gdp(1.0 / sigma).scaled(k)) == pytest.approx(
+    assert gdp_eps(Gdp(1.0 / sigma).scaled(k), delta=delta) == pytest.approx(
         gaussian_eps(delta, sensitivity=math.sqrt(k), sigma=sigma), rel=1e-9
     )
 
@@ -161,11 +161,13 @@ def test_sum_refuses_other_types_and_a_nonzero_start():
 
 def test_conversions_accept_the_typed_cost():
     """``zcdp_to_eps(Zcdp(0.5), ...)`` used to fail "rho must be a finite real number"."""
-    assert zcdp_to_eps(Zcdp(0.5), 1e-5) == zcdp_to_eps(0.5, 1e-5)
-    assert zcdp_to_eps(Zcdp(0.5), 1e-5, method="improved") == zcdp_to_eps_optimal(0.5, 1e-5)
-    assert zcdp_to_eps_optimal(Zcdp(0.5), 1e-5) == zcdp_to_eps_optimal(0.5, 1e-5)
+    assert zcdp_to_eps(Zcdp(0.5), delta=1e-5) == zcdp_to_eps(0.5, delta=1e-5)
+    assert zcdp_to_eps(Zcdp(0.5), delta=1e-5, method="improved") == zcdp_to_eps_optimal(
+        0.5, delta=1e-5
+    )
+    assert zcdp_to_eps_optimal(Zcdp(0.5), delta=1e-5) == zcdp_to_eps_optimal(0.5, delta=1e-5)
     assert zcdp_to_delta(Zcdp(0.5), 3.0) == zcdp_to_delta(0.5, 3.0)
-    assert gdp_eps(1e-5, Gdp(1.0)) == gdp_eps(1e-5, 1.0)
+    assert gdp_eps(Gdp(1.0), delta=1e-5) == gdp_eps(1.0, delta=1e-5)
     assert gdp_delta(1.0, Gdp(1.0)) == gdp_delta(1.0, 1.0)
     assert gdp_log_delta(1.0, Gdp(1.0)) == gdp_log_delta(1.0, 1.0)
     assert gdp_tradeoff(0.1, Gdp(1.0)) == gdp_tradeoff(0.1, 1.0)
@@ -174,12 +176,12 @@ def test_conversions_accept_the_typed_cost():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: zcdp_to_eps(Gdp(1.0), 1e-5),  # type: ignore[arg-type]
-        lambda: zcdp_to_eps_optimal(EpsDelta(1.0), 1e-5),  # type: ignore[arg-type]
+        lambda: zcdp_to_eps(Gdp(1.0), delta=1e-5),  # type: ignore[arg-type]
+        lambda: zcdp_to_eps_optimal(EpsDelta(1.0), delta=1e-5),  # type: ignore[arg-type]
         lambda: zcdp_to_delta(PureDP(1.0), 1.0),  # type: ignore[arg-type]
-        lambda: gdp_eps(1e-5, Zcdp(1.0)),  # type: ignore[arg-type]
+        lambda: gdp_eps(Zcdp(1.0), delta=1e-5),  # type: ignore[arg-type]
         lambda: gdp_delta(1.0, RenyiCurve.single(2.0, 1.0)),  # type: ignore[arg-type]
-        lambda: AdditiveFilter(1.0, 1e-5).request(Zcdp(0.1)),  # type: ignore[arg-type]
+        lambda: AdditiveFilter(1.0, delta=1e-5).request(Zcdp(0.1)),  # type: ignore[arg-type]
     ],
 )
 def test_a_wrong_cost_type_is_a_type_error_and_a_value_error(call):

@@ -137,7 +137,7 @@ def test_exact_gaussian_profile_of_dp_accounting(sigma):
 
 @pytest.mark.parametrize(("eps", "delta"), [(0.5, 1e-5), (1.0, 1e-6), (4.0, 1e-9), (0.1, 0.2)])
 def test_gaussian_calibration_of_dp_accounting_and_autodp(eps, delta):
-    sigma = gaussian_sigma(eps, delta, sensitivity=1.0)
+    sigma = gaussian_sigma(eps, delta=delta, sensitivity=1.0)
     assert sigma == pytest.approx(dp_accounting.get_sigma_gaussian(eps, delta), rel=1e-6)
     assert gaussian_eps(delta, sensitivity=1.0, sigma=sigma) == pytest.approx(
         dp_bank.get_eps_ana_gaussian(sigma, delta), rel=1e-6

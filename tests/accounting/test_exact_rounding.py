@@ -53,7 +53,7 @@ def test_sums_of_costs_round_up(a, b) -> None:
     exact = F(a) + F(b)
     assert F((PureDP(a) + PureDP(b)).eps) >= exact
     assert F((Zcdp(a) + Zcdp(b)).rho) >= exact
-    assert F((EpsDelta(a, 0.0) + EpsDelta(b, 0.0)).eps) >= exact
+    assert F((EpsDelta(a) + EpsDelta(b)).eps) >= exact
     curve = RenyiCurve((2.0,), (a,)) + RenyiCurve((2.0,), (b,))
     assert F(curve.eps[0]) >= exact
 
@@ -99,7 +99,7 @@ BUDGET_EDGES = [(2.0, 1e-6, 8.0), (2.0, 0.013042279609383851, 8.0), (2.0, 1e-5, 
 @pytest.mark.parametrize(("eps", "delta", "alpha"), BUDGET_EDGES)
 def test_rdp_budget_edges_convert_within_eps_exactly(eps, delta, alpha, method) -> None:
     """(2, 1e-6, 8): the old budget converted to 2 in floats but above 2 exactly."""
-    budget = rdp_budget(eps, delta, alpha, method)
+    budget = rdp_budget(eps, delta=delta, alpha=alpha, method=method)
     assert rdp_conversion(budget, alpha, delta, method) <= mpf(eps)
 
 
@@ -107,7 +107,7 @@ def test_rdp_budget_edges_convert_within_eps_exactly(eps, delta, alpha, method) 
 @given(eps_st, delta_st, order_st, st.sampled_from(METHODS))
 def test_rdp_budget_converts_within_eps_exactly(eps, delta, alpha, method) -> None:
     try:
-        budget = rdp_budget(eps, delta, alpha, method)
+        budget = rdp_budget(eps, delta=delta, alpha=alpha, method=method)
     except ValueError:
         return  # no budget at this order
     assert rdp_conversion(budget, alpha, delta, method) <= mpf(eps)
@@ -116,44 +116,44 @@ def test_rdp_budget_converts_within_eps_exactly(eps, delta, alpha, method) -> No
 @pytest.mark.parametrize(("eps", "delta"), [(2.0, 0.013042279609383851), (10.0, 1e-5)])
 def test_zcdp_budget_classical_edges(eps, delta) -> None:
     """zcdp_budget(10, 1e-5) was 1.5503552285754199, which converts to 10 + 9.3e-16."""
-    assert zcdp_classical(zcdp_budget(eps, delta, "classical"), delta) <= mpf(eps)
+    assert zcdp_classical(zcdp_budget(eps, delta=delta, method="classical"), delta) <= mpf(eps)
 
 
 @QUICK
 @given(st.floats(min_value=0.0, max_value=1e6), delta_st)
 def test_zcdp_budget_classical_exact(eps, delta) -> None:
-    assert zcdp_classical(zcdp_budget(eps, delta, "classical"), delta) <= mpf(eps)
+    assert zcdp_classical(zcdp_budget(eps, delta=delta, method="classical"), delta) <= mpf(eps)
 
 
 @pytest.mark.parametrize(("eps", "delta"), [(2.0, 1e-6), (1.0, 1e-5), (4.0, 1e-5)])
 def test_zcdp_budget_improved_edges(eps, delta) -> None:
-    assert zcdp_improved(zcdp_budget(eps, delta, "improved"), delta) <= mpf(eps)
+    assert zcdp_improved(zcdp_budget(eps, delta=delta, method="improved"), delta) <= mpf(eps)
 
 
 @FEW
 @given(st.floats(1e-3, 50.0), st.floats(min_value=1e-15, max_value=0.1))
 def test_zcdp_budget_improved_exact(eps, delta) -> None:
-    assert zcdp_improved(zcdp_budget(eps, delta, "improved"), delta) <= mpf(eps)
+    assert zcdp_improved(zcdp_budget(eps, delta=delta, method="improved"), delta) <= mpf(eps)
 
 
 @pytest.mark.parametrize(("eps", "delta"), [(2.0, 1e-5), (0.5, 1e-5), (1.0, 1e-10)])
 def test_gdp_budget_delta_exact(eps, delta) -> None:
     """gdp_budget(2, 1e-5): the exact delta_mu(2) of the old mu exceeded 1e-5."""
-    assert gaussian_hockey_stick(eps, gdp_budget(eps, delta)) <= mpf(delta)
+    assert gaussian_hockey_stick(eps, gdp_budget(eps, delta=delta)) <= mpf(delta)
 
 
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(st.floats(0.0, 30.0), st.floats(1e-200, 0.5))
 def test_gdp_budget_and_eps_exact(eps, delta) -> None:
-    mu = gdp_budget(eps, delta)
+    mu = gdp_budget(eps, delta=delta)
     assert gaussian_hockey_stick(eps, mu) <= mpf(delta)
     if mu > 0:
-        assert gaussian_hockey_stick(gdp_eps(delta, mu), mu) <= mpf(delta)
+        assert gaussian_hockey_stick(gdp_eps(mu, delta=delta), mu) <= mpf(delta)
 
 
 def test_gdp_eps_edge() -> None:
-    """gdp_eps(1e-5, 0.1) was below the exact eps: delta_mu of it exceeded 1e-5."""
-    assert gaussian_hockey_stick(gdp_eps(1e-5, 0.1), 0.1) <= mpf(1e-5)
+    """gdp_eps(0.1, delta=1e-5) was below the exact eps: delta_mu of it exceeded 1e-5."""
+    assert gaussian_hockey_stick(gdp_eps(0.1, delta=1e-5), 0.1) <= mpf(1e-5)
 
 
 @pytest.mark.parametrize("n_max", [10, 100, 1000, 31])
@@ -182,7 +182,9 @@ def test_mnist_plans_spend_within_eps_exactly() -> None:
     the improved conversion at eps 2 and 4), though each held in floats."""
     bad = []
     for eps, method, steps, (m, share) in PLANS:
-        plan = plan_filtered_gd(eps, 1e-5, method, steps, m, share)
+        plan = plan_filtered_gd(
+            eps, delta=1e-5, method=method, budget_steps=steps, n_queries=m, query_share=share
+        )
         spent = F(steps) / (2 * F(plan.noise_multiplier) ** 2)
         if m:
             spent += F(m) / (2 * F(plan.query_noise_std) ** 2)

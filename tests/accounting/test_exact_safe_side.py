@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 import accounting.analysis as an
 import accounting.curves as cv
 import accounting.mechanisms as me
+from accounting import exponential_mechanism_eps, exponential_mechanism_rdp
 from accounting.costs import PureDP, RenyiCurve
 
 F = Fraction
@@ -180,7 +181,15 @@ def _plan_filtered_gd(data: st.DataObject) -> None:
     method, b = data.draw(method_st), data.draw(st.floats(1e-300, 1e200))
     m = data.draw(st.integers(0, 1000))
     share = data.draw(st.floats(0.01, 0.99)) if m else 0.0
-    plan = _try(me.plan_filtered_gd, eps, delta, method, b, m, share)
+    plan = _try(
+        me.plan_filtered_gd,
+        eps,
+        delta=delta,
+        method=method,
+        budget_steps=b,
+        n_queries=m,
+        query_share=share,
+    )
     if plan is None:
         return
     spent = F(b) / (2 * F(plan.noise_multiplier) ** 2)
@@ -204,7 +213,7 @@ def _gaussian_parameters(data: st.DataObject) -> None:
 
 def _rdp_budget(data: st.DataObject) -> None:
     eps, delta, alpha, method = (data.draw(x) for x in (wide, delta_st, order_st, method_st))
-    b = _try(cv.rdp_budget, eps, delta, alpha, method)
+    b = _try(cv.rdp_budget, eps, delta=delta, alpha=alpha, method=method)
     if b is not None:
         assert rdp_conversion(b, alpha, delta, method) <= mpf(eps)
 
@@ -242,7 +251,7 @@ def _rdp_to_delta(data: st.DataObject) -> None:
 
 def _expost(data: st.DataObject) -> None:
     e, alpha, delta = data.draw(wide), data.draw(order_st), data.draw(delta_st)
-    out = _try(cv.expost_rdp_to_approximate_dp, e, alpha, delta)
+    out = _try(cv.expost_rdp_to_approximate_dp, e, alpha=alpha, delta=delta)
     if out is not None:
         assert mpf(out) >= rdp_conversion(e, alpha, delta, "classical")
 
@@ -251,7 +260,7 @@ def _zcdp_budget(data: st.DataObject) -> None:
     eps, delta, method = data.draw(wide), data.draw(delta_st), data.draw(method_st)
     if method == "improved":
         eps = min(eps, 1e4)
-    rho = _try(cv.zcdp_budget, eps, delta, method)
+    rho = _try(cv.zcdp_budget, eps, delta=delta, method=method)
     if rho is not None:
         convert = zcdp_classical if method == "classical" else zcdp_improved
         assert convert(rho, delta) <= mpf(eps)
@@ -261,12 +270,12 @@ def _zcdp_to_eps(data: st.DataObject) -> None:
     rho, delta, method = data.draw(wide), data.draw(delta_st), data.draw(method_st)
     if method == "improved":
         rho = min(rho, 1e4)
-    out = _try(cv.zcdp_to_eps, rho, delta, method)
+    out = _try(cv.zcdp_to_eps, rho, delta=delta, method=method)
     if out is not None:
         convert = zcdp_classical if method == "classical" else zcdp_improved
         assert mpf(out) >= convert(rho, delta)
     if method == "improved" and out is not None:
-        assert cv.zcdp_to_eps_optimal(rho, delta) == out
+        assert cv.zcdp_to_eps_optimal(rho, delta=delta) == out
 
 
 def _zcdp_to_delta(data: st.DataObject) -> None:
@@ -298,14 +307,14 @@ def _zcdp_to_delta(data: st.DataObject) -> None:
 
 def _gdp_budget(data: st.DataObject) -> None:
     eps, delta = data.draw(st.floats(0.0, 50.0)), data.draw(st.floats(1e-250, 0.5))
-    mu = _try(cv.gdp_budget, eps, delta)
+    mu = _try(cv.gdp_budget, eps, delta=delta)
     if mu is not None and mu > 0:
         assert gaussian_hockey_stick(eps, mu) <= mpf(delta)
 
 
 def _gdp_eps(data: st.DataObject) -> None:
     delta, mu = data.draw(st.floats(1e-250, 0.5)), data.draw(st.floats(1e-6, 30.0))
-    eps = _try(cv.gdp_eps, delta, mu)
+    eps = _try(cv.gdp_eps, mu, delta=delta)
     if eps is not None and eps > 0:
         assert gaussian_hockey_stick(eps, mu) <= mpf(delta)
 
@@ -353,7 +362,7 @@ def _gaussian_sigma(data: st.DataObject) -> None:
     drawn = _gaussian_draw(data)
     if drawn is not None:
         eps, delta, d, _ = drawn
-        sigma = _try(me.gaussian_sigma, eps, delta, sensitivity=d)
+        sigma = _try(me.gaussian_sigma, eps, delta=delta, sensitivity=d)
         if sigma is not None and eps > 0:
             assert _hs_exact_mu(eps, d, sigma) <= mpf(delta)
 
@@ -382,7 +391,7 @@ def _gaussian_zcdp_delta(data: st.DataObject) -> None:
 
 def _gaussian_zcdp_eps(data: st.DataObject) -> None:
     rho, delta = data.draw(st.floats(1e-6, 100.0)), data.draw(st.floats(1e-250, 0.5))
-    e = _try(me.gaussian_zcdp_eps, rho, delta)
+    e = _try(me.gaussian_zcdp_eps, rho, delta=delta)
     if e is not None and e > 0:
         assert _hs_zcdp(rho, e) <= mpf(delta)
 
@@ -544,8 +553,20 @@ def _gdp_pure_dp_delta(data: st.DataObject) -> None:
         assert mpf(float(out)) >= exact
 
 
+def _exponential_mechanism(data: st.DataObject) -> None:
+    alpha, x = data.draw(order_st), data.draw(wide)
+    rdp = _try(exponential_mechanism_rdp, alpha, x)
+    if rdp is not None:
+        assert _up(rdp, F(alpha) * F(x) ** 2 / 8)
+    eps = _try(exponential_mechanism_eps, alpha, x)
+    if eps is not None:  # a calibration: its RDP is within the target x
+        assert F(alpha) * F(eps) ** 2 / 8 <= F(x)
+
+
 REGISTRY.update(
     {
+        "exponential_mechanism_rdp": Entry("cost", _exponential_mechanism),
+        "exponential_mechanism_eps": Entry("budget", _exponential_mechanism),
         "gaussian_log_delta": Entry("cost", _gaussian_delta, 10),
         "smallest_dominating_mu": Entry("cost", _smallest_dominating_mu),
         "randomized_response_pld": Entry("cost", _rr_pld),
@@ -572,7 +593,8 @@ NUMERICAL: dict[str, str] = {
             "gaussian_above_threshold_expost_eps gaussian_report_noisy_max_eps "
             "laplace_report_noisy_max_eps gaussian_above_threshold_rdp "
             "gaussian_above_threshold_rdp_nonnegative gaussian_above_threshold_rdp_numeric "
-            "log_stopping_time_moment log_stopping_time_moment_bound"
+            "log_stopping_time_moment log_stopping_time_moment_bound report_noisy_max_ratio "
+            "above_threshold_ratio"
         ),
         "composition with a PLD / trade-off curves; tests/accounting/curves/test_gdp.py and "
         "test_domination.py": (
@@ -629,7 +651,13 @@ NOT_A_COST: dict[str, str] = {
 #: "open": a float evaluation of a profile (a hockey stick, Laplace's closed form) that is a
 #: few ulps below the exact value; making it safe needs an outward margin on every delta.
 _OPEN = "open: float profile a few ulps below the exact value (issue 28, not fixed here)"
+_CONVERSION = "open: float conversion a few ulps below the exact value (issue 28, not fixed here)"
 XFAIL = {
+    **dict.fromkeys(
+        "rdp_to_eps rdp_to_pdp rdp_to_delta expost_rdp_to_approximate_dp zcdp_to_eps "
+        "zcdp_to_eps_optimal".split(),
+        _CONVERSION,
+    ),
     "laplace_rdp": "fixed on branch h-stable",
     "randomized_response_rdp": "fixed on branch h-stable",
     **dict.fromkeys(

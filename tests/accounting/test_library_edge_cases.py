@@ -43,7 +43,7 @@ def test_gdp_filters_halt_on_a_query_whose_square_overflows(make) -> None:
 
 
 def test_additive_filter_sums_huge_costs_without_overflow() -> None:
-    filt = AdditiveFilter(1.7e308, 0.0)
+    filt = AdditiveFilter(1.7e308, delta=0.0)
     assert filt.request(EpsDelta(1e308))
     assert not filt.request(EpsDelta(1e308))  # the exact sum 2e308 exceeds every float budget
     assert filt.sums.eps.value == 1e308
@@ -51,16 +51,16 @@ def test_additive_filter_sums_huge_costs_without_overflow() -> None:
 
 def test_gdp_eps_of_a_huge_mu_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="mu=1e\\+200 is too large"):
-        gdp_eps(1e-5, 1e200)
+        gdp_eps(1e200, delta=1e-5)
 
 
 def test_gaussian_sigma_beyond_the_float_range_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="sensitivity=1e\\+308 is too large"):
-        gaussian_sigma(1.0, 1e-5, sensitivity=1e308)
+        gaussian_sigma(1.0, delta=1e-5, sensitivity=1e308)
 
 
 def test_zcdp_to_eps_of_a_huge_rho_is_finite_and_correct() -> None:
-    eps = zcdp_to_eps(1e308, 1e-5)
+    eps = zcdp_to_eps(1e308, delta=1e-5)
     assert math.isfinite(eps)
     assert eps == pytest.approx(
         1e308 + 2.0 * math.sqrt(1e308) * math.sqrt(math.log(1e5)), rel=1e-15
@@ -72,7 +72,7 @@ def test_eps_delta_refuses_strings_and_booleans(value) -> None:
     with pytest.raises(ValueError, match="eps must be a finite real number"):
         EpsDelta(value)
     with pytest.raises(ValueError, match="delta must be a finite real number"):
-        EpsDelta(1.0, value)
+        EpsDelta(1.0, delta=value)
 
 
 def test_an_analyst_returning_a_non_query_is_a_clear_error() -> None:
@@ -80,7 +80,7 @@ def test_an_analyst_returning_a_non_query_is_a_clear_error() -> None:
         return 1.0
 
     with pytest.raises(ValueError, match="must return a Query or None, got float"):
-        run_interaction(AdditiveFilter(1.0, 0.0), analyst, None, np.random.default_rng(0))
+        run_interaction(AdditiveFilter(1.0, delta=0.0), analyst, None, np.random.default_rng(0))
 
 
 def test_a_grid_pld_composed_until_its_bias_dominates_warns() -> None:
@@ -107,7 +107,9 @@ def _one_query(outputs):
 
 
 RNG_USERS = {
-    "run_interaction": lambda rng: run_interaction(AdditiveFilter(1.0, 0.0), _one_query, None, rng),
+    "run_interaction": lambda rng: run_interaction(
+        AdditiveFilter(1.0, delta=0.0), _one_query, None, rng
+    ),
     "gaussian_above_threshold": lambda rng: selection.gaussian_above_threshold(
         [0.1, 0.9], threshold=0.5, sigma_threshold=1.0, sigma_query=1.0, rng=rng
     ),
@@ -236,9 +238,9 @@ def test_exact_sum_refuses_booleans_and_strings(term) -> None:
 def test_run_interaction_refuses_a_bad_round_limit(max_rounds) -> None:
     with pytest.raises(ValueError, match=r"max_rounds must be an integer >= 0"):
         run_interaction(
-            AdditiveFilter(1.0, 0.0), _one_query, None, np.random.default_rng(0), max_rounds
+            AdditiveFilter(1.0, delta=0.0), _one_query, None, np.random.default_rng(0), max_rounds
         )
     done = run_interaction(
-        AdditiveFilter(1.0, 0.0), _one_query, None, np.random.default_rng(0), max_rounds=0
+        AdditiveFilter(1.0, delta=0.0), _one_query, None, np.random.default_rng(0), max_rounds=0
     )
     assert done.stopping_time == 0 and not done.halted

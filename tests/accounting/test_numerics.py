@@ -89,7 +89,10 @@ def test_directed_rounding_brackets_the_exact_value() -> None:
     third = Fraction(1, 3)
     assert Fraction(fraction_down(third)) < third < Fraction(fraction_up(third))
     assert fraction_up(3) == fraction_down(3) == 3.0
-    assert fraction_up(mpmath.mpf(1) / 3) == 1 / 3  # a 53-bit mpf is a double
+    with mpmath.workprec(53):  # a 53-bit mpf is a double
+        assert fraction_up(mpmath.mpf(1) / 3) == 1 / 3
+    with mpmath.workprec(200):  # 1/3 to 200 bits lies above the double 1/3
+        assert fraction_up(mpmath.mpf(1) / 3) == math.nextafter(1 / 3, 1.0)
     assert fraction_up(Fraction(1, 10**400)) == 5e-324 and fraction_down(Fraction(1, 10**400)) == 0
     assert fraction_up(Fraction(10**400)) == math.inf
 

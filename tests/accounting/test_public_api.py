@@ -63,9 +63,9 @@ def test_no_upward_imports(layer: str) -> None:
 
 
 def test_top_level_names_drive_an_interaction() -> None:
-    sigma = accounting.gaussian_sigma(0.5, 1e-6, sensitivity=1.0)
-    cost = accounting.EpsDelta(0.5, 1e-6)
-    filt = filters.AdditiveFilter(2.0, 1e-5)
+    sigma = accounting.gaussian_sigma(0.5, delta=1e-6, sensitivity=1.0)
+    cost = accounting.EpsDelta(0.5, delta=1e-6)
+    filt = filters.AdditiveFilter(2.0, delta=1e-5)
 
     def analyst(outputs: list) -> filters.Query | None:
         return filters.Query(cost, lambda data, rng: data + rng.normal(0.0, sigma))
@@ -82,9 +82,9 @@ def test_package_names_audit_a_finite_mechanism() -> None:
     assert curves.is_dominated(mech.pld(), curves.Pld.pure_dp(0.5), tol=1e-12)
     query = audit.DiscreteQuery(accounting.EpsDelta(0.5), mech.p, mech.q)
     result = audit.exact_audit(
-        lambda: filters.AdditiveFilter(1.0, 0.0),
+        lambda: filters.AdditiveFilter(1.0, delta=0.0),
         lambda history: query if len(history) < 3 else None,
-        audit.Promise.of(accounting.EpsDelta(1.0, 0.0)),
+        audit.Promise.of(accounting.EpsDelta(1.0, delta=0.0)),
     )
     assert result.passed
     assert result.detail["halt_probability"] == pytest.approx(1.0)

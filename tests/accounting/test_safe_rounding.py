@@ -57,9 +57,9 @@ order_st = st.floats(min_value=1.0001, max_value=1e4)
 
 def test_additive_filter_refuses_an_ulp_over() -> None:
     """1.0 + 2^-53 rounds to 1.0, but the exact sum exceeds the budget of 1."""
-    filt = AdditiveFilter(1.0, 0.5)
-    assert filt.request(EpsDelta(1.0, 0.0))
-    assert not filt.request(EpsDelta(2.0**-53, 0.0))
+    filt = AdditiveFilter(1.0, delta=0.5)
+    assert filt.request(EpsDelta(1.0, delta=0.0))
+    assert not filt.request(EpsDelta(2.0**-53, delta=0.0))
 
 
 def test_exact_sum_comparisons() -> None:
@@ -83,7 +83,11 @@ cost_st = st.one_of(wide, st.floats(min_value=0.0, max_value=1.0), st.sampled_fr
 @given(st.lists(cost_st, max_size=12), st.floats(min_value=0.0, max_value=4.0))
 def test_linear_filters_admit_only_exact_sums_within_budget(costs, budget) -> None:
     checks = [
-        (AdditiveFilter(budget, 0.5), lambda c: EpsDelta(c, 0.0), lambda a: sum(map(F, a))),
+        (
+            AdditiveFilter(budget, delta=0.5),
+            lambda c: EpsDelta(c, delta=0.0),
+            lambda a: sum(map(F, a)),
+        ),
         (RenyiFilter(2.0, budget), lambda c: RenyiCurve((2.0,), (c,)), lambda a: sum(map(F, a))),
         (ZcdpFilter(budget), Zcdp, lambda a: sum(map(F, a))),
         (GdpFilter(budget or 1.0), Gdp, lambda a: sum(F(x) ** 2 for x in a)),
@@ -109,7 +113,7 @@ def test_linear_filters_admit_only_exact_sums_within_budget(costs, budget) -> No
 @FAST
 @given(st.lists(st.floats(min_value=0.0, max_value=2.0), max_size=12), moderate, delta_st)
 def test_pure_dp_via_zcdp_admits_exact_half_squares_within_budget(eps_list, eps, delta) -> None:
-    filt = PureDpFilterViaZcdp(eps, delta)
+    filt = PureDpFilterViaZcdp(eps, delta=delta)
     admitted = [e for e in eps_list if not filt.halted and filt.request(PureDP(e))]
     assert sum(F(e) ** 2 for e in admitted) / 2 <= F(filt.budget)
 
@@ -117,7 +121,7 @@ def test_pure_dp_via_zcdp_admits_exact_half_squares_within_budget(eps_list, eps,
 @FAST
 @given(st.lists(st.floats(min_value=0.0, max_value=1.0), max_size=12), moderate)
 def test_fsrc_exact_sum_stays_below_eps(posts, eps) -> None:
-    filt = FilteredSelfReportingComposition(eps, 0.5)
+    filt = FilteredSelfReportingComposition(eps, delta=0.5)
     observed: list[float] = []
     for post in posts:
         if not filt.request(ProbabilisticDP(post)):
@@ -144,12 +148,12 @@ def _rogers_k_exact(eps: list[float], eps_g: float, delta_g: float, delta_pp: fl
     st.floats(min_value=1e-12, max_value=0.3),
 )
 def test_nonlinear_filters_hold_in_high_precision(eps_list, eps_g, delta_g) -> None:
-    adv = AdvancedFilter(eps_g, delta_g)
-    admitted = [e for e in eps_list if not adv.halted and adv.request(EpsDelta(e, 0.0))]
+    adv = AdvancedFilter(eps_g, delta_g=delta_g)
+    admitted = [e for e in eps_list if not adv.halted and adv.request(EpsDelta(e, delta=0.0))]
     if admitted:
         assert _rogers_k_exact(admitted, eps_g, delta_g, adv.delta_pp) <= eps_g
-    wh = WhitehouseFilter(eps_g, delta_g)
-    admitted = [e for e in eps_list if not wh.halted and wh.request(EpsDelta(e, 0.0))]
+    wh = WhitehouseFilter(eps_g, delta=delta_g)
+    admitted = [e for e in eps_list if not wh.halted and wh.request(EpsDelta(e, delta=0.0))]
     with mpmath.workdps(60):
         sq = mpmath.fsum(mpmath.mpf(e) ** 2 for e in admitted)
         bound = mpmath.sqrt(2 * mpmath.log(1 / mpmath.mpf(wh.delta_prime)) * sq) + sq / 2
@@ -173,15 +177,15 @@ PURE_EDGES = [
 
 @pytest.mark.parametrize(("eps_g", "delta_g", "eps_1"), ADVANCED_EDGES)
 def test_advanced_filter_edge_is_refused_or_exactly_within(eps_g, delta_g, eps_1) -> None:
-    filt = AdvancedFilter(eps_g, delta_g)
-    if filt.request(EpsDelta(eps_1, 0.0)):
+    filt = AdvancedFilter(eps_g, delta_g=delta_g)
+    if filt.request(EpsDelta(eps_1, delta=0.0)):
         assert _rogers_k_exact([eps_1], eps_g, delta_g, filt.delta_pp) <= eps_g
 
 
 @pytest.mark.parametrize(("eps", "delta_prime", "eps_1"), WHITEHOUSE_EDGES)
 def test_whitehouse_filter_edge_is_refused_or_exactly_within(eps, delta_prime, eps_1) -> None:
-    filt = WhitehouseFilter(eps, 2.0 * delta_prime)  # delta' = delta - delta / 2
-    if filt.request(EpsDelta(eps_1, 0.0)):
+    filt = WhitehouseFilter(eps, delta=2.0 * delta_prime)  # delta' = delta - delta / 2
+    if filt.request(EpsDelta(eps_1, delta=0.0)):
         with mpmath.workdps(60):
             sq = mpmath.mpf(eps_1) ** 2
             assert mpmath.sqrt(2 * mpmath.log(1 / mpmath.mpf(delta_prime)) * sq) + sq / 2 <= eps
@@ -189,7 +193,7 @@ def test_whitehouse_filter_edge_is_refused_or_exactly_within(eps, delta_prime, e
 
 @pytest.mark.parametrize(("eps", "delta", "eps_1"), PURE_EDGES)
 def test_pure_dp_via_zcdp_edge_is_refused_or_exactly_within(eps, delta, eps_1) -> None:
-    filt = PureDpFilterViaZcdp(eps, delta)
+    filt = PureDpFilterViaZcdp(eps, delta=delta)
     if filt.request(PureDP(eps_1)):
         assert F(eps_1) ** 2 / 2 <= F(filt.budget)
 
@@ -247,20 +251,20 @@ def test_exponential_mechanism_eps_never_overspends(alpha, rdp) -> None:
 @FAST
 @given(st.floats(min_value=0.0, max_value=1e6), delta_st)
 def test_zcdp_budget_bun_steinke_converts_within_eps(eps, delta) -> None:
-    assert zcdp_to_eps(zcdp_budget(eps, delta, "classical"), delta) <= eps
+    assert zcdp_to_eps(zcdp_budget(eps, delta=delta, method="classical"), delta=delta) <= eps
 
 
 @SLOW
 @given(st.floats(min_value=1e-3, max_value=50.0), st.floats(min_value=1e-15, max_value=0.1))
 def test_zcdp_budget_optimal_converts_within_eps(eps, delta) -> None:
-    assert zcdp_to_eps_optimal(zcdp_budget(eps, delta, "improved"), delta) <= eps
+    assert zcdp_to_eps_optimal(zcdp_budget(eps, delta=delta, method="improved"), delta=delta) <= eps
 
 
 @FAST
 @given(st.floats(0.0, 100.0), delta_st, order_st, st.sampled_from(["classical", "improved"]))
 def test_rdp_budget_converts_within_eps(eps, delta, alpha, method) -> None:
     try:
-        budget = rdp_budget(eps, delta, alpha, method)
+        budget = rdp_budget(eps, delta=delta, alpha=alpha, method=method)
     except ValueError:
         return  # no budget left at this order
     assert rdp_to_eps(RenyiCurve((alpha,), (budget,)), delta, method).eps <= eps
@@ -269,12 +273,19 @@ def test_rdp_budget_converts_within_eps(eps, delta, alpha, method) -> None:
 @SLOW
 @given(st.floats(1e-3, 20.0), st.floats(1e-12, 0.5), st.floats(1e-3, 1e3))
 def test_gaussian_sigma_is_on_the_safe_side(eps, delta, sensitivity) -> None:
-    sigma = gaussian_sigma(eps, delta, sensitivity=sensitivity)
+    sigma = gaussian_sigma(eps, delta=delta, sensitivity=sensitivity)
     assert gaussian_delta(eps, sensitivity=sensitivity, sigma=sigma) <= delta
 
 
 def _plan_holds(eps, delta, conversion, budget_steps, n_queries=0, share=0.0) -> bool:
-    plan = plan_filtered_gd(eps, delta, conversion, budget_steps, n_queries, share)
+    plan = plan_filtered_gd(
+        eps,
+        delta=delta,
+        method=conversion,
+        budget_steps=budget_steps,
+        n_queries=n_queries,
+        query_share=share,
+    )
     exact = F(budget_steps) / (2 * F(plan.noise_multiplier) ** 2)
     if n_queries:
         exact += F(n_queries) / (2 * F(plan.query_noise_std) ** 2)
@@ -282,8 +293,8 @@ def _plan_holds(eps, delta, conversion, budget_steps, n_queries=0, share=0.0) ->
     return (
         exact <= F(plan.rho)
         and F(plan.rho_gd) + F(plan.rho_queries) <= F(plan.rho)
-        and zcdp_to_eps(spent, delta, conversion) <= eps
-        and zcdp_to_eps(plan.rho, delta, conversion) <= eps
+        and zcdp_to_eps(spent, delta=delta, method=conversion) <= eps
+        and zcdp_to_eps(plan.rho, delta=delta, method=conversion) <= eps
     )
 
 
@@ -312,8 +323,8 @@ def test_plan_filtered_gd_subnormal_budget_steps(conversion) -> None:
 
 def test_default_private_gd_run_records_eps_within_target() -> None:
     """MNIST default: eps 0.3, k = 20 steps recorded eps 0.30000000000000004 before the fix."""
-    plan = plan_filtered_gd(0.3, 1e-5, "classical", 20.0)
-    assert zcdp_to_eps(plan.rho_gd, 1e-5) <= 0.3
+    plan = plan_filtered_gd(0.3, delta=1e-5, method="classical", budget_steps=20.0)
+    assert zcdp_to_eps(plan.rho_gd, delta=1e-5) <= 0.3
 
 
 @FAST
@@ -355,4 +366,4 @@ def test_brownian_increments_are_never_below_the_exact_differences(levels) -> No
 @FAST
 @given(st.floats(1e-300, 0.5), st.floats(1e-3, 30.0))
 def test_gdp_eps_is_on_the_safe_side(delta, mu) -> None:
-    assert gdp_delta(gdp_eps(delta, mu), mu) <= delta
+    assert gdp_delta(gdp_eps(mu, delta=delta), mu) <= delta

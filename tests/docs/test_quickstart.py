@@ -46,7 +46,7 @@ def test_recipes_import_from_accounting_and_pass_scales_by_keyword():
             if isinstance(node, ast.ImportFrom | ast.Import):
                 modules = [node.module] if isinstance(node, ast.ImportFrom) else []
                 modules += [a.name for a in node.names if isinstance(node, ast.Import)]
-                assert set(modules) <= {"accounting", "math", "numpy"}, modules
+                assert set(modules) <= {"accounting", "math", "numpy", "warnings"}, modules
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 function = getattr(accounting, node.func.id, None)
                 if not callable(function) or isinstance(function, type) or not node.args:

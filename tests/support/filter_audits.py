@@ -326,7 +326,7 @@ def fsrc_mechanism(laws: tuple[np.ndarray, np.ndarray], delta: float = 0.0) -> D
             if tail[k] > delta and law[order[k]] > 0:
                 eps_max = max(eps_max, float(sign * loss[order[k]]))
                 break
-    query = mechanism(laws, ProbabilisticDP(eps_max, delta))
+    query = mechanism(laws, ProbabilisticDP(eps_max, delta=delta))
     return replace(query, report=lambda o: float(abs(loss[o])))
 
 

@@ -15,10 +15,10 @@ from accounting.filters.base import run_interaction
 from accounting.filters.natural import NaturalFilter
 
 ALPHA = np.linspace(0.0, 1.0, 4001)
-FIG2A_BUDGET = PiecewiseLinearTradeoff.eps_delta(2.0, 0.2)
+FIG2A_BUDGET = PiecewiseLinearTradeoff.eps_delta(2.0, delta=0.2)
 FIG2A_QUERIES = [
-    PiecewiseLinearTradeoff.eps_delta(0.25, 0.1),
-    PiecewiseLinearTradeoff.eps_delta(2.0, 0.0),
+    PiecewiseLinearTradeoff.eps_delta(0.25, delta=0.1),
+    PiecewiseLinearTradeoff.eps_delta(2.0, delta=0.0),
 ]
 
 
@@ -90,7 +90,7 @@ def test_corollary2_pure_dp_free_for_two_queries_not_three() -> None:
         PiecewiseLinearTradeoff.pure_dp(2.0)
     )
     fixed = [PiecewiseLinearTradeoff.pure_dp(0.5)]
-    for b in (cor2_budget, PiecewiseLinearTradeoff.eps_delta(1.3, 0.05)):
+    for b in (cor2_budget, PiecewiseLinearTradeoff.eps_delta(1.3, delta=0.05)):
         assert is_dominated(natural_filter_cost(b, fixed, rounds=4), b, tol=1e-12)
     assert excess(budget, natural_filter_cost(budget, queries, rounds=3)) > 0.01
 
@@ -102,8 +102,8 @@ def test_corollary4_gdp_and_approximate_gdp_budgets() -> None:
     assert excess(budget, natural_filter_cost(budget, queries, rounds=2)) > 0.02
     approx = GdpProfile(0.5, 0.2)
     pairs = [
-        PiecewiseLinearTradeoff.eps_delta(0.25, 0.1),
-        PiecewiseLinearTradeoff.eps_delta(0.5, 0.05),
+        PiecewiseLinearTradeoff.eps_delta(0.25, delta=0.1),
+        PiecewiseLinearTradeoff.eps_delta(0.5, delta=0.05),
     ]
     assert excess(approx, natural_filter_cost(approx, pairs, rounds=2)) > 0.01
 

@@ -7,10 +7,10 @@ import pytest
 from accounting.analysis.natural_attack import crosscheck_natural_filter_cost, natural_filter_cost
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 
-BUDGET = PiecewiseLinearTradeoff.eps_delta(1.0, 0.1)
+BUDGET = PiecewiseLinearTradeoff.eps_delta(1.0, delta=0.1)
 QUERIES = [
-    PiecewiseLinearTradeoff.eps_delta(0.5, 0.05),
-    PiecewiseLinearTradeoff.eps_delta(0.9, 0.0),
+    PiecewiseLinearTradeoff.eps_delta(0.5, delta=0.05),
+    PiecewiseLinearTradeoff.eps_delta(0.9, delta=0.0),
 ]
 EPS = [0.0, 0.5, 1.0, 1.5]
 

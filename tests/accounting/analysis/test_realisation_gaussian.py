@@ -22,11 +22,18 @@ def test_realisation_filter_matches_the_gaussian_closed_form() -> None:
     """Stopping times of the class equal Prop. 1's |l^(j)| <= kappa rule, path by path."""
     eps, delta, n_max, sigma = 4.0, 0.05, 12, 2.0
     delta_tilde, theta = gaussian_parameters(n_max, delta)
-    kappa = gaussian_kappa(eps, delta_tilde, theta, sigma=sigma)
+    kappa = gaussian_kappa(eps, delta_tilde=delta_tilde, theta=theta, sigma=sigma)
     query = gaussian_realisation_query(sigma)
     rng = np.random.default_rng(32)
     for _ in range(200):
-        filt = RealisationFilter(eps, delta, n_max, delta_tilde, theta, [query.cost])
+        filt = RealisationFilter(
+            eps,
+            delta=delta,
+            n_max=n_max,
+            delta_tilde=delta_tilde,
+            theta=theta,
+            allowed=[query.cost],
+        )
         path, released = [], 0
         while len(path) < n_max:
             y = query.sample(0, rng)
@@ -41,17 +48,23 @@ def test_realisation_filter_matches_the_gaussian_closed_form() -> None:
 def test_kappa_hand_checked():
     # Phi^-1(1 - 4.797e-6) = 4.426127, Phi^-1(1 - 2.073e-9) = 5.878261:
     # kappa = 10 - 1/4 - (4.426127 + 5.878261) / 2 = 4.597806
-    assert gaussian_kappa(10.0, DT, TH, sigma=SIGMA) == pytest.approx(4.597806, abs=2e-6)
+    assert gaussian_kappa(10.0, delta_tilde=DT, theta=TH, sigma=SIGMA) == pytest.approx(
+        4.597806, abs=2e-6
+    )
     ref = 10 - 1 / SIGMA**2 - (stats.norm.isf(DT) + stats.norm.isf(TH)) / SIGMA
-    assert gaussian_kappa(10.0, DT, TH, sigma=SIGMA) == pytest.approx(ref, rel=1e-12)
+    assert gaussian_kappa(10.0, delta_tilde=DT, theta=TH, sigma=SIGMA) == pytest.approx(
+        ref, rel=1e-12
+    )
     # sensitivity 2 at sigma 4 is the same mechanism as sensitivity 1 at sigma 2
-    assert gaussian_kappa(10.0, DT, TH, sigma=4.0, sensitivity=2.0) == pytest.approx(ref, rel=1e-12)
+    assert gaussian_kappa(
+        10.0, delta_tilde=DT, theta=TH, sigma=4.0, sensitivity=2.0
+    ) == pytest.approx(ref, rel=1e-12)
 
 
 def test_optimal_parameters_beat_a_grid_and_the_published_pair():
-    delta = realisation_delta(N, DT, TH)
+    delta = realisation_delta(N, delta_tilde=DT, theta=TH)
     dt, th = gaussian_parameters(N, delta)
-    assert realisation_delta(N, dt, th) == pytest.approx(delta, rel=1e-12)
+    assert realisation_delta(N, delta_tilde=dt, theta=th) == pytest.approx(delta, rel=1e-12)
 
     def cost(d):
         return stats.norm.isf(d) + stats.norm.isf((delta - d) / (N * (1 - d)))
@@ -60,7 +73,9 @@ def test_optimal_parameters_beat_a_grid_and_the_published_pair():
     assert cost(dt) <= cost(grid).min() + 1e-9
     assert dt == pytest.approx(2.6286e-6, rel=1e-3)  # about 0.54 delta, not 0.98 delta
     assert cost(dt) < cost(DT) - 0.4  # published pair: 10.304 vs optimum 9.891
-    assert gaussian_kappa(10.0, dt, th, sigma=SIGMA) > gaussian_kappa(10.0, DT, TH, sigma=SIGMA)
+    assert gaussian_kappa(10.0, delta_tilde=dt, theta=th, sigma=SIGMA) > gaussian_kappa(
+        10.0, delta_tilde=DT, theta=TH, sigma=SIGMA
+    )
 
 
 def test_stopping_times_hand_checked():
@@ -76,6 +91,13 @@ def test_stopping_times_hand_checked():
 def test_optimal_parameters_satisfy_the_constraint_in_floats(n_max, delta):
     # theta = (delta - dt) / (N (1 - dt)) can overshoot delta by an ulp once recombined
     dt, th = gaussian_parameters(n_max, delta)
-    assert realisation_delta(n_max, dt, th) <= delta
-    assert realisation_delta(n_max, dt, th) == pytest.approx(delta, rel=1e-12)
-    RealisationFilter(1.0, delta, n_max, dt, th, [RoundLoss.gaussian(sigma=SIGMA)])
+    assert realisation_delta(n_max, delta_tilde=dt, theta=th) <= delta
+    assert realisation_delta(n_max, delta_tilde=dt, theta=th) == pytest.approx(delta, rel=1e-12)
+    RealisationFilter(
+        1.0,
+        delta=delta,
+        n_max=n_max,
+        delta_tilde=dt,
+        theta=th,
+        allowed=[RoundLoss.gaussian(sigma=SIGMA)],
+    )

@@ -141,8 +141,8 @@ def rr(eps: float, cost: object = None) -> DiscreteQuery:
 
 
 def canonical(eps: float, delta: float) -> DiscreteQuery:
-    p, q = canonical_laws(eps, delta)
-    return DiscreteQuery(EpsDelta(eps, delta), p, q, name=f"canonical({eps},{delta})")
+    p, q = canonical_laws(eps, delta=delta)
+    return DiscreteQuery(EpsDelta(eps, delta=delta), p, q, name=f"canonical({eps},{delta})")
 
 
 def repeat(query: DiscreteQuery, k: int):
@@ -167,7 +167,7 @@ def test_hockey_stick_matches_pld(k: int, seed: int) -> None:
 
 def test_canonical_and_erasure_profiles_are_closed_forms() -> None:
     eps, delta = 0.8, 0.03
-    p, q = canonical_laws(eps, delta)
+    p, q = canonical_laws(eps, delta=delta)
     t = np.array([0.0, 0.3, 0.8, 1.5])
     want = delta + (1 - delta) * np.maximum(math.exp(eps) - np.exp(t), 0) / (1 + math.exp(eps))
     np.testing.assert_allclose(hockey_stick(p, q, t), want, atol=1e-15)
@@ -177,9 +177,9 @@ def test_canonical_and_erasure_profiles_are_closed_forms() -> None:
 
 
 def test_promise_of_budgets() -> None:
-    assert Promise.of(EpsDelta(1.0, 0.1)) == Promise((1.0,), (0.1,))
-    assert Promise.of(PureDP(2.0)) == Promise((2.0,), (0.0,))
-    both = Promise.of([EpsDelta(1.0, 0.1), EpsDelta(2.0, 0.01)])
+    assert Promise.of(EpsDelta(1.0, delta=0.1)) == Promise((1.0,), delta=(0.1,))
+    assert Promise.of(PureDP(2.0)) == Promise((2.0,), delta=(0.0,))
+    both = Promise.of([EpsDelta(1.0, delta=0.1), EpsDelta(2.0, delta=0.01)])
     assert both.eps == (1.0, 2.0) and both.delta == (0.1, 0.01)
     gdp = Promise.of(Gdp(1.0), eps_grid=[0.0, 1.0])
     assert gdp.delta == pytest.approx([gdp_delta(0.0, 1.0), gdp_delta(1.0, 1.0)])
@@ -188,7 +188,7 @@ def test_promise_of_budgets() -> None:
     with pytest.raises(ValueError, match="budget"):
         Promise.of(1.0)
     with pytest.raises(ValueError, match="equal length"):
-        Promise((1.0, 2.0), (0.1,))
+        Promise((1.0, 2.0), delta=(0.1,))
 
 
 @pytest.mark.parametrize("mu", [0.3, 1.0, 2.5])
@@ -264,7 +264,7 @@ def test_worst_case_of_never_halting_filter_is_the_full_composition() -> None:
 
 
 def test_strict_additive_passes_worst_case_and_search() -> None:
-    budget = EpsDelta(1.0, 0.02)
+    budget = EpsDelta(1.0, delta=0.02)
     promise = Promise.of(budget)
     result = worst_case_audit(lambda: StrictAdditive(budget), MENU, promise, depth=4)
     assert result.passed and result.observed <= 0.02
@@ -300,7 +300,7 @@ def natural_menu() -> list[DiscreteQuery]:
 
 
 def test_natural_filter_fails_worst_case_and_analyst_is_confirmed() -> None:
-    budget = EpsDelta(1.0, 0.05)
+    budget = EpsDelta(1.0, delta=0.05)
     result = worst_case_audit(lambda: LocalNatural(budget), natural_menu(), Promise.of(budget), 2)
     assert not result.passed and result.excess > 0.02
     assert result.detail["confirmed"] == pytest.approx(result.observed, abs=1e-12)
@@ -314,7 +314,7 @@ def test_natural_filter_fails_worst_case_and_analyst_is_confirmed() -> None:
 
 
 def test_greedy_search_breaks_natural_filter() -> None:
-    budget = EpsDelta(1.0, 0.05)
+    budget = EpsDelta(1.0, delta=0.05)
     result = search_audit(
         lambda: LocalNatural(budget),
         natural_menu(),
@@ -331,9 +331,9 @@ def test_output_dependent_filter_needs_report_and_naive_rule_fails() -> None:
     p, q = binary_erasure_laws(0.05)
     silent = DiscreteQuery(None, p, q)
     with pytest.raises(ValueError, match="report"):
-        exact_audit(StopOnReveal, repeat(silent, 3), Promise.of(EpsDelta(1.0, 0.05)))
+        exact_audit(StopOnReveal, repeat(silent, 3), Promise.of(EpsDelta(1.0, delta=0.05)))
     told = DiscreteQuery(None, p, q, report=silent.loss)
-    result = exact_audit(StopOnReveal, repeat(told, 10), Promise.of(EpsDelta(1.0, 0.05)))
+    result = exact_audit(StopOnReveal, repeat(told, 10), Promise.of(EpsDelta(1.0, delta=0.05)))
     assert not result.passed
     assert result.observed == pytest.approx(1 - 0.95**10, abs=1e-12)
 
@@ -424,9 +424,9 @@ def test_runaway_analyst_is_an_error() -> None:
 def test_random_search_is_seeded() -> None:
     def run(seed: int) -> audit.AuditResult:
         return search_audit(
-            lambda: LocalNatural(EpsDelta(1.0, 0.05)),
+            lambda: LocalNatural(EpsDelta(1.0, delta=0.05)),
             natural_menu(),
-            Promise.of(EpsDelta(1.0, 0.05)),
+            Promise.of(EpsDelta(1.0, delta=0.05)),
             np.random.default_rng(seed),
             rounds=3,
             n_random=6,
@@ -519,7 +519,7 @@ def test_monte_carlo_agrees_with_exact_on_above_threshold() -> None:
     """Sampled AboveThreshold (Laplace noises) against exact enumeration of its laws."""
     a0, a1, eps = [0.0, 1.0, 0.0], [1.0, 0.0, 1.0], 1.0
     p, q = above_threshold_laws(a0, a1, 0.5, eps)
-    promise = Promise((0.0, 0.5, 1.0), (0.0, 0.0, 0.0))
+    promise = Promise((0.0, 0.5, 1.0), delta=(0.0, 0.0, 0.0))
     _, tp, tq = transcript_distributions(
         lambda: CountFilter(4), lambda h: DiscreteQuery(None, p, q)
     )

@@ -66,7 +66,10 @@ from accounting.mechanisms.erasure import binary_erasure_laws
 def test_worst_case_has_power_against_an_over_budget_additive_filter() -> None:
     """Additive (1.25, 0) against a (1, 0) promise: the worst analyst exceeds it."""
     loose = worst_case_audit(
-        lambda: AdditiveFilter(1.25, 0.0), small_rr_menu(0.25, 0.5), Promise.of(PureDP(1.0)), 6
+        lambda: AdditiveFilter(1.25, delta=0.0),
+        small_rr_menu(0.25, 0.5),
+        Promise.of(PureDP(1.0)),
+        6,
     )
     assert not loose.passed and loose.observed > 0.04
 
@@ -93,7 +96,7 @@ def test_monte_carlo_has_power_against_an_individual_filter_with_twice_the_budge
 
 # ----------------------------------------------------------------------------- natural filter
 
-NATURAL_BUDGET = PiecewiseLinearTradeoff.eps_delta(1.0, 0.05)
+NATURAL_BUDGET = PiecewiseLinearTradeoff.eps_delta(1.0, delta=0.05)
 # A weak pure query whose composition with RR_1 is exactly at the (1, 0.05) budget.
 WEAK = 2 * math.atanh(0.05 * (1 + math.exp(-1.0))) * 0.999
 
@@ -102,7 +105,7 @@ def natural_mechanisms() -> list[DiscreteQuery]:
     return [
         mechanism(randomized_response_laws(1.0), EpsDelta(1.0), "rr(1)"),
         mechanism(randomized_response_laws(WEAK), EpsDelta(WEAK), "rr(weak)"),
-        mechanism(binary_erasure_laws(0.05), EpsDelta(0.0, 0.05), "erasure(0.05)"),
+        mechanism(binary_erasure_laws(0.05), EpsDelta(0.0, delta=0.05), "erasure(0.05)"),
     ]
 
 
@@ -110,7 +113,7 @@ def test_natural_filter_fails_against_the_fig2a_analyst() -> None:
     """NEGATIVE CONTROL: residue paper, Cor. 1 / 3, built by filters.natural.adaptive_attack."""
     family = [
         PiecewiseLinearTradeoff.pure_dp(1.0),
-        PiecewiseLinearTradeoff.eps_delta(0.0, 0.05),
+        PiecewiseLinearTradeoff.eps_delta(0.0, delta=0.05),
         PiecewiseLinearTradeoff.pure_dp(WEAK),
     ]
     attack = adaptive_attack(NATURAL_BUDGET, family, eps=1.0)
@@ -127,7 +130,7 @@ def test_natural_filter_fails_against_the_fig2a_analyst() -> None:
         )
 
     result = exact_audit(
-        lambda: NaturalFilter(NATURAL_BUDGET), analyst, Promise.of(EpsDelta(1.0, 0.05))
+        lambda: NaturalFilter(NATURAL_BUDGET), analyst, Promise.of(EpsDelta(1.0, delta=0.05))
     )
     assert not result.passed
     assert result.detail["halt_probability"] == 0.0  # the filter accepted every query
@@ -137,7 +140,7 @@ def test_natural_filter_fails_against_the_fig2a_analyst() -> None:
 
 
 def test_natural_filter_fails_worst_case_and_valid_filters_pass_the_same_menu() -> None:
-    promise = Promise.of(EpsDelta(1.0, 0.05))
+    promise = Promise.of(EpsDelta(1.0, delta=0.05))
     natural_menu = [m.with_cost(m.pld()) for m in natural_mechanisms()]
     broken = worst_case_audit(lambda: NaturalFilter(NATURAL_BUDGET), natural_menu, promise, 3)
     assert not broken.passed and broken.excess > 0.03
@@ -145,9 +148,13 @@ def test_natural_filter_fails_worst_case_and_valid_filters_pass_the_same_menu() 
     # The same analyst (same moves, same mechanisms), priced for the additive filter.
     table = broken.detail["analyst"].table
     same = PolicyAnalyst(natural_mechanisms(), table)
-    assert exact_audit(lambda: AdditiveFilter(1.0, 0.05), same, promise).passed
+    assert exact_audit(lambda: AdditiveFilter(1.0, delta=0.05), same, promise).passed
     valid = worst_case_audit(
-        lambda: AdditiveFilter(1.0, 0.05), natural_mechanisms(), promise, 3, state_key=multiset
+        lambda: AdditiveFilter(1.0, delta=0.05),
+        natural_mechanisms(),
+        promise,
+        3,
+        state_key=multiset,
     )
     assert valid.passed
     searched = search_audit(
@@ -169,9 +176,9 @@ def test_naive_realisation_filter_fails_on_binary_erasure() -> None:
     (the valid filter on the same analyst: TestRealisationFilterContract, erasure_exact)."""
     erasure = realisation_mechanism(binary_erasure_laws(0.05), "erasure(0.05)")
     naive = exact_audit(
-        lambda: InvalidNaiveRealisationFilter(1.0, 0.1),
+        lambda: InvalidNaiveRealisationFilter(1.0, delta=0.1),
         repeat(erasure, 30),
-        Promise.of(EpsDelta(1.0, 0.1)),
+        Promise.of(EpsDelta(1.0, delta=0.1)),
     )
     assert not naive.passed
     assert naive.observed == pytest.approx(1 - 0.95**30, abs=1e-12)  # reveals X w.p. -> 1
@@ -185,9 +192,9 @@ def test_naive_realisation_filter_fails_worst_case() -> None:
         realisation_mechanism(randomized_response_laws(0.4), "rr(0.4)"),
     ]
     naive = worst_case_audit(
-        lambda: InvalidNaiveRealisationFilter(1.0, 0.1),
+        lambda: InvalidNaiveRealisationFilter(1.0, delta=0.1),
         menu,
-        Promise.of(EpsDelta(1.0, 0.1)),
+        Promise.of(EpsDelta(1.0, delta=0.1)),
         depth=8,
         state_key=realisation_state,
         confirm=False,
@@ -204,9 +211,9 @@ def test_fsrc_as_published_fails() -> None:
     corrected filter passes: TestFilteredSelfReportingCompositionContract, alarm_exact)."""
     alarm = fsrc_mechanism(alarm_laws(0.01, 10.0), delta=0.01)
     claimed = exact_audit(
-        lambda: FilteredSelfReportingComposition(1.0, 0.999),
+        lambda: FilteredSelfReportingComposition(1.0, delta=0.999),
         repeat(alarm, 200),
-        Promise.of(EpsDelta(1.0, 0.01)),
+        Promise.of(EpsDelta(1.0, delta=0.01)),
         max_rounds=200,
     )
     assert not claimed.passed and claimed.observed > 0.6
@@ -219,7 +226,7 @@ def test_additive_filter_agrees_with_summation_and_the_pld_accountant() -> None:
     rng = np.random.default_rng(51)
     scales = rng.uniform(2.0, 20.0, size=200)
     costs = [PureDP(1 / b).as_eps_delta() for b in scales]
-    filt = AdditiveFilter(3.0, 0.0)
+    filt = AdditiveFilter(3.0, delta=0.0)
     admitted = 0
     while filt.request(costs[admitted]):
         admitted += 1
@@ -246,9 +253,9 @@ def rr_pld_accountant(eps_list: Sequence[float]) -> dp_pld.PLDAccountant:
 @pytest.mark.parametrize(
     "make, eps, delta",
     [
-        (lambda: AdditiveFilter(1.0, 0.01), 1.0, 0.01),
-        (lambda: AdvancedFilter(1.0, 0.1), 1.0, 0.1),
-        (lambda: WhitehouseFilter(1.0, 0.1), 1.0, 0.1),
+        (lambda: AdditiveFilter(1.0, delta=0.01), 1.0, 0.01),
+        (lambda: AdvancedFilter(1.0, delta_g=0.1), 1.0, 0.1),
+        (lambda: WhitehouseFilter(1.0, delta=0.1), 1.0, 0.1),
     ],
     ids=["additive", "advanced", "whitehouse"],
 )
@@ -287,7 +294,7 @@ def test_rdp_filters_agree_with_the_rdp_accountant_at_their_order() -> None:
         assert accountant.get_epsilon(1e-5) == pytest.approx(want, rel=1e-12)
         assert spent == pytest.approx(math.fsum(alpha / (2 * s * s) for s in admitted), abs=1e-12)
     eps, delta, alpha = 3.0, 1e-5, 8.0
-    mech_filter, admitted = RdpDpFilter(eps, delta, alpha, "improved"), []
+    mech_filter, admitted = RdpDpFilter(eps, delta=delta, alpha=alpha, method="improved"), []
     for s in sigmas:
         if not mech_filter.request(RenyiCurve.single(alpha, alpha / (2 * s * s))):
             break

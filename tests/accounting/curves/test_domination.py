@@ -44,9 +44,9 @@ def f_eps_delta(alpha: np.ndarray, eps: float, delta: float) -> np.ndarray:
 
 @given(eps_st, delta_st)
 def test_eps_delta_curve_closed_form(eps: float, delta: float) -> None:
-    curve = PiecewiseLinearTradeoff.eps_delta(eps, delta)
+    curve = PiecewiseLinearTradeoff.eps_delta(eps, delta=delta)
     np.testing.assert_allclose(curve(ALPHA), f_eps_delta(ALPHA, eps, delta), atol=1e-14)
-    pld = eps_delta_pld(eps, delta)
+    pld = eps_delta_pld(eps, delta=delta)
     assert pld.inf_mass == pytest.approx(delta)
     np.testing.assert_allclose(pld.tradeoff(ALPHA), curve(ALPHA), atol=1e-13)
 
@@ -56,7 +56,10 @@ def test_eps_delta_curve_closed_form(eps: float, delta: float) -> None:
 def test_prop12_composition_equals_pld_convolution(
     e1: float, d1: float, e2: float, d2: float
 ) -> None:
-    a, b = PiecewiseLinearTradeoff.eps_delta(e1, d1), PiecewiseLinearTradeoff.eps_delta(e2, d2)
+    a, b = (
+        PiecewiseLinearTradeoff.eps_delta(e1, delta=d1),
+        PiecewiseLinearTradeoff.eps_delta(e2, delta=d2),
+    )
     composed = a.compose(b)
     via_pld = a.to_pld().compose(b.to_pld())
     np.testing.assert_allclose(composed(ALPHA), via_pld.tradeoff(ALPHA), atol=1e-13)
@@ -92,7 +95,10 @@ def test_from_pld_round_trip_and_validation() -> None:
 def test_domination_of_ordered_and_unordered_pairs() -> None:
     small, large = PiecewiseLinearTradeoff.pure_dp(0.5), PiecewiseLinearTradeoff.pure_dp(1.0)
     assert is_dominated(small, large) and not is_dominated(large, small)
-    a, b = PiecewiseLinearTradeoff.eps_delta(1.0, 0.0), PiecewiseLinearTradeoff.eps_delta(0.5, 0.1)
+    a, b = (
+        PiecewiseLinearTradeoff.eps_delta(1.0, delta=0.0),
+        PiecewiseLinearTradeoff.eps_delta(0.5, delta=0.1),
+    )
     assert not is_dominated(a, b) and not is_dominated(b, a)
     assert is_dominated(a, a) and is_dominated(a.to_pld(), a, tol=1e-15)
     assert hockey_stick_dominated(small.to_pld(), large.to_pld(), tol=1e-14)
@@ -103,7 +109,7 @@ def test_domination_of_ordered_and_unordered_pairs() -> None:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(eps_st, delta_st), min_size=1, max_size=4))
 def test_supremum_is_least_upper_bound(members: list[tuple[float, float]]) -> None:
-    curves = [PiecewiseLinearTradeoff.eps_delta(e, d) for e, d in members]
+    curves = [PiecewiseLinearTradeoff.eps_delta(e, delta=d) for e, d in members]
     sup = supremum(curves)
     for c in curves:
         assert is_dominated(c, sup, tol=1e-14)
@@ -116,7 +122,10 @@ def test_supremum_is_least_upper_bound(members: list[tuple[float, float]]) -> No
 
 
 def test_supremum_of_unordered_pair_is_strictly_above_both() -> None:
-    a, b = PiecewiseLinearTradeoff.eps_delta(1.0, 0.0), PiecewiseLinearTradeoff.eps_delta(0.2, 0.15)
+    a, b = (
+        PiecewiseLinearTradeoff.eps_delta(1.0, delta=0.0),
+        PiecewiseLinearTradeoff.eps_delta(0.2, delta=0.15),
+    )
     sup = supremum([a, b])
     assert not is_dominated(sup, a) and not is_dominated(sup, b)
     assert supremum([a.to_pld(), PiecewiseLinearTradeoff.pure_dp(0.3)]).widths.size == a.widths.size

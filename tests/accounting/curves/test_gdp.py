@@ -92,13 +92,13 @@ def test_identity_mu_zero_and_validation() -> None:
     with pytest.raises(ValueError, match="eps"):
         gdp_delta(float("nan"), 1.0)
     with pytest.raises(ValueError, match="delta"):
-        gdp_eps(0.0, 1.0)
+        gdp_eps(1.0, delta=0.0)
 
 
 @pytest.mark.parametrize("mu", [0.2, 1.0, 4.0])
 @pytest.mark.parametrize("delta", [0.3, 1e-5, 1e-40])
 def test_eps_inverts_delta_and_is_safe(mu: float, delta: float) -> None:
-    eps = gdp_eps(delta, mu)
+    eps = gdp_eps(mu, delta=delta)
     if eps == 0.0:
         assert gdp_delta(0.0, mu) <= delta
         return
@@ -108,17 +108,17 @@ def test_eps_inverts_delta_and_is_safe(mu: float, delta: float) -> None:
 
 @pytest.mark.parametrize(("eps", "delta"), [(2.0, 1e-6), (0.5, 1e-5), (8.0, 1e-9)])
 def test_gdp_budget_is_the_largest_feasible_mu(eps: float, delta: float) -> None:
-    mu = gdp_budget(eps, delta)
+    mu = gdp_budget(eps, delta=delta)
     assert gdp_delta(eps, mu) <= delta < gdp_delta(eps, mu * (1 + 1e-9))
     # the spend recomputed from mu never exceeds the target, not even by an ulp
-    assert gdp_eps(delta, mu) <= eps
+    assert gdp_eps(mu, delta=delta) <= eps
 
 
 def test_gdp_budget_spends_at_most_eps_where_rounding_overshot() -> None:
     """At eps 8, delta 1e-9 the delta-side check alone gave a mu whose gdp_eps was
     8.000000000000002 (one ulp over the target)."""
-    mu = gdp_budget(8.0, 1e-9)
-    assert gdp_eps(1e-9, mu) <= 8.0
+    mu = gdp_budget(8.0, delta=1e-9)
+    assert gdp_eps(mu, delta=1e-9) <= 8.0
     assert gdp_delta(8.0, mu) <= 1e-9
 
 
@@ -212,8 +212,8 @@ def test_composed_delta_with_inf_mass() -> None:
 def test_smallest_dominating_mu_by_type() -> None:
     assert smallest_dominating_mu(Gdp(1.7)) == 1.7
     assert smallest_dominating_mu(PureDP(1.0)) == pytest.approx(pure_dp_mu(1.0), rel=1e-11)
-    assert smallest_dominating_mu(EpsDelta(1.0, 0.0)) == smallest_dominating_mu(PureDP(1.0))
-    assert smallest_dominating_mu(EpsDelta(1.0, 1e-6)) == math.inf
+    assert smallest_dominating_mu(EpsDelta(1.0, delta=0.0)) == smallest_dominating_mu(PureDP(1.0))
+    assert smallest_dominating_mu(EpsDelta(1.0, delta=1e-6)) == math.inf
     assert smallest_dominating_mu(GdpProfile(1.0, 0.01)) == math.inf
     assert smallest_dominating_mu(Pld(np.array([0.5]), np.array([0.99]), 0.01)) == math.inf
     q_deficit = Pld(np.array([1.0]), np.array([1.0]))  # Q-mass e^-1: loss -inf atom

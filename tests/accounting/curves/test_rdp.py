@@ -175,7 +175,9 @@ def test_function_curves_may_be_infinite_somewhere():
 def test_expost_conversion_reproduces_raisa_table_3(rdp, adp):
     """Raisa et al., Table 3 (alpha = 20, delta = 1e-5), six printed decimals; the RDP
     column is itself rounded (10^{-2 + k/3}), hence the 1e-6 tolerance."""
-    assert expost_rdp_to_approximate_dp(rdp, 20.0, 1e-5) == pytest.approx(adp, abs=1.1e-6)
+    assert expost_rdp_to_approximate_dp(rdp, alpha=20.0, delta=1e-5) == pytest.approx(
+        adp, abs=1.1e-6
+    )
 
 
 @pytest.mark.parametrize(
@@ -192,9 +194,9 @@ def test_expost_conversion_reproduces_raisa_table_3(rdp, adp):
         (lambda: rdp_to_eps(lambda a: math.inf, 0.1), "infinite"),
         (lambda: rdp_to_eps(0.5, 0.1), "curve"),
         (lambda: rdp_to_delta(zcdp_curve(1.0), -0.1), "eps"),
-        (lambda: expost_rdp_to_approximate_dp(0.1, 1.0, 1e-5), "alpha"),
-        (lambda: expost_rdp_to_approximate_dp(-0.1, 2.0, 1e-5), "eps"),
-        (lambda: expost_rdp_to_approximate_dp(0.1, 2.0, 0.0), "delta"),
+        (lambda: expost_rdp_to_approximate_dp(0.1, alpha=1.0, delta=1e-5), "alpha"),
+        (lambda: expost_rdp_to_approximate_dp(-0.1, alpha=2.0, delta=1e-5), "eps"),
+        (lambda: expost_rdp_to_approximate_dp(0.1, alpha=2.0, delta=0.0), "delta"),
     ],
 )
 def test_invalid_input_names_the_parameter(call, name):
@@ -206,11 +208,11 @@ def test_invalid_input_names_the_parameter(call, name):
 @given(eps=st.floats(0.5, 20.0), alpha=st.floats(1.5, 200.0), delta=st.floats(1e-10, 1e-2))
 def test_rdp_budget_conversions(eps: float, alpha: float, delta: float) -> None:
     try:
-        classical = rdp_budget(eps, delta, alpha, "classical")
+        classical = rdp_budget(eps, delta=delta, alpha=alpha, method="classical")
     except ValueError:
         assert eps < math.log(1 / delta) / (alpha - 1)
         return
-    improved = rdp_budget(eps, delta, alpha, "improved")
+    improved = rdp_budget(eps, delta=delta, alpha=alpha, method="improved")
     assert improved >= classical
     assert classical + math.log(1 / delta) / (alpha - 1) == pytest.approx(eps, rel=1e-12)
     assert rdp_to_eps(RenyiCurve.single(alpha, improved), delta).eps <= eps
@@ -250,18 +252,20 @@ def test_one_cks_and_mironov_formula_reproduces_the_old_three_bit_for_bit(method
             new = [_closed_form_budget(eps, delta, float(a), method) for a in alphas]  # type: ignore[arg-type]
             assert new == old
             usable = tuple(float(a) for a, b in zip(alphas, old, strict=True) if b > 0)
-            assert rdp_usable_orders(eps, delta, alphas.tolist(), method) == usable  # type: ignore[arg-type]
+            assert (
+                rdp_usable_orders(eps, delta=delta, orders=alphas.tolist(), method=method) == usable
+            )  # type: ignore[arg-type]
 
 
 def test_usable_orders_are_those_with_a_budget() -> None:
     # improved at alpha = 8: 1 - log(7/8) - (log(1e5) - log 8) / 7 = -0.213 < 0; at 32: 0.772
-    usable = rdp_usable_orders(1.0, 1e-5, (1.5, 2.0, 8.0, 32.0))
+    usable = rdp_usable_orders(1.0, delta=1e-5, orders=(1.5, 2.0, 8.0, 32.0))
     assert usable == (32.0,)
-    assert rdp_budget(1.0, 1e-5, 32.0) == pytest.approx(0.772162, abs=1e-6)
+    assert rdp_budget(1.0, delta=1e-5, alpha=32.0) == pytest.approx(0.772162, abs=1e-6)
     with pytest.raises(ValueError, match="no RDP budget"):
-        rdp_budget(1.0, 1e-5, 8.0)
+        rdp_budget(1.0, delta=1e-5, alpha=8.0)
     with pytest.raises(ValueError, match="alpha"):
-        rdp_usable_orders(1.0, 1e-5, (1.0,))
+        rdp_usable_orders(1.0, delta=1e-5, orders=(1.0,))
 
 
 def test_pdp_is_the_classical_conversion() -> None:
@@ -291,4 +295,4 @@ def test_old_method_names_say_the_new_one(old: str, new: str) -> None:
     with pytest.raises(ValueError, match=f"method={new!r}"):
         rdp_to_eps(zcdp_curve(0.1), 1e-5, old)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=f"method={new!r}"):
-        rdp_budget(1.0, 1e-5, 10.0, old)  # type: ignore[arg-type]
+        rdp_budget(1.0, delta=1e-5, alpha=10.0, method=old)  # type: ignore[arg-type]

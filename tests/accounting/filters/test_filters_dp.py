@@ -64,25 +64,29 @@ def rogers_k_mp(eps, eps_g, delta_g, delta_pp) -> float:
 
 
 def test_additive_halts_on_eps_sum():
-    f = AdditiveFilter(1.0, 1e-5)
-    assert f.request(EpsDelta(0.4, 4e-6))
-    assert f.request(EpsDelta(0.4, 4e-6))
-    assert not f.request(EpsDelta(0.4, 1e-6))  # 1.2 > 1
-    assert f.halted and not f.request(EpsDelta(0.0, 0.0))  # halt is permanent
-    assert f.accepted_costs == [EpsDelta(0.4, 4e-6)] * 2
+    f = AdditiveFilter(1.0, delta=1e-5)
+    assert f.request(EpsDelta(0.4, delta=4e-6))
+    assert f.request(EpsDelta(0.4, delta=4e-6))
+    assert not f.request(EpsDelta(0.4, delta=1e-6))  # 1.2 > 1
+    assert f.halted and not f.request(EpsDelta(0.0, delta=0.0))  # halt is permanent
+    assert f.accepted_costs == [EpsDelta(0.4, delta=4e-6)] * 2
 
 
 def test_additive_halts_on_delta_sum_and_admits_the_boundary():
-    f = AdditiveFilter(10.0, 1e-5)
-    assert f.request(EpsDelta(0.1, 6e-6))
-    assert not f.request(EpsDelta(0.1, 5e-6))  # 1.1e-5 > 1e-5
-    g = AdditiveFilter(1.0, 0.0)
+    f = AdditiveFilter(10.0, delta=1e-5)
+    assert f.request(EpsDelta(0.1, delta=6e-6))
+    assert not f.request(EpsDelta(0.1, delta=5e-6))  # 1.1e-5 > 1e-5
+    g = AdditiveFilter(1.0, delta=0.0)
     assert g.request(EpsDelta(0.5)) and g.request(EpsDelta(0.5))  # sum exactly 1.0
     assert not g.request(EpsDelta(1e-12))
 
 
 def test_filters_reject_other_cost_types():
-    for f in (AdditiveFilter(1.0, 1e-5), AdvancedFilter(1.0, 1e-5), WhitehouseFilter(1.0, 1e-5)):
+    for f in (
+        AdditiveFilter(1.0, delta=1e-5),
+        AdvancedFilter(1.0, delta_g=1e-5),
+        WhitehouseFilter(1.0, delta=1e-5),
+    ):
         with pytest.raises(ValueError, match="EpsDelta"):
             f.request(PureDP(0.1))
         with pytest.raises(ValueError, match="EpsDelta"):
@@ -96,7 +100,7 @@ def test_filters_reject_other_cost_types():
 )
 @settings(max_examples=100, deadline=None)
 def test_additive_admits_exactly_the_prefix_within_budget(eps, budget):
-    n = admitted(AdditiveFilter(budget, 0.5), [EpsDelta(e) for e in eps])
+    n = admitted(AdditiveFilter(budget, delta=0.5), [EpsDelta(e) for e in eps])
     assert math.fsum(eps[:n]) <= budget
     if n < len(eps):
         assert math.fsum(eps[: n + 1]) > budget
@@ -108,7 +112,7 @@ def test_additive_admits_exactly_the_prefix_within_budget(eps, budget):
 def test_rogers_k_hand_checked_value():
     # 100 x eps = 0.01, eps_g = 1, delta_g = 1e-6: drift 0.0050251, H = 1/387.39 = 0.0025814,
     # 2 (0.01 + H)(1 + ln(4.8739)/2) ln(2e6) = 0.65419, K = 0.0050251 + 0.80882 = 0.81385.
-    k = rogers_k([0.01] * 100, 1.0, 1e-6, 5e-7)
+    k = rogers_k([0.01] * 100, 1.0, delta_g=1e-6, delta_pp=5e-7)
     assert k == pytest.approx(0.81385, abs=1e-5)
     assert k == pytest.approx(rogers_k_mp([0.01] * 100, 1.0, 1e-6, 5e-7), rel=1e-13)
 
@@ -117,34 +121,44 @@ def test_rogers_k_hand_checked_value():
     "eps_i,eps_g,delta_g", [(0.01, 1.0, 1e-6), (0.1, 2.0, 1e-5), (0.5, 10.0, 1e-3)]
 )
 def test_advanced_stops_where_k_first_exceeds_budget(eps_i, eps_g, delta_g):
-    n = admitted(AdvancedFilter(eps_g, delta_g), [EpsDelta(eps_i)] * 100_000)
+    n = admitted(AdvancedFilter(eps_g, delta_g=delta_g), [EpsDelta(eps_i)] * 100_000)
     assert rogers_k_mp([eps_i] * n, eps_g, delta_g, delta_g / 2) <= eps_g
     assert rogers_k_mp([eps_i] * (n + 1), eps_g, delta_g, delta_g / 2) > eps_g
 
 
 def test_advanced_beats_additive_for_many_small_queries_only():
     small = [EpsDelta(0.01)] * 10_000
-    assert admitted(AdvancedFilter(1.0, 1e-6), small) > admitted(AdditiveFilter(1.0, 1e-6), small)
+    assert admitted(AdvancedFilter(1.0, delta_g=1e-6), small) > admitted(
+        AdditiveFilter(1.0, delta=1e-6), small
+    )
     large = [EpsDelta(0.5)] * 100
-    assert admitted(AdvancedFilter(1.0, 1e-6), large) < admitted(AdditiveFilter(1.0, 1e-6), large)
+    assert admitted(AdvancedFilter(1.0, delta_g=1e-6), large) < admitted(
+        AdditiveFilter(1.0, delta=1e-6), large
+    )
 
 
 def test_huge_costs_halt_without_overflow():
-    for f in (AdditiveFilter(1.0, 1e-5), AdvancedFilter(1.0, 1e-5), WhitehouseFilter(1.0, 1e-5)):
+    for f in (
+        AdditiveFilter(1.0, delta=1e-5),
+        AdvancedFilter(1.0, delta_g=1e-5),
+        WhitehouseFilter(1.0, delta=1e-5),
+    ):
         assert not f.request(EpsDelta(1e200))
     with pytest.raises(ValueError, match="700"):
-        rogers_k([800.0], 1000.0, 1e-5, 5e-6)
+        rogers_k([800.0], 1000.0, delta_g=1e-5, delta_pp=5e-6)
 
 
 def test_advanced_delta_split():
-    f = AdvancedFilter(100.0, 1e-5)  # default delta'' = delta_g / 2: sum delta_i <= 5e-6
+    f = AdvancedFilter(100.0, delta_g=1e-5)  # default delta'' = delta_g / 2: sum delta_i <= 5e-6
     assert f.delta_pp == 5e-6
-    assert f.request(EpsDelta(0.0, 3e-6)) and f.request(EpsDelta(0.0, 2e-6))
-    assert not f.request(EpsDelta(0.0, 1e-9))
-    g = AdvancedFilter(100.0, 1e-5, delta_pp=1e-6)  # sum delta_i <= 9e-6
-    assert g.request(EpsDelta(0.0, 9e-6)) and not g.request(EpsDelta(0.0, 1e-9))
+    assert f.request(EpsDelta(0.0, delta=3e-6)) and f.request(EpsDelta(0.0, delta=2e-6))
+    assert not f.request(EpsDelta(0.0, delta=1e-9))
+    g = AdvancedFilter(100.0, delta_g=1e-5, delta_pp=1e-6)  # sum delta_i <= 9e-6
+    assert g.request(EpsDelta(0.0, delta=9e-6)) and not g.request(EpsDelta(0.0, delta=1e-9))
     # a smaller delta'' costs eps: log(1/delta'') grows
-    assert rogers_k([0.1] * 10, 1.0, 1e-5, 1e-6) > rogers_k([0.1] * 10, 1.0, 1e-5, 5e-6)
+    assert rogers_k([0.1] * 10, 1.0, delta_g=1e-5, delta_pp=1e-6) > rogers_k(
+        [0.1] * 10, 1.0, delta_g=1e-5, delta_pp=5e-6
+    )
 
 
 @pytest.mark.parametrize(
@@ -171,20 +185,22 @@ def test_whitehouse_hand_checked_stopping_time():
     # sqrt(2 ln(2e5) S) + S/2 is 0.97555 at n = 15 and 1.00817 at n = 16.
     assert whitehouse_eps([0.05] * 15, 5e-6) == pytest.approx(0.975545, abs=1e-6)
     assert whitehouse_eps([0.05] * 16, 5e-6) == pytest.approx(1.008173, abs=1e-6)
-    assert admitted(WhitehouseFilter(1.0, 1e-5), [EpsDelta(0.05)] * 100) == 15
+    assert admitted(WhitehouseFilter(1.0, delta=1e-5), [EpsDelta(0.05)] * 100) == 15
 
 
 def test_whitehouse_delta_condition_and_pure_budget():
-    f = WhitehouseFilter(10.0, 1e-5, delta_pp=4e-6)
+    f = WhitehouseFilter(10.0, delta=1e-5, delta_pp=4e-6)
     assert f.delta_prime == pytest.approx(6e-6)
-    assert f.request(EpsDelta(0.1, 4e-6)) and not f.request(EpsDelta(0.1, 1e-12))
-    g = WhitehouseFilter(10.0, 1e-5, delta_pp=0.0)  # pure-DP queries only
-    assert g.request(EpsDelta(0.1)) and not g.request(EpsDelta(0.1, 1e-12))
+    assert f.request(EpsDelta(0.1, delta=4e-6)) and not f.request(EpsDelta(0.1, delta=1e-12))
+    g = WhitehouseFilter(10.0, delta=1e-5, delta_pp=0.0)  # pure-DP queries only
+    assert g.request(EpsDelta(0.1)) and not g.request(EpsDelta(0.1, delta=1e-12))
 
 
 def test_whitehouse_is_tighter_than_rogers_for_equal_split():
     costs = [EpsDelta(0.01)] * 100_000
-    assert admitted(WhitehouseFilter(1.0, 1e-6), costs) > admitted(AdvancedFilter(1.0, 1e-6), costs)
+    assert admitted(WhitehouseFilter(1.0, delta=1e-6), costs) > admitted(
+        AdvancedFilter(1.0, delta_g=1e-6), costs
+    )
 
 
 @pytest.mark.parametrize(
@@ -202,8 +218,8 @@ def test_whitehouse_parameter_errors(kwargs):
 
 
 def test_advanced_filter_halts_instead_of_overflowing_on_a_huge_query():
-    filt = AdvancedFilter(1000.0, 1e-3)
-    assert filt.request(EpsDelta(750.0, 0.0)) is False
+    filt = AdvancedFilter(1000.0, delta_g=1e-3)
+    assert filt.request(EpsDelta(750.0, delta=0.0)) is False
     assert filt.halted
 
 
@@ -214,8 +230,8 @@ def additive_menu() -> list:
     return [
         mechanism(randomized_response_laws(0.3), EpsDelta(0.3)),
         mechanism(randomized_response_laws(0.7), EpsDelta(0.7)),
-        mechanism(canonical_laws(0.2, 0.01), EpsDelta(0.2, 0.01)),
-        mechanism(binary_erasure_laws(0.02), EpsDelta(0.0, 0.02)),
+        mechanism(canonical_laws(0.2, delta=0.01), EpsDelta(0.2, delta=0.01)),
+        mechanism(binary_erasure_laws(0.02), EpsDelta(0.0, delta=0.02)),
     ]
 
 
@@ -253,21 +269,21 @@ class TestAdditiveFilterContract(FilterContract):
     filter_class = AdditiveFilter
 
     def make(self) -> AdditiveFilter:
-        return AdditiveFilter(1.0, 1e-3)
+        return AdditiveFilter(1.0, delta=1e-3)
 
     def admitted_cost(self) -> EpsDelta:
-        return EpsDelta(0.5, 1e-4)
+        return EpsDelta(0.5, delta=1e-4)
 
     def halting_cost(self) -> EpsDelta:
         return EpsDelta(1.5)
 
     def audits(self) -> dict[str, Audit]:
-        promise = Promise.of(EpsDelta(1.0, DELTA_BUDGET))
+        promise = Promise.of(EpsDelta(1.0, delta=DELTA_BUDGET))
         pure = Promise.of(PureDP(1.0))
         return {
             # tight: some adaptive analyst reaches 0.0298 of the promised 0.03
             "worst_case": WorstCase(
-                lambda: AdditiveFilter(1.0, DELTA_BUDGET),
+                lambda: AdditiveFilter(1.0, delta=DELTA_BUDGET),
                 additive_menu(),
                 promise,
                 depth=5,
@@ -275,7 +291,7 @@ class TestAdditiveFilterContract(FilterContract):
                 check=observed_near(0.0298, 1e-12),
             ),
             "search": Search(
-                lambda: AdditiveFilter(1.0, 0.03),
+                lambda: AdditiveFilter(1.0, delta=0.03),
                 additive_menu(),
                 promise,
                 seed=0,
@@ -283,7 +299,7 @@ class TestAdditiveFilterContract(FilterContract):
                 n_random=10,
             ),
             "pure_dp_worst_case": WorstCase(
-                lambda: AdditiveFilter(1.0, 0.0),
+                lambda: AdditiveFilter(1.0, delta=0.0),
                 small_rr_menu(0.25, 0.5),
                 pure,
                 depth=6,
@@ -291,7 +307,7 @@ class TestAdditiveFilterContract(FilterContract):
                 check=exactly_pure,
             ),
             "above_threshold_monte_carlo": MonteCarlo(
-                lambda: AdditiveFilter(1.0, 0.0),
+                lambda: AdditiveFilter(1.0, delta=0.0),
                 above_threshold_analyst(),
                 pure,
                 n=1500,
@@ -305,13 +321,13 @@ class TestAdvancedFilterContract(TestAdditiveFilterContract):
     filter_class = AdvancedFilter
 
     def make(self) -> AdvancedFilter:
-        return AdvancedFilter(1.0, 1e-3)
+        return AdvancedFilter(1.0, delta_g=1e-3)
 
     def admitted_cost(self) -> EpsDelta:
-        return EpsDelta(0.05, 1e-5)
+        return EpsDelta(0.05, delta=1e-5)
 
     def audit_filter(self) -> AdvancedFilter:
-        return AdvancedFilter(1.0, 0.1)
+        return AdvancedFilter(1.0, delta_g=0.1)
 
     def audits(self) -> dict[str, Audit]:
         """Rounds of RR(0.05) beyond sum eps = 1, where these filters beat additive composition."""
@@ -320,10 +336,10 @@ class TestAdvancedFilterContract(TestAdditiveFilterContract):
         def in_their_regime(result: AuditResult) -> None:
             assert admitted * 0.05 > 1.0
 
-        promise = Promise.of(EpsDelta(1.0, 0.1))
+        promise = Promise.of(EpsDelta(1.0, delta=0.1))
         mixed = [
             *small_rr_menu(0.05, 0.1),
-            mechanism(canonical_laws(0.05, 0.01), EpsDelta(0.05, 0.01)),
+            mechanism(canonical_laws(0.05, delta=0.01), EpsDelta(0.05, delta=0.01)),
         ]
         return {
             "deep_worst_case": WorstCase(
@@ -345,7 +361,7 @@ class TestWhitehouseFilterContract(TestAdvancedFilterContract):
     filter_class = WhitehouseFilter
 
     def make(self) -> WhitehouseFilter:
-        return WhitehouseFilter(1.0, 1e-3)
+        return WhitehouseFilter(1.0, delta=1e-3)
 
     def audit_filter(self) -> WhitehouseFilter:
-        return WhitehouseFilter(1.0, 0.1)
+        return WhitehouseFilter(1.0, delta=0.1)

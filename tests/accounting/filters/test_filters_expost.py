@@ -36,7 +36,7 @@ from accounting.mechanisms.threshold_checks import gaussian_check_sigma
 
 
 def test_fsrc_halts_on_equality() -> None:
-    filt = FilteredSelfReportingComposition(1.0, 1e-3)
+    filt = FilteredSelfReportingComposition(1.0, delta=1e-3)
     assert filt.request(ProbabilisticDP(0.5))
     filt.observe(0.25)
     # Algorithm 2: HALT if sum_{i<t} eps_post,i + eps_max,t >= eps; 0.25 + 0.75 = 1.0 halts.
@@ -46,7 +46,7 @@ def test_fsrc_halts_on_equality() -> None:
 
 
 def test_fsrc_spends_ex_post_not_ex_ante() -> None:
-    filt = FilteredSelfReportingComposition(1.0, 1e-3)
+    filt = FilteredSelfReportingComposition(1.0, delta=1e-3)
     for _ in range(3):
         assert filt.request(ProbabilisticDP(0.6))  # 0.6 ex ante each, 0.1 ex post each
         filt.observe(0.1)
@@ -57,20 +57,20 @@ def test_fsrc_spends_ex_post_not_ex_ante() -> None:
 
 
 def test_fsrc_delta_budget_and_protocol() -> None:
-    filt = FilteredSelfReportingComposition(5.0, 1e-3)
-    assert filt.request(ProbabilisticDP(0.1, 4e-4))
+    filt = FilteredSelfReportingComposition(5.0, delta=1e-3)
+    assert filt.request(ProbabilisticDP(0.1, delta=4e-4))
     with pytest.raises(ValueError):
-        filt.request(ProbabilisticDP(0.1, 4e-4))  # observe first
+        filt.request(ProbabilisticDP(0.1, delta=4e-4))  # observe first
     filt.observe(0.1)
-    assert filt.request(ProbabilisticDP(0.1, 4e-4))
+    assert filt.request(ProbabilisticDP(0.1, delta=4e-4))
     filt.observe(0.1)
-    assert not filt.request(ProbabilisticDP(0.1, 4e-4))  # 1.2e-3 > 1e-3
+    assert not filt.request(ProbabilisticDP(0.1, delta=4e-4))  # 1.2e-3 > 1e-3
     assert filt.spent_delta == pytest.approx(8e-4)
 
 
 def test_fsrc_validation() -> None:
-    filt = FilteredSelfReportingComposition(1.0, 1e-3)
-    for bad in (EpsDelta(0.1, 1e-6), PureDP(0.1), RenyiCurve.single(2.0, 0.1)):
+    filt = FilteredSelfReportingComposition(1.0, delta=1e-3)
+    for bad in (EpsDelta(0.1, delta=1e-6), PureDP(0.1), RenyiCurve.single(2.0, 0.1)):
         with pytest.raises(ValueError):
             filt.request(bad)
     assert filt.request(ProbabilisticDP(0.1))
@@ -80,7 +80,7 @@ def test_fsrc_validation() -> None:
     filt.observe(math.inf)  # an unbounded ex-post loss: nothing more may run
     assert not filt.request(ProbabilisticDP(0.0))
     with pytest.raises(ValueError):
-        ProbabilisticDP(0.1, 1.0)
+        ProbabilisticDP(0.1, delta=1.0)
 
 
 def rare_leak(delta: float, c: float) -> tuple[float, float, float, float]:
@@ -117,14 +117,14 @@ def test_fsrc_theorem_11_counterexample_and_correction() -> None:
     p, q, eps_post0, eps_post1 = rare_leak(delta, c)
     assert eps_post0 == pytest.approx(1.0005e-3, rel=1e-3)
     # After a 1 the self-reported loss is 10 >= eps: FSRC halts, so each run has at most one 1.
-    filt = FilteredSelfReportingComposition(eps, 0.5)
-    assert filt.request(ProbabilisticDP(eps_post0, 0.0))
+    filt = FilteredSelfReportingComposition(eps, delta=0.5)
+    assert filt.request(ProbabilisticDP(eps_post0, delta=0.0))
     filt.observe(eps_post1)
-    assert not filt.request(ProbabilisticDP(eps_post0, 0.0))
+    assert not filt.request(ProbabilisticDP(eps_post0, delta=0.0))
 
     # The paper's rule ignores delta when deciding: emulate it by declaring delta_t = 0.
-    paper = FilteredSelfReportingComposition(eps, 0.5)
-    n_paper = rounds_on_zero_path(paper, ProbabilisticDP(eps_post0, 0.0), eps_post0)
+    paper = FilteredSelfReportingComposition(eps, delta=0.5)
+    n_paper = rounds_on_zero_path(paper, ProbabilisticDP(eps_post0, delta=0.0), eps_post0)
     assert n_paper == 999  # (n - 1) * 1.0005e-3 + 1.0005e-3 < 1  <=>  n <= 999
     p_leak, q_leak = 1 - (1 - p) ** n_paper, 1 - (1 - q) ** n_paper
     assert p_leak > 0.6
@@ -133,8 +133,8 @@ def test_fsrc_theorem_11_counterexample_and_correction() -> None:
 
     # Corrected: each round spends its delta from the delta budget.
     for budget in (1e-3, 0.05):
-        ours = FilteredSelfReportingComposition(eps, budget)
-        n = rounds_on_zero_path(ours, ProbabilisticDP(eps_post0, delta), eps_post0)
+        ours = FilteredSelfReportingComposition(eps, delta=budget)
+        n = rounds_on_zero_path(ours, ProbabilisticDP(eps_post0, delta=delta), eps_post0)
         assert n == round(budget / delta)
         h = hockey_stick_rare_leak(n, p, q, eps)
         assert h <= budget
@@ -147,10 +147,10 @@ def test_fsrc_theorem_11_counterexample_and_correction() -> None:
     steps=st.lists(st.tuples(st.floats(0.0, 2.0), st.floats(0.0, 2.0)), min_size=1, max_size=20),
 )
 def test_fsrc_never_beyond_budget(eps: float, steps: list[tuple[float, float]]) -> None:
-    filt = FilteredSelfReportingComposition(eps, 1e-3)
+    filt = FilteredSelfReportingComposition(eps, delta=1e-3)
     for eps_max, eps_post in steps:
         before = filt.spent_post
-        if not filt.request(ProbabilisticDP(eps_max, 1e-4)):
+        if not filt.request(ProbabilisticDP(eps_max, delta=1e-4)):
             break
         assert before + eps_max < eps
         filt.observe(eps_post)
@@ -270,10 +270,10 @@ class TestFilteredSelfReportingCompositionContract(FilterContract):
     filter_class = FilteredSelfReportingComposition
 
     def make(self) -> FilteredSelfReportingComposition:
-        return FilteredSelfReportingComposition(1.0, 1e-3)
+        return FilteredSelfReportingComposition(1.0, delta=1e-3)
 
     def admitted_cost(self) -> ProbabilisticDP:
-        return ProbabilisticDP(0.5, 1e-4)
+        return ProbabilisticDP(0.5, delta=1e-4)
 
     def halting_cost(self) -> ProbabilisticDP:
         return ProbabilisticDP(1.0)
@@ -295,16 +295,16 @@ class TestFilteredSelfReportingCompositionContract(FilterContract):
         alarm = fsrc_mechanism(alarm_laws(0.01, 10.0), delta=0.01)
         return {
             "worst_case": WorstCase(
-                lambda: FilteredSelfReportingComposition(1.0, 0.02),
+                lambda: FilteredSelfReportingComposition(1.0, delta=0.02),
                 menu,
-                Promise.of(EpsDelta(1.0, 0.02)),
+                Promise.of(EpsDelta(1.0, delta=0.02)),
                 depth=5,
                 check=alarm_priced_at_its_pdp,
             ),
             "alarm_exact": Exact(
-                lambda: FilteredSelfReportingComposition(1.0, 0.05),
+                lambda: FilteredSelfReportingComposition(1.0, delta=0.05),
                 repeat(alarm, 200),
-                Promise.of(EpsDelta(1.0, 0.05)),
+                Promise.of(EpsDelta(1.0, delta=0.05)),
                 max_rounds=200,
             ),
         }

@@ -141,7 +141,7 @@ def test_residue_of_gaussian_query_is_exact_and_errors() -> None:
     with pytest.raises(ValueError, match="not dominated"):
         gdp_residue(0.1, PureDP(1.0))
     with pytest.raises(ValueError, match="not dominated"):
-        gdp_residue(3.0, EpsDelta(0.1, 1e-9))
+        gdp_residue(3.0, EpsDelta(0.1, delta=1e-9))
     with pytest.raises(ValueError, match="no rule"):
         gdp_residue(1.0, Zcdp(0.1))
     assert not composition_dominated(1.0, 2.0, Pld(np.array([0.1]), np.array([0.9]), 0.1))
@@ -156,7 +156,7 @@ def test_naive_filter_accounting_and_types() -> None:
     g = GdpFilter(2.0)
     assert g.request(PureDP(1.0))
     assert g.spent == pytest.approx(pure_dp_mu(1.0), rel=1e-11)
-    assert not GdpFilter(5.0).request(EpsDelta(0.1, 1e-8))  # no GDP dominates it
+    assert not GdpFilter(5.0).request(EpsDelta(0.1, delta=1e-8))  # no GDP dominates it
     for wrong in (Zcdp(0.1), RenyiCurve.single(2.0, 0.1)):
         with pytest.raises(ValueError, match="accepts costs of type"):
             GdpFilter(1.0).request(wrong)

@@ -23,7 +23,11 @@ N = 5 * HISTORY_CHUNK
 ORDERS = (2.0, 4.0, 8.0)
 
 WORKLOADS = {
-    "AdditiveFilter": (lambda: AdditiveFilter(1e9, 0.5), lambda: EpsDelta(1e-3, 1e-12), None),
+    "AdditiveFilter": (
+        lambda: AdditiveFilter(1e9, delta=0.5),
+        lambda: EpsDelta(1e-3, delta=1e-12),
+        None,
+    ),
     "ZcdpFilter": (lambda: ZcdpFilter(1e9), lambda: Zcdp(1e-3), None),
     "GdpFilter": (lambda: GdpFilter(1e9), lambda: Gdp(1e-6), None),
     "RenyiFilter": (
@@ -32,8 +36,8 @@ WORKLOADS = {
         None,
     ),
     "FSRC": (
-        lambda: FilteredSelfReportingComposition(1e9, 0.5),
-        lambda: ProbabilisticDP(1e-3, 1e-12),
+        lambda: FilteredSelfReportingComposition(1e9, delta=0.5),
+        lambda: ProbabilisticDP(1e-3, delta=1e-12),
         1e-3,
     ),
 }
@@ -63,8 +67,8 @@ def test_history_is_not_walked_by_the_collector(name: str, fresh: bool) -> None:
 
 
 def test_history_reads_back_across_chunks() -> None:
-    filt = FilteredSelfReportingComposition(1.0, 0.5)
-    costs = [ProbabilisticDP(1e-4 * (k % 7), 1e-9 * k) for k in range(2 * HISTORY_CHUNK + 5)]
+    filt = FilteredSelfReportingComposition(1.0, delta=0.5)
+    costs = [ProbabilisticDP(1e-4 * (k % 7), delta=1e-9 * k) for k in range(2 * HISTORY_CHUNK + 5)]
     for k, c in enumerate(costs):
         assert filt.request(c)
         filt.observe(float(k % 3) * 1e-6)

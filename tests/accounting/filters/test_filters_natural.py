@@ -18,12 +18,12 @@ def test_filter_composes_exactly_and_halts() -> None:
     assert filt.request(PureDP(0.5)) and filt.request(PureDP(0.5))
     assert not filt.request(PureDP(1e-3)) and filt.halted
     gauss = NaturalFilter(GdpProfile(1.0))
-    assert gauss.request(EpsDelta(0.5, 0.0))
-    assert not gauss.request(EpsDelta(0.1, 1e-6))  # mass at +inf never fits a GDP budget
+    assert gauss.request(EpsDelta(0.5, delta=0.0))
+    assert not gauss.request(EpsDelta(0.1, delta=1e-6))  # mass at +inf never fits a GDP budget
     with pytest.raises(ValueError, match="accepts costs of type"):
         NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0)).request(Gdp(0.1))
     with pytest.raises(ValueError, match="trade-off curve"):
-        NaturalFilter(EpsDelta(1.0, 0.0))
+        NaturalFilter(EpsDelta(1.0, delta=0.0))
     with pytest.raises(ValueError, match="cost must be"):
         query_pld(Gdp(1.0))
 

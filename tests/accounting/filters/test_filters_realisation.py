@@ -108,7 +108,7 @@ def test_round_loss_validation():
 
 def test_published_parameters_imply_delta():
     # 4.797e-6 + 2.073e-9 (1 - 4.797e-6) 48 = 4.797e-6 + 9.95035e-8
-    assert realisation_delta(N, DT, TH) == pytest.approx(4.8965035e-6, rel=1e-7)
+    assert realisation_delta(N, delta_tilde=DT, theta=TH) == pytest.approx(4.8965035e-6, rel=1e-7)
 
 
 @pytest.mark.parametrize(
@@ -123,7 +123,14 @@ def test_published_parameters_imply_delta():
 )
 def test_parameter_constraint_errors(delta, n_max, delta_tilde, theta):
     with pytest.raises(ValueError):
-        RealisationFilter(10.0, delta, n_max, delta_tilde, theta, [RoundLoss.gaussian(sigma=SIGMA)])
+        RealisationFilter(
+            10.0,
+            delta=delta,
+            n_max=n_max,
+            delta_tilde=delta_tilde,
+            theta=theta,
+            allowed=[RoundLoss.gaussian(sigma=SIGMA)],
+        )
 
 
 # --------------------------------------------------------------------------- Algorithm 1
@@ -151,12 +158,19 @@ def test_general_algorithm_matches_proposition_1(eps):
     outputs = SIGMA * rng.standard_normal((n_paths, N))  # dataset 0: count 0
     losses = (1.0 - 2.0 * outputs) / (2 * SIGMA**2)
     closed = gaussian_stopping_times(
-        np.cumsum(losses, axis=1), gaussian_kappa(eps, DT, TH, sigma=SIGMA), N
+        np.cumsum(losses, axis=1), gaussian_kappa(eps, delta_tilde=DT, theta=TH, sigma=SIGMA), N
     )
     allowed = [RoundLoss.gaussian(sigma=SIGMA)]
     general = []
     for path in outputs:
-        filt = RealisationFilter(eps, realisation_delta(N, DT, TH), N, DT, TH, allowed)
+        filt = RealisationFilter(
+            eps,
+            delta=realisation_delta(N, delta_tilde=DT, theta=TH),
+            n_max=N,
+            delta_tilde=DT,
+            theta=TH,
+            allowed=allowed,
+        )
         general.append(run_interaction(filt, ReplayAnalyst(path), 0, rng).stopping_time)
     np.testing.assert_array_equal(general, closed)
     assert 1 < closed.min() and closed.max() <= N  # the comparison is not vacuous
@@ -165,9 +179,16 @@ def test_general_algorithm_matches_proposition_1(eps):
 
 def test_first_step_check_and_tiny_budget():
     # eps below mu^2/2 + mu Phi^-1(1 - delta~) = 0.125 + 2.213 refuses query 1
-    assert not gaussian_first_step_ok(2.3, DT, sigma=SIGMA)
-    assert gaussian_first_step_ok(2.4, DT, sigma=SIGMA)
-    filt = RealisationFilter(2.3, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
+    assert not gaussian_first_step_ok(2.3, delta_tilde=DT, sigma=SIGMA)
+    assert gaussian_first_step_ok(2.4, delta_tilde=DT, sigma=SIGMA)
+    filt = RealisationFilter(
+        2.3,
+        delta=1e-5,
+        n_max=N,
+        delta_tilde=DT,
+        theta=TH,
+        allowed=[RoundLoss.gaussian(sigma=SIGMA)],
+    )
     assert not filt.request(RoundLoss.gaussian(sigma=SIGMA))
     assert gaussian_stopping_times(np.zeros((1, N)), -1.0, N, first_step_ok=False)[0] == 0
     # kappa < 0 but query 1 allowed: exactly one release
@@ -175,7 +196,14 @@ def test_first_step_check_and_tiny_budget():
 
 
 def test_halt_decision_is_made_before_the_output():
-    filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
+    filt = RealisationFilter(
+        8.0,
+        delta=1e-5,
+        n_max=N,
+        delta_tilde=DT,
+        theta=TH,
+        allowed=[RoundLoss.gaussian(sigma=SIGMA)],
+    )
     cost = RoundLoss.gaussian(sigma=SIGMA)
     assert filt.request(cost)
     decided = filt._state.next_ok  # decision for query 2, fixed before y_1 is observed
@@ -188,11 +216,18 @@ def test_halt_decision_is_made_before_the_output():
 
 
 def test_requests_outside_the_allowable_set_and_wrong_types():
-    filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
+    filt = RealisationFilter(
+        8.0,
+        delta=1e-5,
+        n_max=N,
+        delta_tilde=DT,
+        theta=TH,
+        allowed=[RoundLoss.gaussian(sigma=SIGMA)],
+    )
     with pytest.raises(ValueError, match="allowable"):
         filt.request(RoundLoss.gaussian(sigma=1.0))
     with pytest.raises(ValueError, match="RoundLoss"):
-        filt.request(EpsDelta(1.0, 1e-6))
+        filt.request(EpsDelta(1.0, delta=1e-6))
     assert filt.request(RoundLoss.gaussian(sigma=SIGMA))
     with pytest.raises(ValueError):
         filt.observe((0.1,))  # one loss per pair
@@ -202,7 +237,7 @@ def test_worst_case_next_request_is_used():
     # R_i = {sigma = 2, sigma = 1}: the look-ahead uses the worse (sigma = 1) next query
     allowed = [RoundLoss.gaussian(sigma=2.0), RoundLoss.gaussian(sigma=1.0)]
     eps = 9.0
-    filt = RealisationFilter(eps, 1e-5, N, DT, TH, allowed)
+    filt = RealisationFilter(eps, delta=1e-5, n_max=N, delta_tilde=DT, theta=TH, allowed=allowed)
     steps = 0
     while filt.request(RoundLoss.gaussian(sigma=2.0)):
         steps += 1
@@ -216,7 +251,7 @@ def test_allowable_sets_may_change_with_the_step():
     def allowed(i: int):
         return [RoundLoss.gaussian(sigma=2.0 if i % 2 else 4.0)]
 
-    filt = RealisationFilter(9.0, 1e-5, N, DT, TH, allowed)
+    filt = RealisationFilter(9.0, delta=1e-5, n_max=N, delta_tilde=DT, theta=TH, allowed=allowed)
     with pytest.raises(ValueError, match="R_1"):
         filt.request(RoundLoss.gaussian(sigma=4.0))
     assert filt.request(RoundLoss.gaussian(sigma=2.0))
@@ -225,7 +260,14 @@ def test_allowable_sets_may_change_with_the_step():
 
 
 def test_filter_stops_at_n_max():
-    filt = RealisationFilter(50.0, 1e-3, 3, 1e-4, 1e-4, [RoundLoss.gaussian(sigma=SIGMA)])
+    filt = RealisationFilter(
+        50.0,
+        delta=1e-3,
+        n_max=3,
+        delta_tilde=1e-4,
+        theta=1e-4,
+        allowed=[RoundLoss.gaussian(sigma=SIGMA)],
+    )
     released = run_interaction(
         filt, gaussian_counting_analyst(sigma=SIGMA), 0, np.random.default_rng(1)
     )
@@ -268,7 +310,14 @@ def test_realisation_filter_bounds_the_erasure_leak():
     reveals = 0
     runs = 2000
     for _ in range(runs):
-        filt = RealisationFilter(eps, delta, n_max, dt, theta, [RoundLoss.from_distributions(p, q)])
+        filt = RealisationFilter(
+            eps,
+            delta=delta,
+            n_max=n_max,
+            delta_tilde=dt,
+            theta=theta,
+            allowed=[RoundLoss.from_distributions(p, q)],
+        )
         out = run_interaction(filt, repeated_query_analyst(p, q), 0, rng)
         assert out.stopping_time <= n_max
         reveals += any(o != ERASED for o in out.outputs)
@@ -276,14 +325,28 @@ def test_realisation_filter_bounds_the_erasure_leak():
     assert abs(reveals / runs - exact) < 4 * math.sqrt(exact * (1 - exact) / runs)
     assert exact <= delta
     # with theta < p the look-ahead refuses the channel after the first query
-    filt = RealisationFilter(eps, delta, n_max, dt, 0.005, [RoundLoss.from_distributions(p, q)])
+    filt = RealisationFilter(
+        eps,
+        delta=delta,
+        n_max=n_max,
+        delta_tilde=dt,
+        theta=0.005,
+        allowed=[RoundLoss.from_distributions(p, q)],
+    )
     assert filt.request(RoundLoss.from_distributions(p, q))
     filt.observe((0.0, 0.0))
     assert not filt.request(RoundLoss.from_distributions(p, q))
 
 
 def test_an_invalid_report_keeps_the_filter_waiting():
-    filt = RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
+    filt = RealisationFilter(
+        8.0,
+        delta=1e-5,
+        n_max=N,
+        delta_tilde=DT,
+        theta=TH,
+        allowed=[RoundLoss.gaussian(sigma=SIGMA)],
+    )
     cost = RoundLoss.gaussian(sigma=SIGMA)
     assert filt.request(cost)
     with pytest.raises(ValueError):
@@ -303,10 +366,24 @@ class TestRealisationFilterContract(FilterContract):
     filter_class = RealisationFilter
 
     def make(self) -> RealisationFilter:
-        return RealisationFilter(8.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
+        return RealisationFilter(
+            8.0,
+            delta=1e-5,
+            n_max=N,
+            delta_tilde=DT,
+            theta=TH,
+            allowed=[RoundLoss.gaussian(sigma=SIGMA)],
+        )
 
     def make_halting(self) -> RealisationFilter:
-        return RealisationFilter(0.0, 1e-5, N, DT, TH, [RoundLoss.gaussian(sigma=SIGMA)])
+        return RealisationFilter(
+            0.0,
+            delta=1e-5,
+            n_max=N,
+            delta_tilde=DT,
+            theta=TH,
+            allowed=[RoundLoss.gaussian(sigma=SIGMA)],
+        )
 
     def admitted_cost(self) -> RoundLoss:
         return RoundLoss.gaussian(sigma=SIGMA)
@@ -318,7 +395,7 @@ class TestRealisationFilterContract(FilterContract):
         return (0.5, -0.5)
 
     def audits(self) -> dict[str, Audit]:
-        promise = Promise.of(EpsDelta(1.0, 0.1))
+        promise = Promise.of(EpsDelta(1.0, delta=0.1))
         # erasure(0.05) needs delta~ >= 0.05 and theta >= 0.05, so delta~ + theta (1 - delta~) N
         # <= 0.1 allows N = 1 release: the leak the naive filter lets grow stays at 0.05
         erasure = realisation_mechanism(binary_erasure_laws(0.05), "erasure(0.05)")
@@ -343,13 +420,22 @@ class TestRealisationFilterContract(FilterContract):
 
         return {
             "erasure_exact": Exact(
-                lambda: RealisationFilter(1.0, 0.1, 1, 0.05, 0.05, [erasure.cost]),
+                lambda: RealisationFilter(
+                    1.0, delta=0.1, n_max=1, delta_tilde=0.05, theta=0.05, allowed=[erasure.cost]
+                ),
                 repeat(erasure, 30),
                 promise,
                 check=observed_near(0.05, 1e-12),
             ),
             "worst_case": WorstCase(
-                lambda: RealisationFilter(1.0, 0.1, n_max, delta_tilde, theta, allowed),
+                lambda: RealisationFilter(
+                    1.0,
+                    delta=0.1,
+                    n_max=n_max,
+                    delta_tilde=delta_tilde,
+                    theta=theta,
+                    allowed=allowed,
+                ),
                 menu,
                 promise,
                 depth=n_max + 1,
@@ -358,10 +444,15 @@ class TestRealisationFilterContract(FilterContract):
             ),
             "gaussian_monte_carlo": MonteCarlo(
                 lambda: RealisationFilter(
-                    g_eps, g_delta, g_n, g_delta_tilde, g_theta, [query.cost]
+                    g_eps,
+                    delta=g_delta,
+                    n_max=g_n,
+                    delta_tilde=g_delta_tilde,
+                    theta=g_theta,
+                    allowed=[query.cost],
                 ),
                 repeat(query, g_n + 5),
-                Promise.of(EpsDelta(g_eps, g_delta)),
+                Promise.of(EpsDelta(g_eps, delta=g_delta)),
                 n=2000,
                 seed=31,
                 check=tail_within_delta,
@@ -377,10 +468,10 @@ class TestInvalidNaiveRealisationFilterContract(TestRealisationFilterContract):
     )
 
     def make(self) -> InvalidNaiveRealisationFilter:
-        return InvalidNaiveRealisationFilter(8.0, 1e-5)
+        return InvalidNaiveRealisationFilter(8.0, delta=1e-5)
 
     def make_halting(self) -> InvalidNaiveRealisationFilter:
-        return InvalidNaiveRealisationFilter(0.0, 1e-5)
+        return InvalidNaiveRealisationFilter(0.0, delta=1e-5)
 
     def audits(self) -> dict[str, Audit]:
         return {}  # it promises nothing: the negative controls show it fails

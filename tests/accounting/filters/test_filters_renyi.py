@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import dp_accounting
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant
@@ -85,7 +88,7 @@ def test_cost_validation() -> None:
     with pytest.raises(ValueError):
         ZcdpFilter(1.0).request(RenyiCurve.single(2.0, 0.1))
     with pytest.raises(ValueError):
-        PureDpFilterViaZcdp(1.0, 1e-5).request(EpsDelta(0.1, 0.0))
+        PureDpFilterViaZcdp(1.0, delta=1e-5).request(EpsDelta(0.1, delta=0.0))
     with pytest.raises(ValueError):
         RenyiFilter((2.0, 8.0), (1.0, 2.0, 3.0))
     with pytest.raises(ValueError):
@@ -104,32 +107,32 @@ def test_pure_dp_filter_theorem_4_8() -> None:
     # eps = 1, delta = 1e-5: B* = 0.0208199 (Thm. 4.8); each 0.1-DP query costs 0.005 zCDP,
     # so floor(0.0208199 / 0.005) = 4 run. Check: 4 queries give
     # 0.5*4*0.01 + sqrt(2*4*ln(1e5))*0.1 = 0.02 + 0.9597 <= 1, 5 give 0.025 + 1.0730 > 1.
-    filt = PureDpFilterViaZcdp(1.0, 1e-5)
+    filt = PureDpFilterViaZcdp(1.0, delta=1e-5)
     assert filt.budget == pytest.approx(0.0208199, abs=1e-7)
     assert accepted(filt, [PureDP(0.1)] * 10) == 4
     # The optimal (Canonne-Kamath-Steinke) B* = 0.0305566 lets floor(6.11) = 6 run.
-    filt = PureDpFilterViaZcdp(1.0, 1e-5, method="improved")
+    filt = PureDpFilterViaZcdp(1.0, delta=1e-5, method="improved")
     assert accepted(filt, [PureDP(0.1)] * 10) == 6
-    assert zcdp_to_eps_optimal(filt.spent, 1e-5) <= 1.0
+    assert zcdp_to_eps_optimal(filt.spent, delta=1e-5) <= 1.0
     with pytest.raises(ValueError, match="method='improved'"):
-        PureDpFilterViaZcdp(1.0, 1e-5, method="optimal")  # type: ignore[arg-type]  # old name
+        PureDpFilterViaZcdp(1.0, delta=1e-5, method="optimal")  # type: ignore[arg-type]  # old name
     with pytest.raises(ValueError, match="method must be one of"):
-        PureDpFilterViaZcdp(1.0, 1e-5, method="renyi")  # type: ignore[arg-type]
+        PureDpFilterViaZcdp(1.0, delta=1e-5, method="renyi")  # type: ignore[arg-type]
 
 
 def test_rdp_dp_filter_taylor() -> None:
     # eps = 2, delta = 1e-5, alpha = 10: eps_alpha = 2 - ln(1e5)/9 = 2 - 1.279214 = 0.720786.
-    filt = RdpDpFilter(2.0, 1e-5, 10.0)
+    filt = RdpDpFilter(2.0, delta=1e-5, alpha=10.0)
     assert filt.budgets[0] == pytest.approx(0.720786, abs=1e-6)
     assert accepted(filt, [RenyiCurve.single(10.0, 0.1)] * 10) == 7
     # cks: 2 - ln(0.9) - (ln(1e5) - ln(10)) / 9 = 2 + 0.1053605 - 1.0233711 = 1.0819894.
-    filt = RdpDpFilter(2.0, 1e-5, 10.0, method="improved")
+    filt = RdpDpFilter(2.0, delta=1e-5, alpha=10.0, method="improved")
     assert filt.budgets[0] == pytest.approx(1.0819894, abs=1e-7)
     assert accepted(filt, [RenyiCurve.single(10.0, 0.1)] * 20) == 10
     with pytest.raises(ValueError):
-        RdpDpFilter(2.0, 1e-5, 2.0)  # ln(1e5) / 1 > 2: no budget left at alpha = 2
+        RdpDpFilter(2.0, delta=1e-5, alpha=2.0)  # ln(1e5) / 1 > 2: no budget left at alpha = 2
     with pytest.raises(ValueError, match="method='improved'"):
-        RdpDpFilter(2.0, 1e-5, 10.0, method="cks")  # type: ignore[arg-type]  # old name
+        RdpDpFilter(2.0, delta=1e-5, alpha=10.0, method="cks")  # type: ignore[arg-type]  # old name
 
 
 def test_degenerate_schedule_matches_dp_accounting() -> None:
@@ -145,11 +148,13 @@ def test_degenerate_schedule_matches_dp_accounting() -> None:
     for alpha, rdp in zip(ORDERS[1:], acct._rdp[1:], strict=True):
         eps, _ = rdp_privacy_accountant.compute_epsilon([alpha], [rdp], delta)
         if eps > 0:
-            assert rdp_budget(eps, delta, alpha, "improved") == pytest.approx(rdp, rel=1e-9)
+            assert rdp_budget(eps, delta=delta, alpha=alpha, method="improved") == pytest.approx(
+                rdp, rel=1e-9
+            )
     # zCDP view: the same schedule is k/(2 sigma^2)-zCDP.
     zfilt = ZcdpFilter(k / (2 * sigma**2))
     assert accepted(zfilt, [Zcdp(1 / (2 * sigma**2))] * k) == k
-    assert acct.get_epsilon(delta) <= zcdp_to_eps(zfilt.spent, delta)
+    assert acct.get_epsilon(delta) <= zcdp_to_eps(zfilt.spent, delta=delta)
 
 
 budgets = st.floats(0.0, 5.0)
@@ -168,10 +173,10 @@ def test_never_beyond_budget_and_monotone(b: float, costs: list[float], extra: f
     z = ZcdpFilter(b)
     accepted(z, [Zcdp(c) for c in costs])
     assert z.spent <= b
-    p = PureDpFilterViaZcdp(1.0 + b, 1e-6)
+    p = PureDpFilterViaZcdp(1.0 + b, delta=1e-6)
     accepted(p, [PureDP(c) for c in costs])
     assert p.spent <= p.budget
-    assert zcdp_to_eps(p.spent, 1e-6) <= (1.0 + b) * (1 + 1e-12)
+    assert zcdp_to_eps(p.spent, delta=1e-6) <= (1.0 + b) * (1 + 1e-12)
 
 
 # ---------------------------------------------------------------- the shared filter contract
@@ -221,7 +226,7 @@ class TestRdpDpFilterContract(FilterContract):
     filter_class = RdpDpFilter
 
     def make(self) -> RdpDpFilter:
-        return RdpDpFilter(2.0, 1e-3, 8.0)
+        return RdpDpFilter(2.0, delta=1e-3, alpha=8.0)
 
     def admitted_cost(self) -> RenyiCurve:
         return RenyiCurve.single(8.0, 0.5)
@@ -236,11 +241,11 @@ class TestRdpDpFilterContract(FilterContract):
         for conversion in ("classical", "improved"):
 
             def make(c: str = conversion) -> RdpDpFilter:
-                return RdpDpFilter(eps, delta, alpha, c)  # type: ignore[arg-type]
+                return RdpDpFilter(eps, delta=delta, alpha=alpha, method=c)  # type: ignore[arg-type]
 
             menu = rdp_menu([alpha], (0.6, 1.0))
             for kind, promise in (
-                ("dp", Promise.of(EpsDelta(eps, delta))),
+                ("dp", Promise.of(EpsDelta(eps, delta=delta))),
                 ("rdp", make().guarantee),
             ):
                 audits[f"{kind}_{conversion}"] = WorstCase(
@@ -294,7 +299,7 @@ class TestPureDpFilterViaZcdpContract(FilterContract):
     filter_class = PureDpFilterViaZcdp
 
     def make(self) -> PureDpFilterViaZcdp:
-        return PureDpFilterViaZcdp(1.0, 1e-3)
+        return PureDpFilterViaZcdp(1.0, delta=1e-3)
 
     def admitted_cost(self) -> PureDP:
         return PureDP(0.1)
@@ -310,11 +315,11 @@ class TestPureDpFilterViaZcdpContract(FilterContract):
         for conversion in ("classical", "improved"):
 
             def make(c: str = conversion) -> PureDpFilterViaZcdp:
-                return PureDpFilterViaZcdp(eps, delta, c)  # type: ignore[arg-type]
+                return PureDpFilterViaZcdp(eps, delta=delta, method=c)  # type: ignore[arg-type]
 
-            budget = zcdp_budget(eps, delta, conversion)  # type: ignore[arg-type]
+            budget = zcdp_budget(eps, delta=delta, method=conversion)  # type: ignore[arg-type]
             audits[f"dp_{conversion}"] = WorstCase(
-                make, menu, Promise.of(EpsDelta(eps, delta)), 10, state_key=multiset
+                make, menu, Promise.of(EpsDelta(eps, delta=delta)), 10, state_key=multiset
             )
             audits[f"rdp_{conversion}"] = WorstCase(
                 make,
@@ -324,3 +329,34 @@ class TestPureDpFilterViaZcdpContract(FilterContract):
                 state_key=multiset,
             )
         return audits
+
+
+def _gaussian(sigma: float, orders) -> RenyiCurve:
+    return RenyiCurve.from_function(lambda a: a / (2.0 * sigma**2), orders)
+
+
+def test_per_order_dp_budgets_over_the_default_orders_warn_when_they_halt_at_once() -> None:
+    """Issue 32: budgets rdp_budget(1, delta=1e-6, alpha) over the usable default orders admit
+    no Gaussian of sigma 50 (the order 8,192 refuses it): the filter says so, not silently."""
+    from accounting import DEFAULT_ORDERS, BudgetWarning, rdp_budget, rdp_usable_orders
+
+    usable = rdp_usable_orders(1.0, delta=1e-6, orders=DEFAULT_ORDERS)
+    filt = RenyiFilter(usable, [rdp_budget(1.0, delta=1e-6, alpha=a) for a in usable])
+    with pytest.warns(BudgetWarning, match=r"halted on its first request: at order 8192\.0"):
+        assert not filt.request(_gaussian(50.0, DEFAULT_ORDERS))
+    # a multiplier above max_j sqrt(alpha_j / (2 B_j)) (the docstring's floor) runs
+    floor = max(math.sqrt(a / (2.0 * b)) for a, b in zip(filt.orders, filt.budgets, strict=True))
+    fresh = RenyiFilter(usable, [rdp_budget(1.0, delta=1e-6, alpha=a) for a in usable])
+    assert fresh.request(_gaussian(floor * (1 + 1e-9), DEFAULT_ORDERS))
+
+
+def test_a_zero_budget_warns_and_a_later_refusal_does_not() -> None:
+    from accounting import BudgetWarning
+
+    with pytest.warns(BudgetWarning, match="budget at order 4.0 is 0"):
+        RenyiFilter((2.0, 4.0), (1.0, 0.0))
+    filt = RenyiFilter(2.0, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # neither the build nor a refusal after a run warns
+        assert filt.request(_gaussian(2.0, (2.0,)))
+        assert not filt.request(_gaussian(0.5, (2.0,)))

@@ -71,7 +71,7 @@ def test_subsampled_randomized_response() -> None:
 
 def test_finite_mechanism_round_trip_and_release() -> None:
     for pld in (
-        eps_delta_pld(1.0, 0.1),
+        eps_delta_pld(1.0, delta=0.1),
         PiecewiseLinearTradeoff.pure_dp(0.3).compose(PiecewiseLinearTradeoff.pure_dp(1.1)).to_pld(),
     ):
         mech = FiniteMechanism.from_pld(pld)
@@ -79,7 +79,7 @@ def test_finite_mechanism_round_trip_and_release() -> None:
         np.testing.assert_allclose(back.losses, pld.losses, atol=1e-12)
         np.testing.assert_allclose(back.probs, pld.probs, atol=1e-12)
         assert back.inf_mass == pytest.approx(pld.inf_mass)
-    mech = FiniteMechanism.from_pld(eps_delta_pld(1.0, 0.1))
+    mech = FiniteMechanism.from_pld(eps_delta_pld(1.0, delta=0.1))
     rng = np.random.default_rng(0)
     draws = np.bincount([mech.release(0, rng) for _ in range(4000)], minlength=mech.p.size)
     assert np.max(np.abs(draws / 4000 - mech.p)) < 0.03

@@ -89,8 +89,8 @@ def test_sensitivity_enters_only_through_the_ratio():
     assert gaussian_eps(1e-6, sensitivity=3.0, sigma=6.0) == pytest.approx(
         gaussian_eps(1e-6, sensitivity=1.0, sigma=2.0), rel=1e-12
     )
-    assert gaussian_sigma(1.0, 1e-6, sensitivity=3.0) == pytest.approx(
-        3.0 * gaussian_sigma(1.0, 1e-6, sensitivity=1.0), rel=1e-12
+    assert gaussian_sigma(1.0, delta=1e-6, sensitivity=3.0) == pytest.approx(
+        3.0 * gaussian_sigma(1.0, delta=1e-6, sensitivity=1.0), rel=1e-12
     )
 
 
@@ -108,7 +108,7 @@ def test_eps_inverts_delta(eps, sigma):
 
 @given(st.floats(0.0, 20.0), st.floats(1e-12, 0.5))
 def test_sigma_is_the_smallest_that_works(eps, delta):
-    sigma = gaussian_sigma(eps, delta, sensitivity=1.0)
+    sigma = gaussian_sigma(eps, delta=delta, sensitivity=1.0)
     assert gaussian_delta(eps, sensitivity=1.0, sigma=sigma) <= delta
     assert gaussian_delta(eps, sensitivity=1.0, sigma=sigma * (1 - 1e-9)) > delta
     assert gaussian_eps(delta, sensitivity=1.0, sigma=sigma) <= eps + 1e-9 * max(eps, 1.0)
@@ -198,8 +198,8 @@ def test_composed_pld_brackets_the_exact_composition():
         (lambda: gaussian_rdp(1.0, sensitivity=1, sigma=1), "alpha"),
         (lambda: gaussian_eps(0.0, sensitivity=1, sigma=1), "delta"),
         (lambda: gaussian_eps(1.0, sensitivity=1, sigma=1), "delta"),
-        (lambda: gaussian_sigma(1.0, 0.0, sensitivity=1), "delta"),
-        (lambda: gaussian_sigma(-1.0, 0.1, sensitivity=1), "eps"),
+        (lambda: gaussian_sigma(1.0, delta=0.0, sensitivity=1), "delta"),
+        (lambda: gaussian_sigma(-1.0, delta=0.1, sensitivity=1), "eps"),
         (lambda: gaussian_pld(sensitivity=1, sigma=1, step=0.0), "step"),
         (lambda: gaussian_zcdp(sensitivity=1, sigma=-1), "sigma"),
         (lambda: gaussian_gdp(sensitivity=math.nan, sigma=1), "sensitivity"),

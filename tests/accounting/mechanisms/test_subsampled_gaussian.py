@@ -104,7 +104,9 @@ def test_rdp_accountant_of_dp_accounting(q, sigma):
 FRACTIONAL = [1.5, 2.5, 4.5, 7.5, 10.5, 1.1, 3.3, 6.7, 9.9]
 
 
-@pytest.mark.parametrize(("q", "sigma", "alpha"), [(*g, a) for g, a in zip(GRID, FRACTIONAL)])
+@pytest.mark.parametrize(
+    ("q", "sigma", "alpha"), [(*g, a) for g, a in zip(GRID, FRACTIONAL, strict=True)]
+)
 def test_fractional_orders_are_never_below_the_exact_rdp(q, sigma, alpha):
     """At fractional orders the safety property is ">= exact" (50-digit quadrature), composed
     over the steps too. Being <= dp_accounting's value there is no safety property and is

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
+from metric_keys import assert_declared
 
 from accounting.mechanisms.threshold_checks import svt_check_noise_for_split
 from experiments.adult_synth.checks import accepted_index
@@ -483,6 +484,7 @@ def test_metrics_match_the_paper_yaml_checks(tmp_path):
     table3.to_csv(tmp_path / "table3.csv", index=False)
     write_fake_checks(tmp_path / "checks.csv")
     got = metrics(tmp_path)
+    assert_declared("adult_synth", got)
     assert got["frac_above_threshold_plain"] == 1.0 and got["frac_above_threshold_svt"] == 0.5
     assert got["svt_earlier_plain_more_accurate"] is True
     assert "baseline_val_acc" not in got  # no baseline table -> key omitted

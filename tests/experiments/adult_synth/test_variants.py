@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from metric_keys import assert_declared
 from test_adult_experiment import DOMAIN, REPO, fake_adult, write_fake, write_fake_checks
 
 from experiments.adult_synth import variants
@@ -144,6 +145,7 @@ def test_variant_metrics(tmp_path):
         ]
     ).to_csv(tmp_path / "variants.csv", index=False)
     got = metrics(tmp_path)
+    assert_declared("adult_synth", got)
     assert got["variant_missing_category_baseline_val_acc"] == 0.830
     assert got["variant_missing_category_frac_above_threshold_plain"] == 0.7
     assert "variant_seed_1_frac_above_threshold_plain" not in got

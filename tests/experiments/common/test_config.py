@@ -168,3 +168,40 @@ def test_a_mistyped_override_key_gets_a_suggestion_before_hydra_runs():
     check_override_keys(
         ["params.gradients.clip=2", "params.sigmas[0]=3", "+params.x=1", "table=a"], FcParams
     )
+
+
+@pytest.mark.parametrize("arg", ["sclae=smoke", "+sclae=smoke", "++sclae=smoke", "~sclae"])
+def test_a_mistyped_top_level_key_is_refused_with_a_suggestion(arg: str, monkeypatch) -> None:
+    """Hydra advises `+sclae=smoke` for `sclae=smoke`, which then runs at the default scale
+    with a stray key (issue 32 item 6): the entry point refuses both before Hydra runs."""
+    from experiments.common.app import experiment_main
+    from experiments.common.job import Table
+
+    def never(job, params, rng):
+        raise AssertionError("the table must not be built")
+
+    monkeypatch.setattr(sys, "argv", ["run", arg, "out=never.csv"])
+    app = experiment_main("taylor_survival", TaylorParams, {"survival": Table(never)})
+    with pytest.raises(ValueError, match=r"unknown top-level key 'sclae', did you mean 'scale'\?"):
+        app()
+
+
+def test_a_params_field_given_at_top_level_is_pointed_to_params() -> None:
+    from experiments.common.config import check_top_level_keys
+
+    with pytest.raises(ValueError, match=r"'sigmas', did you mean 'params\.sigmas'\?"):
+        check_top_level_keys(["sigmas=[1]"], "taylor_survival", TaylorParams)
+
+
+@pytest.mark.parametrize("exp", EXPERIMENTS)
+def test_every_top_level_key_the_rules_and_configs_use_is_accepted(exp: str) -> None:
+    """The keys the Snakemake rules pass (rules.smk) and every key of the composed config."""
+    from experiments.common.config import check_top_level_keys
+
+    schema = importlib.import_module(f"experiments.{exp}.schema").Params
+    rules = (ROOT / "experiments" / exp / "rules.smk").read_text()
+    used = set(re.findall(r"\b([a-z_]+)(?:\.[a-z_.]+)?=\{", rules))
+    keys = set(compose_config(exp, "smoke").keys()) | used
+    args = [f"{key}=1" for key in sorted(keys)]
+    args += ["-m", "--cfg", "job", "hydra.verbose=true", f"+{exp}/scale=smoke", "params.seed=1"]
+    check_top_level_keys(args, exp, schema)

@@ -1,9 +1,11 @@
-"""Processed data is verified where it is read (issue 17 item 3).
+"""Processed data is verified where it is read (issue 17 item 3, issue 28 item 4).
 
 Every kind of processed file (CSV, JSON, npz, parquet) is written as preprocessing writes it,
 then truncated, edited or stripped of its sidecar; each experiment loader that reads it must
 refuse it with a ValueError naming the file and the command that rebuilds it (before the fix:
 "only int indices permitted", "File is not a zip file", "could not convert string to float").
+An intact file of another kind (its own sidecar matches) is refused naming the input, the file
+expected and what was given (before: UnicodeDecodeError, numpy's allow_pickle message).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from omegaconf import OmegaConf
 
 from experiments.adult_synth.data import load
 from experiments.common.checksum import file_sha256, rebuild_command, verified
+from experiments.common.processed import KINDS, file_format, processed
 from experiments.data import preprocess as pp
 from experiments.mnist_gd.data import load_mnist
-from experiments.selection.data import load_series
+from experiments.selection.data import load_energy, load_series
 from experiments.selection.schema import Data
 
 CFG = OmegaConf.create({"dataset": "test"})
@@ -48,6 +51,10 @@ def _processed(folder: Path) -> None:
         CFG,
         started,
     )
+    daily = pd.DataFrame(
+        {"day": ["2012-01-01"], "normalised_mean": [0.02], "median_readings": [48]}
+    )
+    pp._save_csv(daily, folder / "lcl_daily.csv", CFG, started)
     arrays = {
         "x_train": rng.integers(0, 256, (20, 28, 28), dtype=np.uint8),
         "y_train": rng.integers(0, 10, 20, dtype=np.uint8),
@@ -95,33 +102,137 @@ def _no_sidecar(path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def processed(tmp_path_factory) -> Path:
+def folder(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("processed")
     _processed(folder)
     return folder
 
 
-def test_sidecars_record_the_sha256_and_loaders_accept_intact_files(processed):
+def test_sidecars_record_the_sha256_and_loaders_accept_intact_files(folder):
     for name, loader in LOADERS.items():
-        record = json.loads((processed / f"{name}.json").read_text())
-        assert record["sha256"] == file_sha256(processed / name)
+        record = json.loads((folder / f"{name}.json").read_text())
+        assert record["sha256"] == file_sha256(folder / name)
         assert record["config"] == {"dataset": "test"}
-        loader(processed)
+        loader(folder)
+    matrix, readings = load_energy(folder / "lcl_daily_kwh.parquet", folder / "lcl_daily.csv")
+    assert list(matrix.index) == ["h1", "h2"] and readings.tolist() == [48]
 
 
 @pytest.mark.parametrize("damage", [_truncate, _text_in_a_number, _no_sidecar])
 @pytest.mark.parametrize("name", sorted(LOADERS))
-def test_damaged_processed_file_names_itself_and_its_rebuild(processed, tmp_path, name, damage):
-    folder = tmp_path / "processed"
-    folder.mkdir()
-    for item in processed.iterdir():
-        (folder / item.name).write_bytes(item.read_bytes())
-    damage(folder / name)
+def test_damaged_processed_file_names_itself_and_its_rebuild(folder, tmp_path, name, damage):
+    copy = tmp_path / "processed"
+    copy.mkdir()
+    for item in folder.iterdir():
+        (copy / item.name).write_bytes(item.read_bytes())
+    damage(copy / name)
     with pytest.raises(ValueError) as err:
-        LOADERS[name](folder)
+        LOADERS[name](copy)
     message = str(err.value)
-    assert str(folder / name) in message
-    assert f"`{rebuild_command(folder / name)}`" in message
+    assert str(copy / name) in message
+    assert f"`{rebuild_command(copy / name)}`" in message
+
+
+#: (loader given ``path`` where it expects its file, the input named, the kind expected)
+WRONG_KIND: dict[str, tuple[Callable[[Path, Path], object], str, str]] = {
+    "bikes": (lambda d, path: load_series("bikes", path, Data()), "inputs.data", "bikes"),
+    "lcl": (lambda d, path: load_series("lcl", path, Data()), "inputs.data", "lcl_matrix"),
+    "mnist": (
+        lambda d, path: load_mnist(
+            str(path), SimpleNamespace(seed=0, n_train=5, n_test=5), torch.device("cpu")
+        ),
+        "inputs.data",
+        "mnist",
+    ),
+    "adult": (
+        lambda d, path: load(path, d / "adult_domain.json", "income"),
+        "inputs.data",
+        "adult",
+    ),
+    "domain": (
+        lambda d, path: load(d / "adult.csv", path, "income"),
+        "inputs.domain",
+        "adult_domain",
+    ),
+    "daily": (
+        lambda d, path: load_energy(d / "lcl_daily_kwh.parquet", path),
+        "inputs.daily",
+        "lcl_daily",
+    ),
+}
+#: What each processed file is when it is not the kind a loader expects.
+GOT = {
+    "lcl_daily_kwh.parquet": "a parquet file",
+    "mnist.npz": "an npz file",
+    "adult_domain.json": "a json file",
+}
+
+
+#: Which processed file each loader reads (every other file is of another kind).
+READS = {
+    "bikes": "bikes.csv",
+    "lcl": "lcl_daily_kwh.parquet",
+    "mnist": "mnist.npz",
+    "adult": "adult.csv",
+    "domain": "adult_domain.json",
+    "daily": "lcl_daily.csv",
+}
+
+
+@pytest.mark.parametrize(
+    ("loader", "given"),
+    [
+        (loader, given)
+        for loader in sorted(READS)
+        for given in sorted(READS.values())
+        if given != READS[loader]
+    ],
+)
+def test_an_intact_file_of_another_kind_is_refused_naming_what_was_expected(folder, loader, given):
+    """The probe's cases: `selection.run table=offline inputs.data=<lcl parquet>` (was
+    UnicodeDecodeError), `mnist_gd.run table=search inputs.data=<bikes.csv>` (was numpy's
+    allow_pickle message), and every other pairing of a loader with a file of another kind."""
+    path = folder / given
+    load_with, name, kind = WRONG_KIND[loader]
+    with pytest.raises(ValueError) as err:
+        load_with(folder, path)
+    expected = KINDS[kind]
+    message = str(err.value)
+    assert message.startswith(f"{name}: expected {expected.what} ({expected.path}), got {path} (")
+    got = GOT.get(given, "a csv file")
+    if file_format(path) == expected.format:
+        assert f"({got} without " in message
+    else:
+        assert message.endswith(f"({got})")
+
+
+def test_the_probe_messages_name_the_file_expected(folder):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "inputs.data: expected the processed bikes table (data/processed/bikes.csv), got "
+        ),
+    ):
+        load_series("bikes", folder / "lcl_daily_kwh.parquet", Data())
+    with pytest.raises(
+        ValueError, match=r"\(data/processed/mnist.npz\), got .*bikes.csv \(a csv file\)$"
+    ):
+        WRONG_KIND["mnist"][0](folder, folder / "bikes.csv")
+    with pytest.raises(
+        ValueError, match=r"\(a csv file without columns \['date', 'registered_norm'\]\)$"
+    ):
+        load_series("bikes", folder / "adult.csv", Data())
+
+
+def test_file_formats_are_read_from_the_first_bytes(folder, tmp_path):
+    assert [file_format(folder / n) for n in sorted(GOT)] == ["json", "parquet", "npz"]
+    assert file_format(folder / "bikes.csv") == "csv"
+    (tmp_path / "x.npy").write_bytes(b"\x93NUMPY\x01\x00")
+    (tmp_path / "x.bin").write_bytes(bytes(range(128, 256)))
+    assert file_format(tmp_path / "x.npy") == "npy"
+    assert file_format(tmp_path / "x.bin") == "binary"
+    with pytest.raises(ValueError, match="kind must be one of"):
+        processed(folder / "bikes.csv", "bike", "inputs.data")
 
 
 def test_rebuild_command_forces_the_processed_file():

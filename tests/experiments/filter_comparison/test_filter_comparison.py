@@ -48,9 +48,9 @@ def test_iid_gaussian_counts_match_closed_forms(sigma):
     filters = by_name()
     queries = [Query("gaussian", sigma)] * 5000
     count = {name: admit(filters[name], queries)[0] for name in ("gdp", "zcdp", "additive")}
-    mu = gdp_budget(BUDGET.eps, BUDGET.delta)
+    mu = gdp_budget(BUDGET.eps, delta=BUDGET.delta)
     assert count["gdp"] == pytest.approx(math.floor((mu * sigma) ** 2), abs=1)
-    rho = zcdp_budget(BUDGET.eps, BUDGET.delta, "improved")
+    rho = zcdp_budget(BUDGET.eps, delta=BUDGET.delta, method="improved")
     assert count["zcdp"] == pytest.approx(math.floor(rho * 2 * sigma**2), abs=1)
     eps_i = gaussian_eps(BUDGET.delta / BUDGET.horizon, sensitivity=1.0, sigma=sigma)
     assert count["additive"] == pytest.approx(math.floor(BUDGET.eps / eps_i), abs=1)
@@ -62,7 +62,7 @@ def test_alpha_is_fixed_from_the_representative_query():
     filters = by_name(alpha)
     queries = [Query("gaussian", 30.0)] * 5000
     best = admit(filters["rdp (one order)"], queries)[0]
-    for other in rdp_usable_orders(BUDGET.eps, BUDGET.delta, BUDGET.rdp_orders):
+    for other in rdp_usable_orders(BUDGET.eps, delta=BUDGET.delta, orders=BUDGET.rdp_orders):
         if other != alpha:
             assert admit(by_name(other)["rdp (one order)"], queries)[0] <= best
 
@@ -84,6 +84,9 @@ def test_bad_parameters_are_refused():
         smoke_params("params.delta=1.5")
     with pytest.raises(ValueError, match="params.mixed.p_rr"):
         smoke_params("params.mixed.p_rr=2")
+    # q = 0 samples nothing: (f) would compare nothing (was a ZeroDivisionError in the job)
+    with pytest.raises(ValueError, match=r"params.subsampled.q must be in \(0, 1\], got 0"):
+        smoke_params("params.subsampled.q=0")
     with pytest.raises(ValueError, match="kind"):
         Query("laplace", 1.0)
 

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
+from metric_keys import assert_declared
 
 from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps
 from accounting.mechanisms.filtered_gd import (
@@ -226,14 +227,16 @@ def test_b_norm_k_c2_without_filtering_is_private_gd_with_k_steps():
 @pytest.mark.parametrize("conversion", ["classical", "improved"])
 def test_stopping_queries_are_charged_to_the_same_budget(conversion):
     eps, delta, b, m, share = 0.5, 1e-5, 40.0, 10, 0.05
-    plan = plan_filtered_gd(eps, delta, conversion, b, m, share)
+    plan = plan_filtered_gd(
+        eps, delta=delta, method=conversion, budget_steps=b, n_queries=m, query_share=share
+    )
     assert plan.rho_gd + plan.rho_queries == pytest.approx(plan.rho, rel=1e-12)
     assert plan.query_share == pytest.approx(share)
     assert plan.rho_queries == pytest.approx(m / (2 * plan.query_noise_std**2))
     assert plan.rho_gd == pytest.approx(b / (2 * plan.noise_multiplier**2))
-    assert zcdp_to_eps(plan.rho, delta, conversion) <= eps
-    assert plan.rho == pytest.approx(zcdp_budget(eps, delta, conversion), rel=1e-12)
-    no_queries = plan_filtered_gd(eps, delta, conversion, b)
+    assert zcdp_to_eps(plan.rho, delta=delta, method=conversion) <= eps
+    assert plan.rho == pytest.approx(zcdp_budget(eps, delta=delta, method=conversion), rel=1e-12)
+    no_queries = plan_filtered_gd(eps, delta=delta, method=conversion, budget_steps=b)
     assert no_queries.noise_multiplier < plan.noise_multiplier  # queries cost gradient noise
     assert count_queries_zcdp(4, sigma=2.0) == pytest.approx(4 / 8)
 
@@ -264,13 +267,15 @@ def test_job_settings_spend_at_most_the_target():
 
 def test_bad_input_raises_clear_errors():
     with pytest.raises(ValueError, match="eps"):
-        plan_filtered_gd(0.0, 1e-5, "improved", 10.0)
+        plan_filtered_gd(0.0, delta=1e-5, method="improved", budget_steps=10.0)
     with pytest.raises(ValueError, match="eps"):
-        plan_filtered_gd(-1.0, 1e-5, "improved", 10.0)
+        plan_filtered_gd(-1.0, delta=1e-5, method="improved", budget_steps=10.0)
     with pytest.raises(ValueError, match="method"):
-        plan_filtered_gd(0.5, 1e-5, "renyi", 10.0)
+        plan_filtered_gd(0.5, delta=1e-5, method="renyi", budget_steps=10.0)
     with pytest.raises(ValueError, match="query_share"):
-        plan_filtered_gd(0.5, 1e-5, "improved", 10.0, n_queries=3, query_share=0.0)
+        plan_filtered_gd(
+            0.5, delta=1e-5, method="improved", budget_steps=10.0, n_queries=3, query_share=0.0
+        )
     with pytest.raises(ValueError, match="clip"):
         GdSettings(0.0, 1.0, 5.0, 5, 1.0, True)
     with pytest.raises(ValueError, match="clip"):
@@ -419,6 +424,7 @@ def test_metrics_read_the_table_and_the_claims(tmp_path):
     )  # fmt: skip
     runs.to_csv(tmp_path / "runs.csv", index=False)
     got = metrics(tmp_path)
+    assert_declared("mnist_gd", got)
     assert got["budget_respected"] is True
     assert got["sd_eps0.3_gd_tuned"] == 0.4 and got["n_trials_eps1_filtered_tuned"] == 10
     assert got["clip_eps0.3_gd_suboptimal"] == 1.5 and got["lr_eps0.3_gd_suboptimal"] == 3.0

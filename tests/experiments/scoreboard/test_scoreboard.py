@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,10 +11,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from metric_keys import assert_declared
 
-from experiments.common.config import CONFIG_DIR
+from experiments.common.config import CONFIG_DIR, compose_config, load_params
 from experiments.residue_filters.metrics import metrics as residue_metrics
 from experiments.scoreboard import plot, report
+from experiments.scoreboard.schema import Params
 from experiments.scoreboard.scoring import (
     COLUMNS,
     Check,
@@ -21,6 +24,7 @@ from experiments.scoreboard.scoring import (
     explain,
     fill,
     load_checks,
+    metric_keys,
     score,
     scoreboard,
     summary_lines,
@@ -141,12 +145,86 @@ def test_reasons_are_filled_from_the_runs_own_metrics():
         ({"evidence": "results/x.csv"}, "evidence"),
         ({"evidence": ["/abs/x.csv"]}, "evidence"),
         ({"evidence": {"huge": ["results/x.csv"]}}, "evidence"),
+        # issue 28: refused when paper.yaml is read, not when a run fills the reason
+        ({"reason": "{x:.5q}"}, r"bad format spec '\.5q'"),
+        ({"reason": {"paper": "ours {x:.2f}, {y!z}"}}, "conversion"),
+        ({"evidence": ["results/../../etc/passwd"]}, r"under results/ or figures/"),
+        ({"evidence": {"smoke": ["figures/../x.png"]}}, r"under results/ or figures/"),
     ],
 )
 def test_malformed_reasons_and_evidence_are_refused(fields, message):
     base = {"key": "k", "where": "Sec. 1", "paper": "A > B", "kind": "claim"}
     with pytest.raises(ValueError, match=f"check k: .*{message}"):
         Check(**{**base, **fields})
+
+
+def test_evidence_paths_are_kept_normalised():
+    base = {"key": "k", "where": "Sec. 1", "paper": "A > B", "kind": "claim"}
+    check = Check(**base, evidence=["results/e/{scale}/../{scale}/./v.csv"])
+    assert check.evidence_at("smoke") == ("results/e/smoke/v.csv",)
+    per_scale = Check(**base, evidence={"paper": ["figures/a/../b/f.png"]})
+    assert per_scale.evidence_at("paper") == ("figures/b/f.png",)
+
+
+def _paper_yaml(tmp_path: Path, experiment: str, entry: str) -> Path:
+    """A config folder whose only scored experiment is ``experiment``, with one check."""
+    folder = tmp_path / experiment
+    folder.mkdir(exist_ok=True)
+    (tmp_path / f"{experiment}.yaml").write_text("")  # discover() needs the primary config
+    (folder / "paper.yaml").write_text(f"paper: p\nchecks:\n  - {{{entry}}}\n")
+    return folder / "paper.yaml"
+
+
+@pytest.mark.parametrize(
+    ("entry", "unknown"),
+    [
+        # a key metrics.py never returns: was scored "no data" silently
+        (
+            "key: rule_thetta, where: 'Sec. 1', paper: 0.1, kind: abs_tol, tolerance: 0.1",
+            "rule_thetta",
+        ),
+        # a reason naming an unknown metric: was filled "n/a" and labelled a measured cause
+        (
+            "key: rule_theta, where: 'Sec. 1', paper: 0.1, kind: abs_tol, tolerance: 0.1, "
+            "reason: 'ours {rule_theta:.2f}, {no_such_metric:.2f}'",
+            "no_such_metric",
+        ),
+        (
+            "key: rule_theta, where: 'Sec. 1', paper: 0.1, kind: abs_tol, tolerance: 0.1, "
+            "reason: {paper: '{tight_delta_:g}'}",
+            "tight_delta_",
+        ),
+    ],
+)
+def test_a_key_or_reason_naming_no_metric_is_refused_at_load(tmp_path, entry, unknown):
+    path = _paper_yaml(tmp_path, "taylor_survival", entry)
+    load_checks(path)  # without the experiment's keys: its form only
+    with pytest.raises(ValueError, match=rf"check rule_the\w+: \['{unknown}'\] are not metrics"):
+        load_checks(path, metric_keys("taylor_survival"))
+    with pytest.raises(ValueError, match="are not metrics of experiments/taylor_survival"):
+        scoreboard(tmp_path, tmp_path / "results", "smoke")
+
+
+def test_metric_keys_are_declared_by_every_scored_experiment():
+    with pytest.raises(ValueError, match="has no experiments/nosuchexp/metrics.py"):
+        metric_keys("nosuchexp")
+    keys = metric_keys("mnist_gd")
+    assert any(re.fullmatch(k, "acc_eps0.3_gd_tuned") for k in keys)
+    assert not any(re.fullmatch(k, "acc_eps0.3_gd_tunned") for k in keys)
+
+
+def test_unknown_experiments_are_refused():
+    """`scoreboard.run 'params.experiments=[nosuchexp]'` exited 0 with every check "no data"."""
+    cfg = compose_config("scoreboard", "smoke", ["params.experiments=[selection,nosuchexp]"])
+    with pytest.raises(
+        ValueError,
+        match=r"params.experiments\[1\] must be one of \(.*'selection'.*\), got 'nosuchexp'",
+    ):
+        load_params(cfg, Params)
+    with pytest.raises(
+        ValueError, match=r"experiments \['nosuchexp'\] have no paper.yaml; valid: \["
+    ):
+        scoreboard(CONFIG_DIR, REPO / "results", "smoke", in_dag=["nosuchexp"])
 
 
 def test_a_cause_is_measured_only_when_its_evidence_was_built(tmp_path):
@@ -187,7 +265,7 @@ def test_every_paper_yaml_loads_and_has_metrics():
     paths = discover(CONFIG_DIR)
     assert {p.parent.name for p in paths} >= {"taylor_survival", "residue_filters"}
     for path in paths:
-        declared = load_checks(path)
+        declared = load_checks(path, metric_keys(path.parent.name))
         assert (REPO / "experiments" / declared.experiment / "metrics.py").is_file()
         assert all(c.kind == "claim" or c.reason or c.tolerance for c in declared.checks)
     assert "scale" not in {p.parent.name for p in paths}  # config/scale/paper.yaml is a scale
@@ -236,6 +314,7 @@ def taylor_table(real_early: float = 0.99) -> pd.DataFrame:
 def test_taylor_metrics_from_tables(tmp_path):
     taylor_table().to_csv(tmp_path / "survival.csv", index=False)
     got = taylor_metrics(tmp_path)
+    assert_declared("taylor_survival", got)
     assert got["rule_delta_tilde"] == 2.6e-6
     assert got["rule_theta"] == 4.7e-8
     assert got["tight_delta"] == pytest.approx(4.8965e-6, rel=1e-4)
@@ -265,6 +344,7 @@ def test_residue_metrics_from_tables(tmp_path):
     )
     fig2.to_csv(tmp_path / "fig2.csv", index=False)
     got = residue_metrics(tmp_path)
+    assert_declared("residue_filters", got)
     assert got["residue_beats_naive"] and got["gains_ordered_c_b_a"]
     assert got["residue_uses_budget"] is False  # gap 0.02 > 0.01
     assert got["eps_delta_queries_not_free"] and got["pure_dp_free_two_not_three"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from metric_keys import assert_declared
 from omegaconf import OmegaConf
 
 from experiments.common.config import compose_config, load_params
@@ -150,7 +151,7 @@ def test_calibration_claims_count_the_supporting_readings():
     eps = np.array([0.01, 0.1, 1.0])
     offline = pd.concat(
         pd.DataFrame(
-            {"dataset": "x", "d": 5, "mechanism": m, "eps": eps, "accuracy": acc, "se": 0.0}
+            {"dataset": "bikes", "d": 5, "mechanism": m, "eps": eps, "accuracy": acc, "se": 0.0}
         )
         for m, acc in (
             ("gaussian_ours", [0.5, 0.95, 1.0]),
@@ -163,17 +164,18 @@ def test_calibration_claims_count_the_supporting_readings():
     )
     calibration = pd.concat(
         pd.DataFrame(
-            {"dataset": "x", "d": 5, "reading": r, "mechanism": m, "eps": eps, "accuracy": acc}
+            {"dataset": "bikes", "d": 5, "reading": r, "mechanism": m, "eps": eps, "accuracy": acc}
         )
         for r, acc in (("general_1n_mean", [0.95, 1.0, 1.0]), ("general_2n_mean", [0.1, 0.5, 1.0]))
         for m in ("exponential", "permute_and_flip")
     )
     out = calibration_claims(offline, calibration)
-    assert out["ours_beats_em_pf_x_d5_general_2n_mean"]
-    assert not out["ours_beats_em_pf_x_d5_general_1n_mean"]
-    assert out["readings_supporting_ours_x_d5"] == 1.0
+    assert_declared("selection", out)
+    assert out["ours_beats_em_pf_bikes_d5_general_2n_mean"]
+    assert not out["ours_beats_em_pf_bikes_d5_general_1n_mean"]
+    assert out["readings_supporting_ours_bikes_d5"] == 1.0
     # ours reaches 0.9 at 10^(-2 + 0.4 / 0.45) (log-linear), EM / PF at 0.01
-    assert out["em_pf_sensitivity_to_lose_x_d5"] == pytest.approx(10 ** (0.4 / 0.45))
+    assert out["em_pf_sensitivity_to_lose_bikes_d5"] == pytest.approx(10 ** (0.4 / 0.45))
 
 
 def test_scalings_metrics_count_the_scalings_that_support_a_claim():
@@ -195,6 +197,7 @@ def test_scalings_metrics_count_the_scalings_that_support_a_claim():
         for sx, f in zip((0.04, 0.08), fs, strict=True)
     ]
     out = scalings_metrics(pd.DataFrame(rows))
+    assert_declared("selection", out)
     assert out["fsrc_below_filter_0p04_scaling_series_max"]
     assert not out["fsrc_below_filter_0p04_scaling_clip30"]
     assert out["scalings_supporting_fsrc_below_filter_0p04"] == 1.0

@@ -158,7 +158,7 @@ def test_account_reads_no_history(monkeypatch):
     instances = [Instance(k, 1, True) for k in range(60)]
     spend = account(instances, mech, 1e-4, 60, 0.5, eps_budget=1e3)
     assert reads == []
-    e = WhitehouseFilter(1e3, 1e-4, 0.5e-4)
+    e = WhitehouseFilter(1e3, delta=1e-4, delta_pp=0.5e-4)
     cost = rdp_to_eps(mech.rdp, 0.5e-4 / 60, method="improved")
     # the filter sums the exact squares, whitehouse_eps the rounded ones: an ulp apart at most
     assert spend.filter[-1] == pytest.approx(

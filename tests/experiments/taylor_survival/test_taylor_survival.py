@@ -20,7 +20,7 @@ from experiments.common.job import Job, build_table
 from experiments.taylor_survival import plot, run, tables
 
 SIGMA, N, DT, TH = 2.0, 48, 4.797e-6, 2.073e-9
-DELTA = realisation_delta(N, DT, TH)  # 4.8965e-6
+DELTA = realisation_delta(N, delta_tilde=DT, theta=TH)  # 4.8965e-6
 
 
 def gaussian_delta_ref(eps: float, mu: float) -> float:
@@ -43,7 +43,7 @@ def test_additive_stopping_time_closed_form(eps, expected):
     closed = max(t for t in range(1, 60) if t * gaussian_eps_ref(DELTA / t, 1 / SIGMA) <= eps)
     assert closed == expected
     assert (
-        horizon.additive_stopping_time(eps, DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=1000)
+        horizon.additive_stopping_time(eps, delta=DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=1000)
         == expected
     )
 
@@ -56,11 +56,12 @@ def test_rdp_stopping_time_closed_form(eps, expected):
     closed = max(t for t in range(1, 200) if t / 8 + 2 * math.sqrt(t / 8 * log_inv) <= eps)
     assert closed == expected
     assert (
-        horizon.rdp_stopping_time(eps, DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=1000) == expected
+        horizon.rdp_stopping_time(eps, delta=DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=1000)
+        == expected
     )
-    assert horizon.rdp_stopping_time(eps, DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=20) == min(
-        expected, 20
-    )  # capped
+    assert horizon.rdp_stopping_time(
+        eps, delta=DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=20
+    ) == min(expected, 20)  # capped
 
 
 def test_advanced_filter_needs_eps_above_25_for_one_query():
@@ -77,8 +78,14 @@ def test_advanced_filter_needs_eps_above_25_for_one_query():
     shares = np.linspace(0.01, 0.99, 99)
     assert min(k_one(24.0, s) for s in shares) > 24.0
     assert min(k_one(26.0, s) for s in shares) <= 26.0
-    assert horizon.advanced_stopping_time(24.0, DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=N) == 0
-    assert horizon.advanced_stopping_time(26.0, DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=N) == 1
+    assert (
+        horizon.advanced_stopping_time(24.0, delta=DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=N)
+        == 0
+    )
+    assert (
+        horizon.advanced_stopping_time(26.0, delta=DELTA, sigma=SIGMA, sensitivity=1.0, t_cap=N)
+        == 1
+    )
 
 
 def test_survival_from_times():
@@ -91,8 +98,8 @@ def test_survival_from_times():
 
 @pytest.mark.parametrize("eps", [6.0, 8.0, 10.0])
 def test_monte_carlo_survival_matches_quadrature(eps):
-    kappa = gaussian_kappa(eps, DT, TH, sigma=SIGMA)
-    first = gaussian_first_step_ok(eps, DT, sigma=SIGMA)
+    kappa = gaussian_kappa(eps, delta_tilde=DT, theta=TH, sigma=SIGMA)
+    first = gaussian_first_step_ok(eps, delta_tilde=DT, sigma=SIGMA)
     n_paths = 40_000
     rng = np.random.default_rng(11)
     mc = survival.realisation_survival_mc(
@@ -117,7 +124,7 @@ def test_monte_carlo_survival_matches_quadrature(eps):
 
 
 def test_quadrature_converges_and_handles_edges():
-    kappa = gaussian_kappa(12.0, DT, TH, sigma=SIGMA)
+    kappa = gaussian_kappa(12.0, delta_tilde=DT, theta=TH, sigma=SIGMA)
     a = survival.realisation_survival_quadrature(kappa, 0.5, N, True, 150)
     b = survival.realisation_survival_quadrature(kappa, 0.5, N, True, 600)
     assert np.max(np.abs(a - b)) < 1e-9
@@ -146,7 +153,10 @@ def test_published_pair_feasibility_and_rule_pair():
     pairs = tables.realisation_pairs(["published", "rule"], published, N, DELTA)
     assert [p[0] for p in pairs] == ["published", "rule"]
     assert pairs[0][1:] == (DT, TH)
-    assert realisation_delta(N, *pairs[1][1:]) == pytest.approx(DELTA, rel=1e-12)
+    _, delta_tilde, theta = pairs[1]
+    assert realisation_delta(N, delta_tilde=delta_tilde, theta=theta) == pytest.approx(
+        DELTA, rel=1e-12
+    )
     assert tables.realisation_pairs(["published"], published, N, 4.0e-6) == []  # infeasible
     assert tables.resolve_delta("published", published, N) == DELTA
     with pytest.raises(ValueError):
@@ -232,7 +242,9 @@ def test_eq15_is_algorithm_1_with_zero_relaxation():
     stops = []
     for path_eps, path_out, path_r in zip(eps_used, outputs, eps_r, strict=True):
         queries = [rr_query(e, int(o)) for e, o in zip(path_eps, path_out, strict=True)]
-        filt = RealisationFilter(budget, 0.0, t_max, 0.0, 0.0, allowed)
+        filt = RealisationFilter(
+            budget, delta=0.0, n_max=t_max, delta_tilde=0.0, theta=0.0, allowed=allowed
+        )
         out = run_interaction(
             filt,
             lambda released, qs=queries: qs[len(released)] if len(released) < t_max else None,
