@@ -50,6 +50,12 @@ def _times_up(k: float, x: float) -> float:
     return fraction_up(Fraction(k) * Fraction(x))
 
 
+def _sqrt_up(square: Fraction, guess: float) -> float:
+    """sqrt(square) rounded up: the first double from ``guess`` (stepped up) whose square is
+    >= ``square`` exactly."""
+    return nudge_up(lambda m: Fraction(m) ** 2 >= square, guess)
+
+
 @dataclass(frozen=True)
 class EpsDelta:
     """Approximate (eps, delta)-DP: eps >= 0, delta in [0, 1).
@@ -92,7 +98,7 @@ def _eps_delta(eps: float, delta: float) -> EpsDelta:
 
 @dataclass(frozen=True)
 class PureDP:
-    """Pure eps-DP, eps >= 0."""
+    """Pure eps-DP, eps >= 0. ``+`` adds eps (Dwork et al. 2006), rounded up."""
 
     eps: float
 
@@ -102,7 +108,7 @@ class PureDP:
     def __add__(self, other: PureDP) -> PureDP:
         if not isinstance(other, PureDP):
             return NotImplemented
-        return PureDP(self.eps + other.eps)
+        return PureDP(_sum_up(self.eps, other.eps))
 
     def __radd__(self, other: Any) -> PureDP:
         return _radd(self, other)
@@ -120,7 +126,8 @@ class PureDP:
 class Zcdp:
     """rho-zero-concentrated DP (Bun and Steinke 2016), rho >= 0.
 
-    ``+`` adds rho (Bun and Steinke 2016, Lemma 2.3); ``.scaled(k)`` is k rho, rounded up.
+    ``+`` adds rho (Bun and Steinke 2016, Lemma 2.3) and ``.scaled(k)`` is k rho, each rounded
+    up (never below the exact sum or product).
     """
 
     rho: float
@@ -131,7 +138,7 @@ class Zcdp:
     def __add__(self, other: Zcdp) -> Zcdp:
         if not isinstance(other, Zcdp):
             return NotImplemented
-        return Zcdp(self.rho + other.rho)
+        return Zcdp(_sum_up(self.rho, other.rho))
 
     def __radd__(self, other: Any) -> Zcdp:
         return _radd(self, other)
@@ -146,8 +153,8 @@ class Gdp:
     """mu-Gaussian DP (Dong, Roth and Su 2022), mu >= 0.
 
     Composition adds mu^2: G_mu1 (x) G_mu2 = G_sqrt(mu1^2 + mu2^2) (Dong, Roth and Su 2022,
-    Cor. 3.3), so ``+`` is ``hypot`` and ``.scaled(k)`` is sqrt(k) mu, rounded up until its
-    square is >= k mu^2 exactly.
+    Cor. 3.3), so ``+`` is ``hypot`` and ``.scaled(k)`` is sqrt(k) mu, each rounded up until
+    its square is >= the exact sum of squares (k mu^2).
     """
 
     mu: float
@@ -158,7 +165,8 @@ class Gdp:
     def __add__(self, other: Gdp) -> Gdp:
         if not isinstance(other, Gdp):
             return NotImplemented
-        return Gdp(math.hypot(self.mu, other.mu))
+        exact = Fraction(self.mu) ** 2 + Fraction(other.mu) ** 2
+        return Gdp(_sqrt_up(exact, math.hypot(self.mu, other.mu)))
 
     def __radd__(self, other: Any) -> Gdp:
         return _radd(self, other)
@@ -167,15 +175,15 @@ class Gdp:
         """k-fold composition (k >= 0): sqrt(k) mu, never below the exact value."""
         k = _checks.nonnegative("k", k)
         exact = Fraction(k) * Fraction(self.mu) ** 2
-        mu = nudge_up(lambda m: Fraction(m) ** 2 >= exact, math.sqrt(k) * self.mu)
-        return Gdp(_checks.result("mu", mu))
+        return Gdp(_checks.result("mu", _sqrt_up(exact, math.sqrt(k) * self.mu)))
 
 
 @dataclass(frozen=True)
 class RenyiCurve:
     """Rényi DP guarantees eps(alpha) on a finite, strictly increasing grid of orders > 1.
 
-    Composition adds curves order by order (Mironov 2017, Prop. 1) and requires equal grids.
+    Composition adds curves order by order (Mironov 2017, Prop. 1) and requires equal grids;
+    ``+`` and ``.scaled(k)`` round each order's sum or product up.
     """
 
     orders: tuple[float, ...]
@@ -219,7 +227,9 @@ class RenyiCurve:
             return NotImplemented
         if self.orders != other.orders:
             raise ValueError("RDP curves compose only on equal order grids")
-        return RenyiCurve(self.orders, tuple(np.add(self.eps, other.eps).tolist()))
+        return RenyiCurve(
+            self.orders, tuple(_sum_up(a, b) for a, b in zip(self.eps, other.eps, strict=True))
+        )
 
     def __radd__(self, other: Any) -> RenyiCurve:
         return _radd(self, other)
@@ -227,7 +237,7 @@ class RenyiCurve:
     def scaled(self, k: float) -> RenyiCurve:
         """k-fold composition (k >= 0, real for fractional accounting)."""
         k = _checks.nonnegative("k", k)
-        return RenyiCurve(self.orders, tuple(np.multiply(k, self.eps).tolist()))
+        return RenyiCurve(self.orders, tuple(_times_up(k, e) for e in self.eps))
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 import numpy as np
+from mpmath import libmp
 from scipy import special
 
 from accounting import _checks
@@ -200,6 +202,28 @@ def log_gaussian_hockey_stick(eps: float | np.ndarray, mu: float) -> float | np.
     return float(out) if out.ndim == 0 else out
 
 
+def mp_gaussian_hockey_stick(eps: float, mu: float, digits: int = 40) -> mpmath.mpf:
+    """delta_mu(eps) = Phi(a) - e^eps Phi(a - mu), a = mu/2 - eps/mu (the quantity of
+    :func:`log_gaussian_hockey_stick`), in mpmath to ``digits`` correct relative digits.
+
+    The difference cancels about log10(Phi(a) / delta) digits, so the working precision is
+    raised until ``digits`` remain (up to 4000 digits; raises beyond). The exact reference for
+    deciding delta_mu(eps) <= delta in the calibrations (``gdp_budget``, ``gdp_eps``).
+    """
+    eps, mu = _checks.finite("eps", eps), _checks.positive("mu", mu)
+    dps = digits + 10
+    while dps <= 4000:
+        with mpmath.workdps(dps):
+            e, m = mpmath.mpf(eps), mpmath.mpf(mu)
+            a = m / 2 - e / m
+            first = mpmath.ncdf(a)
+            value = first - mpmath.exp(e) * mpmath.ncdf(a - m)
+            if value > 0 and first / value < mpmath.mpf(10) ** (dps - digits):
+                return +value
+        dps *= 2
+    raise ValueError(f"delta_mu(eps) for eps={eps!r}, mu={mu!r} is too small to evaluate")
+
+
 def quad(f: Callable[[float], float], lo: float, hi: float, rel_tol: float = 1e-12) -> float:
     """Adaptive float64 quadrature (QUADPACK via scipy) of f over [lo, hi] (may be infinite).
 
@@ -247,26 +271,76 @@ def root_decreasing(
     return hi
 
 
-def nudge_up(ok: Callable[[float], bool], x: float, max_steps: int = 200) -> float:
+def _start(name: str, x: float) -> float:
+    """``x`` as a float for the nudges: a real number, not NaN (inf is tried as it is)."""
+    x = _checks.real(name, x)
+    if math.isnan(x):
+        raise ValueError(f"{name} must be a real number in [-inf, inf], got nan")
+    return x
+
+
+def nudge_up(ok: Callable[[float], bool], x: float, max_steps: int = 2200) -> float:
     """The first of x, x + u, x + 2u, x + 4u, ... (u = one ulp of x, doubling) with ok(x).
 
-    Moves a computed epsilon or sigma past floating-point error to the safe side of a
-    monotone condition; raises if ~max_steps doublings do not reach it.
+    Moves a computed epsilon or sigma past rounding error to the safe side of a monotone
+    condition; the result is never below x. x must not be NaN; raises if ~max_steps
+    doublings (or +inf) do not reach the condition.
     """
+    x = _start("x", x)
     step = math.ulp(x) if x != 0 else 5e-324
     for _ in range(max_steps):
         if ok(x):
             return x
+        if x == math.inf:
+            break
         x += step
         step *= 2.0
-    raise ValueError("nudge_up: the condition is not reached near x; check monotonicity")
+    raise ValueError("nudge_up: the condition is not reached above x; check monotonicity")
 
 
-def fraction_up(x: Fraction) -> float:
-    """The smallest double >= x (+inf above the largest double): a rational spend rounded
-    to the safe side. Fractions of doubles are exact, so a privacy parameter such as
+def nudge_down(ok: Callable[[float], bool], x: float, max_steps: int = 2200) -> float:
+    """The first of x, x - u, x - 2u, x - 4u, ... (u = one ulp of x, doubling) with ok(x).
+
+    Moves a computed budget (e.g. a zCDP rho for a target eps) past rounding error to the
+    safe side of a monotone condition; the result is never above x. From x > 0 the steps
+    stop at 0, which is tried last; from x <= 0 they continue down. x must not be NaN;
+    raises if the condition is not reached.
+    """
+    x = _start("x", x)
+    step = math.ulp(x) if x != 0 else 5e-324
+    floor = 0.0 if x > 0 else -math.inf
+    for _ in range(max_steps):
+        if ok(x):
+            return x
+        if x == floor:
+            break
+        x = max(x - step, floor)
+        step *= 2.0
+    raise ValueError("nudge_down: the condition is not reached below x; check monotonicity")
+
+
+def _exact(name: str, x: Fraction | int | mpmath.mpf) -> Fraction:
+    """An exact rational (Fraction, int or a finite mpmath mpf), as a Fraction."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return Fraction(x)
+    if isinstance(x, mpmath.mpf) and mpmath.isfinite(x):
+        man, exp = x.man_exp
+        return Fraction(int(man)) * Fraction(2) ** int(exp)
+    raise ValueError(
+        f"{name} must be an exact rational (a Fraction, an int or a finite mpmath mpf), "
+        f"got {type(x).__name__}: use Fraction(x) for a float"
+    )
+
+
+def fraction_up(x: Fraction | int | mpmath.mpf) -> float:
+    """The smallest double >= x (+inf above the largest double): an exact spend rounded to
+    the safe side. Fractions of doubles are exact, so a privacy parameter such as
     b / (2 sigma^2) computed as ``fraction_up(Fraction(b) / (2 * Fraction(sigma) ** 2))`` is
-    never below its exact value, however small or large the inputs (no underflow to 0)."""
+    never below its exact value, however small or large the inputs (no underflow to 0).
+    x must be exact (Fraction, int or mpmath mpf); a float or a string is a ValueError."""
+    x = _exact("x", x)
     try:
         v = x.numerator / x.denominator  # int / int is correctly rounded in Python
     except OverflowError:
@@ -274,21 +348,59 @@ def fraction_up(x: Fraction) -> float:
     return math.nextafter(v, math.inf) if Fraction(v) < x else v
 
 
-def nudge_down(ok: Callable[[float], bool], x: float, max_steps: int = 200) -> float:
-    """The first of x, x - u, x - 2u, x - 4u, ... (u = one ulp of x, doubling) with ok(x).
+def fraction_down(x: Fraction | int | mpmath.mpf) -> float:
+    """The largest double <= x (-inf below the most negative double): a budget rounded to
+    the safe side; ``-fraction_up(-x)``."""
+    return -fraction_up(-_exact("x", x))
 
-    Moves a computed budget (e.g. a zCDP rho for a target eps) past floating-point error to
-    the safe side of a monotone condition; 0 is tried last (raises if even 0 fails).
+
+#: Bits of the interval arithmetic behind ``exact_upper``: far more than a double's 53, so
+#: the enclosures are tight enough to decide comparisons with doubles except at exact ties.
+EXACT_PREC = 320
+
+
+def exact_upper(expr: Callable[[Any], Any], prec: int = EXACT_PREC) -> float:
+    """The smallest double >= the upper end of ``expr(ctx)`` in interval arithmetic.
+
+    ``expr`` builds a real expression with ``ctx`` = ``mpmath.iv`` (``ctx.mpf(x)`` of a
+    double is exact; ``ctx.log``, ``ctx.exp``, ``ctx.sqrt`` and + - * / round outward), so the
+    result is >= the exact real value: the outward rounding of every cost of the library
+    whose exact value is not rational (docs/accounting.md, "Rounding").
     """
-    step = math.ulp(x) if x != 0 else 5e-324
-    for _ in range(max_steps):
-        if ok(x):
-            return x
-        if x == 0.0:
-            break
-        x = max(x - step, 0.0)
-        step *= 2.0
-    raise ValueError("nudge_down: the condition is not reached near x; check monotonicity")
+    return fraction_up(_interval(expr, prec)[1])
+
+
+def exact_lower(expr: Callable[[Any], Any], prec: int = EXACT_PREC) -> float:
+    """The largest double <= the lower end of ``expr(ctx)`` in interval arithmetic (the
+    counterpart of :func:`exact_upper` for budgets and noise scales)."""
+    return fraction_down(_interval(expr, prec)[0])
+
+
+def exact_at_most(expr: Callable[[Any], Any], bound: float, prec: int = EXACT_PREC) -> bool:
+    """True iff ``expr(ctx)`` (as in :func:`exact_upper`) is certainly <= ``bound``: the
+    exact check behind every budget and calibration that is stepped to the safe side."""
+    bound = _checks.not_nan("bound", bound)
+    if math.isinf(bound):
+        return bound > 0
+    return _interval(expr, prec)[1] <= Fraction(bound)
+
+
+def _interval(expr: Callable[[Any], Any], prec: int) -> tuple[Fraction, Fraction]:
+    """(lower, upper) ends of ``expr(mpmath.iv)`` at ``prec`` bits."""
+    iv = mpmath.iv
+    saved, iv.prec = iv.prec, _checks.integer("prec", prec, minimum=64)
+    try:
+        value = iv.mpf(expr(iv))
+    finally:
+        iv.prec = saved
+    ends = value._mpi_  # raw (sign, mantissa, exponent, bits) tuples, exact
+    if any(end in (libmp.finf, libmp.fninf, libmp.fnan) for end in ends):
+        raise ValueError(f"the exact value is not finite: {value!s}")
+    for end in ends:  # beyond the doubles by far: no exact rational of 2^(10^6) digits
+        if end != libmp.fzero and not -1200 < end[2] + end[3] < 1200:
+            raise ValueError(f"the exact value {value!s} is far outside the float range")
+    lo, hi = (Fraction(*libmp.to_rational(end)) for end in ends)
+    return lo, hi
 
 
 def equal_share(total: float | Fraction, n: int) -> float:
@@ -296,10 +408,17 @@ def equal_share(total: float | Fraction, n: int) -> float:
 
     Splitting a budget into n equal parts as ``total / n`` rounds to nearest, and n copies of
     the rounded part can add up to more than ``total`` (7 fl(0.1 / 7) > 0.1 as exact reals); a
-    filter that compares exact sums then halts one part early.
+    filter that compares exact sums then halts one part early. ``total`` must be a finite
+    number >= 0 (a float or a Fraction).
     """
     n = _checks.integer("n", n, minimum=1)
-    exact = Fraction(total)
+    if isinstance(total, Fraction):
+        exact = total
+    else:
+        value = _checks.real("total", total)
+        exact = Fraction(value) if math.isfinite(value) else Fraction(-1)
+    if exact < 0:
+        raise ValueError(f"total must be a number in [0, inf), got {total!r}")
     return nudge_down(lambda d: n * Fraction(d) <= exact, float(exact / n))
 
 

@@ -10,12 +10,14 @@ follow from the realised-loss walk (:func:`gaussian_stopping_times`); Sec. V-B's
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize, special
 
 from accounting import _checks
 from accounting.filters.realisation import GaussianLoss, realisation_delta
+from accounting.numerics import nudge_down
 
 
 def gaussian_kappa(
@@ -76,8 +78,9 @@ def gaussian_parameters(n_max: int, delta: float) -> tuple[float, float]:
     which falls in theta, so theta = (delta - delta~) / (N (1 - delta~)) (the constraint with
     equality) and delta~ minimises the sum. The optimum does not depend on eps, sigma or
     the sensitivity. Solved in log(delta~ / delta) with Brent's bounded method; theta is then
-    lowered by ulps until the float constraint holds, so the pair is accepted by
-    :class:`RealisationFilter`.
+    lowered by ulps until the constraint delta~ + theta (1 - delta~) N <= delta holds both in
+    floats (``realisation_delta``, so the pair is accepted by :class:`RealisationFilter`) and
+    exactly, as rationals (docs/accounting.md, "Rounding").
     """
     n_max = _checks.integer("n_max", n_max)
     delta = _checks.open_unit("delta", delta)
@@ -101,4 +104,10 @@ def gaussian_parameters(n_max: int, delta: float) -> tuple[float, float]:
         realisation_delta(n_max, delta_tilde=dt, theta=theta) > delta
     ):  # rounding may overshoot by an ulp
         theta = math.nextafter(theta, 0.0)
-    return dt, theta
+    exact_dt, exact_delta = Fraction(dt), Fraction(delta)
+
+    def within(t: float) -> bool:
+        exact = exact_dt + Fraction(t) * (1 - exact_dt) * n_max
+        return exact <= exact_delta and realisation_delta(n_max, delta_tilde=dt, theta=t) <= delta
+
+    return dt, nudge_down(within, theta)

@@ -22,6 +22,7 @@ import math
 import sys
 from dataclasses import dataclass
 
+import mpmath
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import erfinv, log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
@@ -30,7 +31,13 @@ from accounting import _checks
 from accounting.costs import EpsDelta, Gdp, PureDP, parameter_of
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
-from accounting.numerics import log_gaussian_hockey_stick, logsumexp
+from accounting.numerics import (
+    log_gaussian_hockey_stick,
+    logsumexp,
+    mp_gaussian_hockey_stick,
+    nudge_down,
+    nudge_up,
+)
 
 _MU_MARGIN = 1e-12  # relative safety margin on float-computed dominating mu
 _SMALL_EPS = 2.0**-5  # below: pure_dp_mu by erfinv(tanh(eps / 2))
@@ -77,9 +84,18 @@ def gdp_delta(eps: float | np.ndarray, mu: float | Gdp) -> float | np.ndarray:
     return float(out) if e.ndim == 0 else out
 
 
+def _exact_delta_at_most(eps: float, mu: float, delta: float) -> bool:
+    """delta_mu(eps) <= delta for the exact real delta_mu (mpmath to 40 correct digits,
+    :func:`accounting.numerics.mp_gaussian_hockey_stick`), mu >= 0."""
+    if mu == 0.0:
+        return eps >= 0.0
+    return mp_gaussian_hockey_stick(eps, mu) <= mpmath.mpf(delta)
+
+
 def gdp_eps(mu: float | Gdp, *, delta: float) -> float:
-    """Smallest eps >= 0 with delta_mu(eps) <= delta (exact inversion, nudged to be safe:
-    both log delta_mu(eps) <= log delta and ``gdp_delta(eps, mu) <= delta`` hold exactly)."""
+    """Smallest eps >= 0 with delta_mu(eps) <= delta (exact inversion, nudged to be safe: the
+    exact delta_mu(eps) (40-digit mpmath), log delta_mu(eps) <= log delta and
+    ``gdp_delta(eps, mu) <= delta`` all hold, so eps is never below the exact value)."""
     delta = _checks.open_unit("delta", delta)
     mu = _checks.nonnegative("mu", _mu(mu))
     if gdp_delta(0.0, mu) <= delta:
@@ -95,8 +111,15 @@ def gdp_eps(mu: float | Gdp, *, delta: float) -> float:
     if not math.isfinite(hi):  # eps >= mu^2/2 - O(mu) is beyond the float range
         raise ValueError(f"mu={mu!r} is too large: its eps at delta={delta!r} exceeds the floats")
     eps = brentq(gap, 0.0, hi, xtol=1e-14, rtol=1e-15)
-    while gap(eps) > 0 or gdp_delta(eps, mu) > delta:
+
+    def float_safe(e: float) -> bool:
+        return gap(e) <= 0 and float(gdp_delta(e, mu)) <= delta
+
+    for _ in range(8):  # single ulps first (rounding of log delta_mu), then doubling steps
+        if float_safe(eps):
+            break
         eps = math.nextafter(eps, math.inf)
+    eps = nudge_up(lambda e: float_safe(e) and _exact_delta_at_most(e, mu, delta), eps)
     return _checks.result("eps", float(eps))
 
 
@@ -105,8 +128,10 @@ def gdp_budget(eps: float, *, delta: float) -> float:
     (the inverse in mu of DRS 2022, Cor. 2.13; delta_mu(eps) increases with mu).
 
     Brent's method on log delta_mu(eps) = log delta, then stepped down by ulps until
-    ``gdp_delta(eps, mu) <= delta`` and the spend recomputed from mu, ``gdp_eps(delta, mu)``,
-    is <= eps exactly (the feasible side in both directions of the conversion).
+    ``gdp_delta(eps, mu) <= delta``, the spend recomputed from mu, ``gdp_eps(mu, delta=delta)``, is
+    <= eps, and the exact delta_mu(eps) (40-digit mpmath) is <= delta: the feasible side in
+    both directions of the conversion and in exact arithmetic (docs/accounting.md,
+    "Rounding").
     """
     eps = _checks.nonnegative("eps", eps)
     delta = _checks.open_unit("delta", delta)
@@ -114,10 +139,29 @@ def gdp_budget(eps: float, *, delta: float) -> float:
     hi = 1.0
     while gdp_log_delta(eps, hi) < target:
         hi *= 2.0
-    mu = brentq(lambda m: gdp_log_delta(eps, m) - target, 1e-9, hi, xtol=1e-14)
-    while gdp_delta(eps, mu) > delta or gdp_eps(mu, delta=delta) > eps:
+    lo = 1e-9
+    while gdp_log_delta(eps, lo) >= target:  # only for tiny delta at eps near 0
+        lo *= 1e-9
+        if lo < 1e-290:
+            raise ValueError(f"delta={delta!r} is too small for a GDP budget at eps={eps!r}")
+    if lo == 1e-9:
+        mu = brentq(lambda m: gdp_log_delta(eps, m) - target, lo, hi, xtol=1e-14)
+    else:  # a bracket over hundreds of decades: solve in log mu
+        log_mu = brentq(
+            lambda t: gdp_log_delta(eps, math.exp(t)) - target, math.log(lo), math.log(hi)
+        )
+        mu = math.exp(log_mu)
+        while gdp_log_delta(eps, mu) > target:
+            mu = math.nextafter(mu, 0.0)
+
+    def float_feasible(m: float) -> bool:
+        return float(gdp_delta(eps, m)) <= delta and gdp_eps(m, delta=delta) <= eps
+
+    for _ in range(8):  # single ulps first (rounding of log delta_mu), then doubling steps
+        if float_feasible(mu):
+            break
         mu = math.nextafter(mu, 0.0)
-    return mu
+    return nudge_down(lambda m: float_feasible(m) and _exact_delta_at_most(eps, m, delta), mu)
 
 
 def gdp_tradeoff(alpha: float | np.ndarray, mu: float | Gdp) -> float | np.ndarray:
@@ -164,16 +208,21 @@ def pure_dp_mu(eps: float) -> float:
     close to 1/2 and 1/2 - a* loses its relative accuracy (2.85e-11 at eps = 1e-5), as
     2 sqrt(2) erfinv(tanh(eps / 2)) (e^eps / (1 + e^eps) = (1 + tanh(eps / 2)) / 2 and
     Phi^-1((1 + y) / 2) = sqrt(2) erfinv(y)), and below 2^-500 as its first-order term
-    sqrt(pi / 2) eps (the next is a factor 1 - 0.018 eps^2). Within 1e-14 of the exact
-    value (tests: mpmath); :func:`smallest_dominating_mu` rounds it up.
-    Proof: ``docs/proofs/pure_dp_mu.md``.
+    sqrt(pi / 2) eps (the next is a factor 1 - 0.018 eps^2). That float is within 1e-14 of
+    the exact value, then stepped up until it is >= the exact value
+    2 sqrt(2) erfinv(tanh(eps / 2)) (mpmath, 50 digits). Proof: ``docs/proofs/pure_dp_mu.md``.
     """
     eps = _checks.nonnegative("eps", eps)
     if eps < _TINY_EPS:
-        return math.sqrt(0.5 * math.pi) * eps
-    if eps < _SMALL_EPS:
-        return 2.0 * _SQRT2 * float(erfinv(math.tanh(0.5 * eps)))
-    return _checks.result("mu", float(-2.0 * ndtri_exp(log_expit(-eps))))
+        mu = math.sqrt(0.5 * math.pi) * eps
+    elif eps < _SMALL_EPS:
+        mu = 2.0 * _SQRT2 * float(erfinv(math.tanh(0.5 * eps)))
+    else:
+        mu = _checks.result("mu", float(-2.0 * ndtri_exp(log_expit(-eps))))
+    # exact: 2 sqrt(2) erfinv(tanh(eps / 2)), with digits for 1 - tanh(eps/2) ~ 2 e^-eps
+    with mpmath.workdps(50 + int(eps / 2.3)):
+        exact = 2 * mpmath.sqrt(2) * mpmath.erfinv(mpmath.tanh(mpmath.mpf(eps) / 2))
+        return nudge_up(lambda m: mpmath.mpf(m) >= exact, mu)
 
 
 def gdp_composed_log_delta(eps: float | np.ndarray, mu: float, pld: Pld) -> float | np.ndarray:

@@ -40,7 +40,7 @@ import numpy as np
 from accounting import _checks
 from accounting.costs import RenyiCurve
 from accounting.curves.orders import minimise_over_orders
-from accounting.numerics import nudge_down
+from accounting.numerics import exact_at_most, nudge_down
 
 DEFAULT_ORDERS: tuple[float, ...] = tuple(
     sorted(
@@ -320,8 +320,10 @@ def rdp_budget(eps: float, *, delta: float, alpha: float, method: Method = "impr
     log(alpha))/(alpha - 1) (the inverse of Canonne, Kamath and Steinke 2020, Prop. 12), which
     is always larger. Raises ValueError if the budget would be negative.
 
-    Safe side, exactly: the conversion recomputed from the budget (``rdp_to_eps`` at this one
-    order, same method) is <= eps; the closed form is stepped down by ulps until it is.
+    Safe side, exactly (docs/accounting.md, "Rounding"): the per-order bound evaluated from
+    the budget in exact arithmetic (outward interval arithmetic, ``_exact_bound``) is <= eps,
+    and so is the float conversion ``rdp_to_eps`` at this one order (same method); the closed
+    form is stepped down by ulps until both hold.
     """
     eps = _checks.nonnegative("eps", eps)
     delta = _checks.open_unit("delta", delta)
@@ -335,9 +337,27 @@ def rdp_budget(eps: float, *, delta: float, alpha: float, method: Method = "impr
         )
 
     def converts(b: float) -> bool:
-        return rdp_to_eps(RenyiCurve((alpha,), (b,)), delta, method).eps <= eps
+        return rdp_to_eps(RenyiCurve((alpha,), (b,)), delta, method).eps <= eps and exact_at_most(
+            lambda ctx: _exact_bound(ctx, b, alpha, delta, method), eps
+        )
 
+    if not converts(0.0):
+        raise ValueError(
+            f"(eps={eps}, delta={delta}) leaves no RDP budget at alpha={alpha}: choose a larger "
+            "order or eps"
+        )
     return nudge_down(converts, budget)
+
+
+def _exact_bound(ctx: Any, rdp: float, alpha: float, delta: float, method: Method) -> Any:
+    """The per-order bound of ``_dp_terms`` (eps(alpha) = ``rdp``) as an expression in the
+    interval context ``ctx`` (see :func:`accounting.numerics.exact_upper`): classical
+    rdp - log(delta) / (alpha - 1), improved rdp + log((alpha - 1) / alpha)
+    - (log delta + log alpha) / (alpha - 1)."""
+    a, log_delta = ctx.mpf(alpha), ctx.log(ctx.mpf(delta))
+    if method == "classical":
+        return ctx.mpf(rdp) - log_delta / (a - 1)
+    return ctx.mpf(rdp) + ctx.log((a - 1) / a) - (log_delta + ctx.log(a)) / (a - 1)
 
 
 def rdp_usable_orders(

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +31,7 @@ from accounting import _checks
 from accounting.costs import Zcdp, parameter_of
 from accounting.curves.orders import minimise_over_orders
 from accounting.curves.rdp import Method, check_method
-from accounting.numerics import nudge_down
+from accounting.numerics import exact_at_most, fraction_up, nudge_down
 
 # Orders are searched on u = log(alpha - 1), around a first guess, on a grid then refined.
 _HALF_WIDTH = 20.0
@@ -37,9 +39,9 @@ _GRID = 401
 
 
 def pure_to_zcdp(eps: float) -> float:
-    """eps-DP implies (eps^2 / 2)-zCDP (Bun and Steinke 2016, Prop. 1.4)."""
+    """eps-DP implies (eps^2 / 2)-zCDP (Bun and Steinke 2016, Prop. 1.4); rounded up."""
     eps = _checks.nonnegative("eps", eps)
-    return 0.5 * eps * eps
+    return _checks.result("rho", fraction_up(Fraction(eps) ** 2 / 2))
 
 
 def _rho(rho: float | Zcdp) -> float:
@@ -99,9 +101,14 @@ def _cks_log_delta_at(u: np.ndarray, rho: float, eps: float) -> np.ndarray:
 def _minimise_over_orders(fn: Callable[[np.ndarray], np.ndarray], u0: float) -> float:
     """min over u = log(alpha - 1) of fn(u): an evenly spaced grid centred exactly on the
     guess u0 brackets the minimum and bounded Brent refines it (``minimise_over_orders``)."""
+    return _argmin_over_orders(fn, u0)[0]
+
+
+def _argmin_over_orders(fn: Callable[[np.ndarray], np.ndarray], u0: float) -> tuple[float, float]:
+    """(min, argmin) of ``_minimise_over_orders``."""
     half = _GRID // 2
     grid = u0 + np.arange(-half, half + 1) * (_HALF_WIDTH / half)
-    return minimise_over_orders(fn, grid)[0]
+    return minimise_over_orders(fn, grid)
 
 
 def zcdp_to_eps_optimal(rho: float | Zcdp, *, delta: float) -> float:
@@ -118,10 +125,32 @@ def zcdp_to_eps_optimal(rho: float | Zcdp, *, delta: float) -> float:
     delta = _checks.open_unit("delta", delta)
     if rho == 0.0:
         return 0.0
+    return _cks_best(rho, delta)[0]
+
+
+def _cks_best(rho: float, delta: float) -> tuple[float, float]:
+    """(eps, alpha) of ``zcdp_to_eps_optimal`` for rho > 0: the clipped minimum and the
+    order (a double > 1) that attains it."""
     log_inv_delta = -math.log(delta)
     u0 = 0.5 * (math.log(log_inv_delta) - math.log(rho))
-    eps = _minimise_over_orders(lambda u: _cks_eps_at(u, rho, log_inv_delta), u0)
-    return max(0.0, _checks.finite_result("eps", eps))
+    eps, u = _argmin_over_orders(lambda v: _cks_eps_at(v, rho, log_inv_delta), u0)
+    alpha = max(1.0 + math.exp(u), math.nextafter(1.0, 2.0))
+    return max(0.0, _checks.finite_result("eps", eps)), alpha
+
+
+def _exact_classical(ctx: Any, rho: float, delta: float) -> Any:
+    """rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke 2016, Prop. 1.3) in the interval
+    context ``ctx`` (:func:`accounting.numerics.exact_upper`)."""
+    r = ctx.mpf(rho)
+    return r + 2 * ctx.sqrt(r * -ctx.log(ctx.mpf(delta)))
+
+
+def _exact_cks(ctx: Any, rho: float, delta: float, alpha: float) -> Any:
+    """Canonne, Kamath and Steinke 2020, Prop. 12 with tau = alpha rho at one order, in the
+    interval context ``ctx``: alpha rho + log((alpha - 1) / alpha) + (log(1/delta) -
+    log alpha) / (alpha - 1). An upper bound on the exact Cor. 13 infimum over all orders."""
+    a = ctx.mpf(alpha)
+    return a * rho + ctx.log((a - 1) / a) - (ctx.log(ctx.mpf(delta)) + ctx.log(a)) / (a - 1)
 
 
 def zcdp_to_delta(rho: float | Zcdp, eps: float) -> float:
@@ -154,9 +183,11 @@ def zcdp_budget(eps: float, *, delta: float, method: Method = "classical") -> fl
     2021, Thm. 4.8. ``"improved"``: the inverse of ``zcdp_to_eps_optimal`` (Canonne, Kamath
     and Steinke 2020, Cor. 13; increasing in rho), found by bisection.
 
-    Either way the result is on the safe side, not within an ulp: the forward conversion
-    recomputed from it, ``zcdp_to_eps(B*, delta, method)``, is <= eps exactly (the closed
-    form is stepped down by ulps until it is).
+    Either way the result is on the safe side in exact arithmetic (docs/accounting.md,
+    "Rounding"): the conversion of B* evaluated exactly (outward interval arithmetic; for
+    "improved" at the order the float search attains, an upper bound on the infimum over
+    orders) is <= eps, and so is the float conversion ``zcdp_to_eps(B*, delta, method)``; the
+    closed form (or the bisection) is stepped down by ulps until both hold.
     """
     eps = _checks.nonnegative("eps", eps)
     delta = _checks.open_unit("delta", delta)
@@ -164,7 +195,13 @@ def zcdp_budget(eps: float, *, delta: float, method: Method = "classical") -> fl
     log_inv_delta = -math.log(delta)
     closed_form = (math.sqrt(log_inv_delta + eps) - math.sqrt(log_inv_delta)) ** 2
     if method == "classical":
-        return nudge_down(lambda rho: zcdp_to_eps(rho, delta=delta) <= eps, closed_form)
+
+        def classical_ok(rho: float) -> bool:
+            return zcdp_to_eps(rho, delta=delta) <= eps and exact_at_most(
+                lambda ctx: _exact_classical(ctx, rho, delta), eps
+            )
+
+        return nudge_down(classical_ok, closed_form)
     if eps == 0.0:
         return 0.0
     lo, hi = closed_form, max(2.0 * closed_form, 1e-300)
@@ -178,4 +215,13 @@ def zcdp_budget(eps: float, *, delta: float, method: Method = "classical") -> fl
             lo = mid
         else:
             hi = mid
-    return nudge_down(lambda rho: zcdp_to_eps_optimal(rho, delta=delta) <= eps, lo)
+
+    def improved_ok(rho: float) -> bool:
+        if rho == 0.0:
+            return True
+        float_eps, alpha = _cks_best(rho, delta)
+        return float_eps <= eps and exact_at_most(
+            lambda ctx: _exact_cks(ctx, rho, delta, alpha), eps
+        )
+
+    return nudge_down(improved_ok, lo)

@@ -130,7 +130,8 @@ def test_sum_and_scaled_compose_every_additive_cost():
 def test_gdp_composition_adds_mu_squared():
     """G_mu1 (x) G_mu2 = G_sqrt(mu1^2 + mu2^2) (Dong, Roth and Su 2022, Cor. 3.3)."""
     assert (Gdp(3.0) + Gdp(4.0)).mu == 5.0
-    assert sum([Gdp(1.0)] * 4) == Gdp(2.0)
+    # each sum is rounded up (sqrt 2, sqrt 3 are not doubles), so the chain may end an ulp above
+    assert 2.0 <= sum([Gdp(1.0)] * 4).mu <= math.nextafter(2.0, 3.0)
     assert Gdp(1.0).scaled(4) == Gdp(2.0)
     assert Gdp(0.5).scaled(0) == Gdp(0.0)
     # k composed Gaussians of noise sigma are one Gaussian of noise sigma / sqrt(k): the exact

@@ -93,8 +93,6 @@ def test_rdp_and_eps_agree_with_opacus(q, sigma):
 @pytest.mark.parametrize("q, sigma", GRID)
 def test_rdp_accountant_of_dp_accounting(q, sigma):
     event = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
-    default_orders = [float(a) for a in rdp_privacy_accountant.RdpAccountant()._orders]
-    one = subsampled_gaussian_rdp(q=q, sigma=sigma, orders=default_orders)
     integer = subsampled_gaussian_rdp(q=q, sigma=sigma, orders=INTEGER_ORDERS)
     for steps in STEPS:
         # integer orders: the same exact binomial sum, and the same eps
@@ -102,12 +100,25 @@ def test_rdp_accountant_of_dp_accounting(q, sigma):
         accountant.compose(event, steps)
         eps = rdp_to_eps(integer.scaled(steps), 1e-5).eps
         assert eps == pytest.approx(accountant.get_epsilon(1e-5), rel=1e-9)
-        # its default grid has fractional orders, where it sums the series' absolute values
-        # (an upper bound); ours sums them with their signs, so it is at most theirs
-        default = rdp_privacy_accountant.RdpAccountant()
-        default.compose(event, steps)
-        ours = np.array(one.eps) * steps
-        assert np.all(ours <= default._rdp * (1 + 1e-12) + 1e-13 * steps)
+
+
+# dp_accounting's fractional default orders, one per grid point of GRID (cycled)
+FRACTIONAL = [1.5, 2.5, 4.5, 7.5, 10.5, 1.1, 3.3, 6.7, 9.9]
+
+
+@pytest.mark.parametrize(
+    ("q", "sigma", "alpha"), [(*g, a) for g, a in zip(GRID, FRACTIONAL, strict=True)]
+)
+def test_fractional_orders_are_never_below_the_exact_rdp(q, sigma, alpha):
+    """At fractional orders the safety property is ">= exact" (50-digit quadrature), composed
+    over the steps too. Being <= dp_accounting's value there is no safety property and is
+    false in general (it sums the series' absolute values; both are approximations)."""
+    assert alpha in rdp_privacy_accountant.RdpAccountant()._orders
+    one = subsampled_gaussian_rdp(q=q, sigma=sigma, orders=[alpha])
+    with mp.workdps(50):
+        exact = _moment(q, sigma, alpha, "remove") / (mp.mpf(alpha) - 1)
+        for steps in STEPS:
+            assert mp.mpf(one.scaled(steps).eps[0]) >= steps * exact
 
 
 def _exact_delta(q: float, sigma: float, eps: float, neighbours: str) -> float:

@@ -1,0 +1,705 @@
+"""Every public cost, budget and noise scale is on the safe side of its exact value (issue 28).
+
+``REGISTRY`` lists each public function that returns a privacy cost, a budget or a noise
+scale, with a check against an exact (``Fraction``) or 50-digit mpmath reference
+(tests/support/exact_reference.py): a cost must be >= its exact value, a budget or noise
+scale must give an exact spend <= its target. Where the function is monotone the check
+goes both ways (a cost and its inverse). Inputs run from subnormal numbers to 1e300; a
+ValueError (a clear refusal) is never unsafe. ``NOT_A_COST`` lists the other public
+functions with the reason, and ``test_registry_covers_every_public_function`` fails when a
+new public function is in neither, so nothing new escapes the walk.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath as mp
+import pytest
+from exact_reference import (
+    gaussian_hockey_stick,
+    mpf,
+    rdp_conversion,
+    zcdp_classical,
+    zcdp_improved,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import accounting.analysis as an
+import accounting.curves as cv
+import accounting.mechanisms as me
+from accounting import exponential_mechanism_eps, exponential_mechanism_rdp
+from accounting.costs import PureDP, RenyiCurve
+
+F = Fraction
+PACKAGES = (
+    "accounting",
+    "accounting.curves",
+    "accounting.mechanisms",
+    "accounting.analysis",
+    "accounting.filters",
+    "accounting.audit",
+)
+
+#: positive doubles from the smallest subnormal to 1e300
+wide = st.floats(min_value=5e-324, max_value=1e300)
+moderate = st.floats(min_value=1e-6, max_value=1e3)
+delta_st = st.floats(min_value=1e-300, max_value=0.5)
+order_st = st.floats(min_value=1.0001, max_value=1e4)
+method_st = st.sampled_from(["classical", "improved"])
+
+
+def _try(fn: Callable, *args, **kwargs):
+    """fn(...) or None where it refuses the input: a ValueError (a clear refusal) or an
+    ArithmeticError (an obscure one, reported separately); neither returns a value."""
+    try:
+        return fn(*args, **kwargs)
+    except (ValueError, ArithmeticError):
+        return None
+
+
+def _up(value: float, exact: Fraction) -> bool:
+    """A cost is on the safe side: +inf, or >= the exact rational value."""
+    return value == math.inf or F(value) >= exact
+
+
+@dataclass(frozen=True)
+class Entry:
+    """kind: "cost" (>= exact) or "budget" (exact spend <= target); check(data) draws the
+    inputs and asserts the safe side; examples: hypothesis examples (derandomised)."""
+
+    kind: str
+    check: Callable[[st.DataObject], None]
+    examples: int = 25
+
+
+# ------------------------------------------------------------------ rational costs
+
+
+def _gaussian_rational(data: st.DataObject) -> None:
+    alpha, d, s = data.draw(order_st), data.draw(wide), data.draw(wide)
+    half = F(d) ** 2 / (2 * F(s) ** 2)
+    rdp = _try(me.gaussian_rdp, alpha, sensitivity=d, sigma=s)
+    if rdp is not None:
+        assert _up(rdp, F(alpha) * half)
+    zc = _try(me.gaussian_zcdp, sensitivity=d, sigma=s)
+    if zc is not None:
+        assert _up(zc.rho, half)
+    gd = _try(me.gaussian_gdp, sensitivity=d, sigma=s)
+    if gd is not None:
+        assert _up(gd.mu, F(d) / F(s))
+    curve = _try(me.gaussian_rdp_curve, sensitivity=d, sigma=s, orders=(alpha,))
+    if curve is not None:
+        assert _up(curve.eps[0], F(alpha) * half)
+
+
+def _filtered_gd_zcdp(data: st.DataObject) -> None:
+    b, s = data.draw(wide), data.draw(wide)
+    rho = _try(me.filtered_gd_zcdp, b, noise_multiplier=s)
+    if rho is not None:
+        assert _up(rho, F(b) / (2 * F(s) ** 2))
+
+
+def _count_queries_zcdp(data: st.DataObject) -> None:
+    m, s = data.draw(st.integers(0, 10**6)), data.draw(wide)
+    rho = _try(me.count_queries_zcdp, m, sigma=s)
+    if rho is not None:
+        assert _up(rho, F(m) / (2 * F(s) ** 2))
+
+
+def _gaussian_check_rdp(data: st.DataObject) -> None:
+    alpha, s, d = data.draw(order_st), data.draw(wide), data.draw(wide)
+    k = data.draw(st.integers(1, 10**4))
+    rdp = _try(me.gaussian_check_rdp, alpha, sigma=s, sensitivity=d, checks=k)
+    if rdp is not None:
+        assert _up(rdp, k * F(alpha) * F(d) ** 2 / (2 * F(s) ** 2))
+
+
+def _svt_check_rdp(data: st.DataObject) -> None:
+    alpha, s1, b, d = (data.draw(x) for x in (order_st, wide, wide, wide))
+    rdp = _try(me.svt_check_rdp, alpha, sigma_threshold=s1, scale_query=b, sensitivity=d)
+    if rdp is not None:
+        assert _up(rdp, F(alpha) * F(d) ** 2 / (2 * F(s1) ** 2) + 2 * F(d) / F(b))
+
+
+def _pure_to_zcdp(data: st.DataObject) -> None:
+    eps = data.draw(wide)
+    rho = _try(cv.pure_to_zcdp, eps)
+    if rho is not None:
+        assert _up(rho, F(eps) ** 2 / 2)
+
+
+# ------------------------------------------------------------------ rational calibrations
+
+
+def _noise_multiplier_for(data: st.DataObject) -> None:
+    b, rho = data.draw(wide), data.draw(wide)
+    s = _try(me.noise_multiplier_for, b, rho)
+    if s is not None:
+        assert F(b) / (2 * F(s) ** 2) <= F(rho)
+
+
+def _gaussian_check_sigma(data: st.DataObject) -> None:
+    e, alpha, d = data.draw(wide), data.draw(order_st), data.draw(wide)
+    k = data.draw(st.integers(1, 10**4))
+    s = _try(me.gaussian_check_sigma, e, alpha, sensitivity=d, max_checks=k)
+    if s is not None:
+        assert k * F(alpha) * F(d) ** 2 / (2 * F(s) ** 2) <= F(e)
+
+
+def _svt_noise(split: bool) -> Callable[[st.DataObject], None]:
+    def check(data: st.DataObject) -> None:
+        e, alpha = data.draw(st.floats(1e-100, 1e100)), data.draw(order_st)
+        d = data.draw(st.floats(1e-100, 1e100))
+        if split:
+            share = data.draw(st.floats(0.01, 0.99))
+            noise = _try(me.svt_check_noise_for_split, e, alpha, sensitivity=d, split=share)
+        else:
+            noise = _try(me.svt_check_noise, e, alpha, sensitivity=d)
+        if noise is not None:
+            s1, b = F(noise.sigma_threshold), F(noise.scale_query)
+            assert F(alpha) * F(d) ** 2 / (2 * s1**2) + 2 * F(d) / b <= F(e)
+
+    return check
+
+
+def _noise_variance(data: st.DataObject) -> None:
+    alpha, e, d = data.draw(order_st), data.draw(wide), data.draw(wide)
+    t = _try(me.noise_variance, alpha, e, sensitivity=d)
+    if t is not None and t != math.inf:  # infinite noise spends nothing
+        assert F(alpha) * F(d) ** 2 / (2 * F(t)) <= F(e)
+
+
+def _plan_filtered_gd(data: st.DataObject) -> None:
+    eps, delta = data.draw(st.floats(1e-3, 1e3)), data.draw(st.floats(1e-300, 0.3))
+    method, b = data.draw(method_st), data.draw(st.floats(1e-300, 1e200))
+    m = data.draw(st.integers(0, 1000))
+    share = data.draw(st.floats(0.01, 0.99)) if m else 0.0
+    plan = _try(
+        me.plan_filtered_gd,
+        eps,
+        delta=delta,
+        method=method,
+        budget_steps=b,
+        n_queries=m,
+        query_share=share,
+    )
+    if plan is None:
+        return
+    spent = F(b) / (2 * F(plan.noise_multiplier) ** 2)
+    if m:
+        spent += F(m) / (2 * F(plan.query_noise_std) ** 2)
+    assert spent <= F(plan.rho)
+    convert = zcdp_classical if method == "classical" else zcdp_improved
+    assert convert(spent, delta) <= mpf(eps)
+
+
+def _gaussian_parameters(data: st.DataObject) -> None:
+    n, delta = data.draw(st.integers(2, 10**5)), data.draw(st.floats(1e-300, 0.5))
+    out = _try(an.gaussian_parameters, n, delta)
+    if out is not None:
+        dt, theta = out
+        assert F(dt) + F(theta) * (1 - F(dt)) * n <= F(delta)
+
+
+# ------------------------------------------------------------------ RDP / zCDP conversions
+
+
+def _rdp_budget(data: st.DataObject) -> None:
+    eps, delta, alpha, method = (data.draw(x) for x in (wide, delta_st, order_st, method_st))
+    b = _try(cv.rdp_budget, eps, delta=delta, alpha=alpha, method=method)
+    if b is not None:
+        assert rdp_conversion(b, alpha, delta, method) <= mpf(eps)
+
+
+def _rdp_to_eps(data: st.DataObject) -> None:
+    e, delta, alpha, method = (data.draw(x) for x in (wide, delta_st, order_st, method_st))
+    out = _try(cv.rdp_to_eps, RenyiCurve((alpha,), (e,)), delta, method)
+    if out is None:
+        return
+    if method == "improved" and out.eps == 0.0:  # the KL shortcut: delta >= sqrt(1 - e^-e)
+        with mp.workdps(50):
+            assert mpf(delta) ** 2 >= -mp.expm1(-mpf(e))
+        return
+    assert mpf(out.eps) >= rdp_conversion(e, alpha, delta, method)
+    pdp = cv.rdp_to_pdp(RenyiCurve((alpha,), (e,)), delta)
+    assert mpf(pdp) >= rdp_conversion(e, alpha, delta, "classical")
+
+
+def _rdp_to_delta(data: st.DataObject) -> None:
+    e, eps, alpha, method = (data.draw(x) for x in (moderate, moderate, order_st, method_st))
+    out = _try(cv.rdp_to_delta, RenyiCurve((alpha,), (e,)), eps, method)
+    if out is None:
+        return
+    with mp.workdps(50):
+        a, x = mpf(alpha), mpf(e)
+        if method == "classical":
+            exact = mp.exp((a - 1) * (x - mpf(eps)))
+        else:
+            exact = min(
+                mp.exp((a - 1) * (x - mpf(eps) + mp.log1p(-1 / a))) / a,
+                mp.sqrt(-mp.expm1(-x)),
+            )
+        assert mpf(out.delta) >= min(exact, 1)
+
+
+def _expost(data: st.DataObject) -> None:
+    e, alpha, delta = data.draw(wide), data.draw(order_st), data.draw(delta_st)
+    out = _try(cv.expost_rdp_to_approximate_dp, e, alpha=alpha, delta=delta)
+    if out is not None:
+        assert mpf(out) >= rdp_conversion(e, alpha, delta, "classical")
+
+
+def _zcdp_budget(data: st.DataObject) -> None:
+    eps, delta, method = data.draw(wide), data.draw(delta_st), data.draw(method_st)
+    if method == "improved":
+        eps = min(eps, 1e4)
+    rho = _try(cv.zcdp_budget, eps, delta=delta, method=method)
+    if rho is not None:
+        convert = zcdp_classical if method == "classical" else zcdp_improved
+        assert convert(rho, delta) <= mpf(eps)
+
+
+def _zcdp_to_eps(data: st.DataObject) -> None:
+    rho, delta, method = data.draw(wide), data.draw(delta_st), data.draw(method_st)
+    if method == "improved":
+        rho = min(rho, 1e4)
+    out = _try(cv.zcdp_to_eps, rho, delta=delta, method=method)
+    if out is not None:
+        convert = zcdp_classical if method == "classical" else zcdp_improved
+        assert mpf(out) >= convert(rho, delta)
+    if method == "improved" and out is not None:
+        assert cv.zcdp_to_eps_optimal(rho, delta=delta) == out
+
+
+def _zcdp_to_delta(data: st.DataObject) -> None:
+    rho, eps = data.draw(st.floats(1e-6, 1e3)), data.draw(st.floats(0.0, 1e3))
+    out = _try(cv.zcdp_to_delta, rho, eps)
+    if out is None:
+        return
+    # exact: the infimum over orders of CKS 2020, Cor. 13's delta, by golden section in u
+    with mp.workdps(50):
+        r, e = mpf(rho), mpf(eps)
+
+        def log_delta(u):
+            x = mp.exp(u)
+            return x * ((1 + x) * r - e) - mp.log1p(x) - x * mp.log1p(mp.exp(-u))
+
+        lo, hi = mp.mpf(-60), mp.mpf(60)
+        for _ in range(300):
+            m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+            if log_delta(m1) < log_delta(m2):
+                hi = m2
+            else:
+                lo = m1
+        exact = min(mp.mpf(1), mp.exp(log_delta((lo + hi) / 2)))
+        assert mpf(out) >= exact * (1 - mp.mpf(10) ** -30)
+
+
+# ------------------------------------------------------------------ Gaussian / GDP profiles
+
+
+def _gdp_budget(data: st.DataObject) -> None:
+    eps, delta = data.draw(st.floats(0.0, 50.0)), data.draw(st.floats(1e-250, 0.5))
+    mu = _try(cv.gdp_budget, eps, delta=delta)
+    if mu is not None and mu > 0:
+        assert gaussian_hockey_stick(eps, mu) <= mpf(delta)
+
+
+def _gdp_eps(data: st.DataObject) -> None:
+    delta, mu = data.draw(st.floats(1e-250, 0.5)), data.draw(st.floats(1e-6, 30.0))
+    eps = _try(cv.gdp_eps, mu, delta=delta)
+    if eps is not None and eps > 0:
+        assert gaussian_hockey_stick(eps, mu) <= mpf(delta)
+
+
+def _gdp_delta(data: st.DataObject) -> None:
+    eps, mu = data.draw(st.floats(0.0, 50.0)), data.draw(st.floats(1e-6, 30.0))
+    out = _try(cv.gdp_delta, eps, mu)
+    if out is not None:
+        assert mpf(out) >= gaussian_hockey_stick(eps, mu, digits=30)
+    log_out = _try(cv.gdp_log_delta, eps, mu)
+    if log_out is not None:
+        with mp.workdps(50):
+            assert mpf(log_out) >= mp.log(gaussian_hockey_stick(eps, mu, digits=30))
+
+
+def _gaussian_draw(data: st.DataObject) -> tuple[float, float, float, float] | None:
+    eps, delta = data.draw(st.floats(0.0, 50.0)), data.draw(st.floats(1e-250, 0.5))
+    d, s = data.draw(st.floats(1e-3, 1e3)), data.draw(st.floats(1e-3, 1e3))
+    return (eps, delta, d, s) if 1e-6 < F(d) / F(s) < 30 else None
+
+
+def _gaussian_delta(data: st.DataObject) -> None:
+    drawn = _gaussian_draw(data)
+    if drawn is not None:
+        eps, _, d, s = drawn
+        out = _try(me.gaussian_delta, eps, sensitivity=d, sigma=s)
+        if out is not None:
+            assert mpf(out) >= _hs_exact_mu(eps, d, s)
+        log_out = _try(me.gaussian_log_delta, eps, sensitivity=d, sigma=s)
+        if log_out is not None:
+            with mp.workdps(120):
+                assert mpf(log_out) >= mp.log(_hs_exact_mu(eps, d, s))
+
+
+def _gaussian_eps(data: st.DataObject) -> None:
+    drawn = _gaussian_draw(data)
+    if drawn is not None:
+        _, delta, d, s = drawn
+        e = _try(me.gaussian_eps, delta, sensitivity=d, sigma=s)
+        if e is not None and e > 0:
+            assert _hs_exact_mu(e, d, s) <= mpf(delta)
+
+
+def _gaussian_sigma(data: st.DataObject) -> None:
+    drawn = _gaussian_draw(data)
+    if drawn is not None:
+        eps, delta, d, _ = drawn
+        sigma = _try(me.gaussian_sigma, eps, delta=delta, sensitivity=d)
+        if sigma is not None and eps > 0:
+            assert _hs_exact_mu(eps, d, sigma) <= mpf(delta)
+
+
+def _hs_exact_mu(eps: float, d: float, s: float) -> mp.mpf:
+    """The Gaussian hockey stick with mu = d / s as an exact ratio (50 digits)."""
+    with mp.workdps(120):
+        mu = mpf(d) / mpf(s)
+        e = mpf(eps)
+        return mp.ncdf(mu / 2 - e / mu) - mp.exp(e) * mp.ncdf(-mu / 2 - e / mu)
+
+
+def _hs_zcdp(rho: float, eps: float) -> mp.mpf:
+    """The Gaussian hockey stick at mu = sqrt(2 rho), 120 digits."""
+    with mp.workdps(120):
+        mu, e = mp.sqrt(2 * mpf(rho)), mpf(eps)
+        return mp.ncdf(mu / 2 - e / mu) - mp.exp(e) * mp.ncdf(-mu / 2 - e / mu)
+
+
+def _gaussian_zcdp_delta(data: st.DataObject) -> None:
+    rho, eps = data.draw(st.floats(1e-6, 100.0)), data.draw(st.floats(0.0, 100.0))
+    out = _try(me.gaussian_zcdp_delta, rho, eps)
+    if out is not None:
+        assert mpf(out) >= _hs_zcdp(rho, eps)
+
+
+def _gaussian_zcdp_eps(data: st.DataObject) -> None:
+    rho, delta = data.draw(st.floats(1e-6, 100.0)), data.draw(st.floats(1e-250, 0.5))
+    e = _try(me.gaussian_zcdp_eps, rho, delta=delta)
+    if e is not None and e > 0:
+        assert _hs_zcdp(rho, e) <= mpf(delta)
+
+
+def _pure_dp_mu(data: st.DataObject) -> None:
+    eps = data.draw(st.floats(0.0, 700.0))
+    out = _try(cv.pure_dp_mu, eps)
+    if out is None:
+        return
+    assert mpf(out) >= _pure_dp_mu_exact(eps)
+
+
+def _pure_dp_mu_exact(eps: float) -> mp.mpf:
+    """2 Phi^-1(e^eps / (1 + e^eps)) = 2 sqrt(2) erfinv(tanh(eps / 2)) (DRS 2022, Prop. 2.5 at
+    the kink), with digits for 1 - tanh(eps / 2) ~ 2 e^-eps."""
+    with mp.workdps(60 + int(eps / 2.3)):
+        return 2 * mp.sqrt(2) * mp.erfinv(mp.tanh(mpf(eps) / 2))
+
+
+def _laplace(data: st.DataObject) -> None:
+    eps, delta = data.draw(st.floats(0.0, 100.0)), data.draw(st.floats(1e-300, 0.5))
+    d, b = data.draw(st.floats(1e-3, 1e3)), data.draw(st.floats(1e-3, 1e3))
+    with mp.workdps(60):
+        eps0 = mpf(d) / mpf(b)
+        out = _try(me.laplace_delta, eps, sensitivity=d, scale=b)
+        if out is not None:
+            exact = max(mp.mpf(0), -mp.expm1((mpf(eps) - eps0) / 2))
+            assert mpf(out) >= exact
+        e = _try(me.laplace_eps, delta, sensitivity=d, scale=b)
+        if e is not None:  # delta(e) = 1 - e^{(e - eps0)/2} <= delta
+            assert -mp.expm1((mpf(e) - eps0) / 2) <= mpf(delta)
+
+
+def _laplace_rdp(data: st.DataObject) -> None:
+    alpha, d, b = data.draw(order_st), data.draw(st.floats(1e-6, 1e2)), data.draw(moderate)
+    out = _try(me.laplace_rdp, alpha, sensitivity=d, scale=b)
+    if out is None:
+        return
+    with mp.workdps(60):  # Mironov 2017, Prop. 6
+        a, e = mpf(alpha), mpf(d) / mpf(b)
+        up, down = a / (2 * a - 1) * mp.exp((a - 1) * e), (a - 1) / (2 * a - 1) * mp.exp(-a * e)
+        assert mpf(out) >= mp.log(up + down) / (a - 1)
+
+
+def _rr_rdp(data: st.DataObject) -> None:
+    alpha, eps = data.draw(order_st), data.draw(st.floats(1e-6, 50.0))
+    out = _try(me.randomized_response_rdp, alpha, eps)
+    if out is None:
+        return
+    with mp.workdps(60):  # Mironov 2017, Prop. 5
+        a, e = mpf(alpha), mpf(eps)
+        p = mp.exp(e) / (1 + mp.exp(e))
+        exact = mp.log(p**a * (1 - p) ** (1 - a) + (1 - p) ** a * p ** (1 - a)) / (a - 1)
+        assert mpf(out) >= exact
+
+
+def _pure_dp_delta(data: st.DataObject) -> None:
+    eps0, eps, k = (
+        data.draw(st.floats(1e-3, 5.0)),
+        data.draw(st.floats(0.0, 20.0)),
+        data.draw(st.integers(1, 30)),
+    )
+    out = _try(me.pure_dp_delta, eps0, eps, k)
+    if out is None:
+        return
+    with mp.workdps(60):  # k-fold RR: loss (2j - k) eps0 w.p. C(k, j) p^j (1-p)^(k-j) under P
+        e0, e = mpf(eps0), mpf(eps)
+        p = mp.exp(e0) / (1 + mp.exp(e0))
+        exact = mp.fsum(
+            mp.binomial(k, j) * p**j * (1 - p) ** (k - j) * -mp.expm1(e - (2 * j - k) * e0)
+            for j in range(k + 1)
+            if (2 * j - k) * e0 > e
+        )
+        assert mpf(out) >= exact
+
+
+REGISTRY: dict[str, Entry] = {
+    # rational costs (Fraction references)
+    "gaussian_rdp": Entry("cost", _gaussian_rational),
+    "gaussian_zcdp": Entry("cost", _gaussian_rational),
+    "gaussian_gdp": Entry("cost", _gaussian_rational),
+    "gaussian_rdp_curve": Entry("cost", _gaussian_rational),
+    "filtered_gd_zcdp": Entry("cost", _filtered_gd_zcdp),
+    "count_queries_zcdp": Entry("cost", _count_queries_zcdp),
+    "gaussian_check_rdp": Entry("cost", _gaussian_check_rdp),
+    "svt_check_rdp": Entry("cost", _svt_check_rdp),
+    "pure_to_zcdp": Entry("cost", _pure_to_zcdp),
+    # rational calibrations
+    "noise_multiplier_for": Entry("budget", _noise_multiplier_for),
+    "gaussian_check_sigma": Entry("budget", _gaussian_check_sigma),
+    "svt_check_noise": Entry("budget", _svt_noise(split=False)),
+    "svt_check_noise_for_split": Entry("budget", _svt_noise(split=True), 8),
+    "noise_variance": Entry("budget", _noise_variance),
+    "plan_filtered_gd": Entry("budget", _plan_filtered_gd, 10),
+    "gaussian_parameters": Entry("budget", _gaussian_parameters, 10),
+    # RDP and zCDP conversions and budgets (50 digits)
+    "rdp_budget": Entry("budget", _rdp_budget),
+    "rdp_to_eps": Entry("cost", _rdp_to_eps),
+    "rdp_to_pdp": Entry("cost", _rdp_to_eps),
+    "rdp_to_delta": Entry("cost", _rdp_to_delta),
+    "expost_rdp_to_approximate_dp": Entry("cost", _expost),
+    "zcdp_budget": Entry("budget", _zcdp_budget, 15),
+    "zcdp_to_eps": Entry("cost", _zcdp_to_eps, 15),
+    "zcdp_to_eps_optimal": Entry("cost", _zcdp_to_eps, 15),
+    "zcdp_to_delta": Entry("cost", _zcdp_to_delta, 10),
+    # Gaussian, GDP, Laplace, randomized response (50 digits)
+    "gdp_budget": Entry("budget", _gdp_budget, 10),
+    "gdp_eps": Entry("cost", _gdp_eps, 10),
+    "gdp_delta": Entry("cost", _gdp_delta, 15),
+    "gdp_log_delta": Entry("cost", _gdp_delta, 15),
+    "gaussian_delta": Entry("cost", _gaussian_delta, 10),
+    "gaussian_eps": Entry("cost", _gaussian_eps, 10),
+    "gaussian_sigma": Entry("budget", _gaussian_sigma, 10),
+    "gaussian_zcdp_delta": Entry("cost", _gaussian_zcdp_delta, 10),
+    "gaussian_zcdp_eps": Entry("cost", _gaussian_zcdp_eps, 10),
+    "pure_dp_mu": Entry("cost", _pure_dp_mu),
+    "laplace_delta": Entry("cost", _laplace),
+    "laplace_eps": Entry("cost", _laplace),
+    "laplace_rdp": Entry("cost", _laplace_rdp),
+    "randomized_response_rdp": Entry("cost", _rr_rdp),
+    "pure_dp_delta": Entry("cost", _pure_dp_delta, 15),
+}
+
+
+def _smallest_dominating_mu(data: st.DataObject) -> None:
+    eps = data.draw(st.floats(0.0, 700.0))
+    out = _try(cv.smallest_dominating_mu, PureDP(eps))
+    if out is None:
+        return
+    assert mpf(out) >= _pure_dp_mu_exact(eps)
+
+
+def _rr_pld(data: st.DataObject) -> None:
+    eps0, eps = data.draw(st.floats(1e-3, 30.0)), data.draw(st.floats(0.0, 30.0))
+    pld = _try(me.randomized_response_pld, eps0)
+    if pld is None:
+        return
+    with mp.workdps(60):
+        e0, e = mpf(eps0), mpf(eps)
+        p = mp.exp(e0) / (1 + mp.exp(e0))
+        exact = p * -mp.expm1(e - e0) if e < e0 else mp.mpf(0)
+        assert mpf(pld.delta(eps)) >= exact
+
+
+def _gdp_pure_dp_delta(data: st.DataObject) -> None:
+    eps, mu, eps0 = (
+        data.draw(st.floats(0.0, 20.0)),
+        data.draw(st.floats(0.01, 10.0)),
+        data.draw(st.floats(0.0, 5.0)),
+    )
+    out = _try(cv.gdp_pure_dp_delta, eps, mu, eps0)
+    if out is None:
+        return
+    with mp.workdps(60):
+        p = mp.exp(mpf(eps0)) / (1 + mp.exp(mpf(eps0)))
+        exact = p * gaussian_hockey_stick(eps - eps0, mu, 30) + (1 - p) * gaussian_hockey_stick(
+            eps + eps0, mu, 30
+        )
+        assert mpf(float(out)) >= exact
+
+
+def _exponential_mechanism(data: st.DataObject) -> None:
+    alpha, x = data.draw(order_st), data.draw(wide)
+    rdp = _try(exponential_mechanism_rdp, alpha, x)
+    if rdp is not None:
+        assert _up(rdp, F(alpha) * F(x) ** 2 / 8)
+    eps = _try(exponential_mechanism_eps, alpha, x)
+    if eps is not None:  # a calibration: its RDP is within the target x
+        assert F(alpha) * F(eps) ** 2 / 8 <= F(x)
+
+
+REGISTRY.update(
+    {
+        "exponential_mechanism_rdp": Entry("cost", _exponential_mechanism),
+        "exponential_mechanism_eps": Entry("budget", _exponential_mechanism),
+        "gaussian_log_delta": Entry("cost", _gaussian_delta, 10),
+        "smallest_dominating_mu": Entry("cost", _smallest_dominating_mu),
+        "randomized_response_pld": Entry("cost", _rr_pld),
+        "gdp_pure_dp_delta": Entry("cost", _gdp_pure_dp_delta, 15),
+    }
+)
+
+#: Public functions that return a cost but whose value is a numerical integral, a grid PLD or
+#: a search over many mechanisms: no 50-digit reference is walked here yet. Each reason names
+#: the test that compares the function with a high-precision or exact reference instead.
+NUMERICAL: dict[str, str] = {
+    name: reason
+    for reason, names in {
+        "grid PLD; dominance over the exact profile in tests/accounting/curves/test_pld*.py": (
+            "compose_discretised discretise self_compose_discretised discretise_continuous "
+            "eps_delta_pld gaussian_pld laplace_pld subsampled_gaussian_pld as_tradeoff "
+            "supremum supremum_delta"
+        ),
+        "series/quadrature; 50-digit quadrature in mechanisms/test_subsampled_gaussian.py": (
+            "subsampled_gaussian_rdp subsampled_gaussian_eps"
+        ),
+        "adaptive quadrature; mpmath references in mechanisms/test_selection*.py and "
+        "test_sparse_vector.py": (
+            "gaussian_above_threshold_expost_eps gaussian_report_noisy_max_eps "
+            "laplace_report_noisy_max_eps gaussian_above_threshold_rdp "
+            "gaussian_above_threshold_rdp_nonnegative gaussian_above_threshold_rdp_numeric "
+            "log_stopping_time_moment log_stopping_time_moment_bound report_noisy_max_ratio "
+            "above_threshold_ratio"
+        ),
+        "composition with a PLD / trade-off curves; tests/accounting/curves/test_gdp.py and "
+        "test_domination.py": (
+            "gdp_composed_log_delta gdp_composed_tradeoff gdp_tradeoff tradeoff_dominating_mu"
+        ),
+        "natural filter analysis; tests/accounting/analysis/test_natural_*.py": (
+            "natural_filter_cost natural_filter_guarantee crosscheck_natural_filter_cost"
+        ),
+        "a threshold (not a spend) of Prop. 1; tests/accounting/analysis/"
+        "test_realisation_gaussian.py": "gaussian_kappa",
+    }.items()
+    for name in names.split()
+}
+
+#: Public functions that return no privacy cost, budget or noise scale.
+NOT_A_COST: dict[str, str] = {
+    name: reason
+    for reason, names in {
+        "samples a mechanism's output": (
+            "brownian_mechanism precision_weighted_gaussian exponential_mechanism "
+            "gaussian_above_threshold gaussian_report_noisy_max laplace_report_noisy_max "
+            "permute_and_flip"
+        ),
+        "output distributions of a mechanism (laws, not costs)": (
+            "above_threshold_laws binary_erasure_laws canonical_laws randomized_response_laws "
+            "exponential_mechanism_probabilities permute_and_flip_probabilities "
+            "subsampled_randomized_response"
+        ),
+        "a schedule or order list": "fixed_schedule rdp_usable_orders",
+        "a yes/no domination or feasibility check": (
+            "composition_dominated hockey_stick_dominated is_dominated gaussian_first_step_ok"
+        ),
+        "simulation, stopping times, survival or attacks (analysis of filters)": (
+            "adaptive_attack adaptive_attacks adaptive_rr_transcripts additive_stopping_time "
+            "advanced_stopping_time rdp_stopping_time gaussian_stopping_times largest_horizon "
+            "pure_dp_epsilons queries_admitted realisation_survival_mc "
+            "realisation_survival_quadrature realised_losses survival_from_times "
+            "survival_within_budget"
+        ),
+        "analysts and interaction drivers": (
+            "gaussian_counting_analyst repeated_query_analyst run_interaction"
+        ),
+        "audits: empirical divergences of a filter's transcripts": (
+            "above_threshold_query exact_audit gaussian_query history_key hockey_stick "
+            "monte_carlo_audit renyi_divergence sample_losses search_audit "
+            "transcript_distributions worst_case_audit"
+        ),
+    }.items()
+    for name in names.split()
+}
+
+#: Cases on the unsafe side that this branch does not fix: strict xfail, so that the mark
+#: must go when they are fixed. "fixed on branch h-stable": out of this branch's scope.
+#: "open": a float evaluation of a profile (a hockey stick, Laplace's closed form) that is a
+#: few ulps below the exact value; making it safe needs an outward margin on every delta.
+_OPEN = "open: float profile a few ulps below the exact value (issue 28, not fixed here)"
+_CONVERSION = "open: float conversion a few ulps below the exact value (issue 28, not fixed here)"
+XFAIL = {
+    **dict.fromkeys(
+        "rdp_to_eps rdp_to_pdp rdp_to_delta expost_rdp_to_approximate_dp zcdp_to_eps "
+        "zcdp_to_eps_optimal".split(),
+        _CONVERSION,
+    ),
+    "laplace_rdp": "fixed on branch h-stable",
+    "randomized_response_rdp": "fixed on branch h-stable",
+    **dict.fromkeys(
+        "gaussian_delta gaussian_log_delta gaussian_zcdp_delta gdp_delta gdp_log_delta "
+        "gdp_pure_dp_delta laplace_delta laplace_eps pure_dp_delta randomized_response_pld".split(),
+        _OPEN,
+    ),
+}
+
+
+def _public_functions() -> set[str]:
+    names = set()
+    for package in PACKAGES:
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            if inspect.isfunction(getattr(module, name)):
+                names.add(name)
+    return names
+
+
+def test_registry_covers_every_public_function() -> None:
+    """A new public function must be walked (REGISTRY) or said to be something else."""
+    public = _public_functions()
+    listed = set(REGISTRY) | set(NUMERICAL) | set(NOT_A_COST)
+    assert public - listed == set(), "classify these public functions"
+    assert listed - public == set(), "these listed names are not public functions"
+    assert not (set(REGISTRY) & set(NUMERICAL)) and not (set(REGISTRY) & set(NOT_A_COST))
+    assert set(XFAIL) <= set(REGISTRY)
+
+
+def _params():
+    for name in sorted(REGISTRY):
+        marks = ()
+        if name in XFAIL:
+            marks = (pytest.mark.xfail(strict=True, reason=XFAIL[name]),)
+        yield pytest.param(name, marks=marks, id=name)
+
+
+@pytest.mark.parametrize("name", list(_params()))
+def test_never_on_the_unsafe_side(name: str) -> None:
+    entry = REGISTRY[name]
+    run = settings(max_examples=entry.examples, deadline=None, derandomize=True)(
+        given(st.data())(lambda data: entry.check(data))
+    )
+    run()
