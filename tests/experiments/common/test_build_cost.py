@@ -81,3 +81,12 @@ def test_bad_files_are_refused(tmp_path: Path):
     path.write_text(HEADER + "x\t0\t1\t1\t1\t1\t0\t0\t90\t1\n")
     with pytest.raises(ValueError, match="column s is not a number"):
         build_cost.read_jobs("default", tmp_path / "b")
+
+
+def test_every_shell_rule_writes_a_benchmark_record():
+    root = Path(__file__).resolve().parents[3]
+    for rules in sorted(root.glob("experiments/*/rules.smk")):
+        text = rules.read_text()
+        assert text.count("shell:") == text.count("benchmark:\n") == text.count("bench_path("), (
+            rules
+        )
