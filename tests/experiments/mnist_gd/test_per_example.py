@@ -37,6 +37,23 @@ def test_patch_gather_equals_unfold(layout, sliced):
         assert torch.equal(values.permute(0, 1, *inverse), _unfold_patches(layer, a))
 
 
+@pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])
+def test_long_runs_take_the_strided_copy_and_gather_the_same(layout):
+    # the MNIST CNN's conv2 in channels-last: (k_w, C_in) = 4 x 16 floats in one run
+    gen = torch.Generator().manual_seed(1)
+    layer = MnistConvNet().conv2
+    a = torch.randn(6, 16, 13, 13, generator=gen).contiguous(memory_format=layout)
+    axes = [(0, 16, a.stride(1)), (1, 4, a.stride(2)), (2, 4, a.stride(3))]
+    axes.sort(key=lambda d: -d[2])
+    expected_run = 64 if layout == torch.channels_last else 4
+    assert per_example._run(axes) == expected_run
+    assert (expected_run >= per_example._LONG_RUN) == (layout == torch.channels_last)
+    got = per_example._conv_patches(layer, a, Workspace(), 0)
+    values = got.values.reshape(6, -1, *(got_size(layer, i) for i in got.order))
+    inverse = [got.order.index(i) + 2 for i in range(3)]
+    assert torch.equal(values.permute(0, 1, *inverse), _unfold_patches(layer, a))
+
+
 def got_size(layer: torch.nn.Conv2d, axis: int) -> int:
     return (layer.in_channels, *layer.kernel_size)[axis]
 
