@@ -43,6 +43,7 @@ from experiments.mnist_gd.per_example import (
     ConvMethod,
     Workspace,
     clipped_gradient_sum,
+    keep_freed_memory,
 )
 
 
@@ -236,6 +237,7 @@ def train(
 
     batch = ActiveBatch(x, y)
     work = Workspace()  # the step's large tensors, allocated once for every step
+    keep_freed_memory()  # and the chunks' temporaries reuse heap memory: no page faults
     progress = Progress(s.n_steps, "steps")  # the job's log: one line per 10 s, time left
     for t in range(1, s.n_steps + 1):
         started = time.perf_counter()
