@@ -10,9 +10,10 @@
 # experiment". `rule all` requests them all, so a deleted table or part is rebuilt even when
 # the figures downstream of it are newer (Snakemake only looks upstream of jobs that run).
 # Every rule writes its log to log_path(...) = logs/<exp>/<scale>/<rule>[_<wildcards>].log
-# (data: logs/data/); after a crash, rerun
-# the same command with --profile profiles/local (README.md "Resume after a crash, and where
-# logs are").
+# (data: logs/data/) and, every shell rule, its benchmark record (wall and CPU seconds) to
+# bench_path(...) (`python -m experiments.common.build_cost <scale>` tables them); after a
+# crash, rerun the same command with --profile profiles/local (README.md "Resume after a crash,
+# and where logs are").
 import hashlib
 import json
 import os
@@ -173,6 +174,13 @@ def figure_outputs(exp, names, report_tables=()):
 def log_path(exp, rule, *wildcards):
     """logs/<exp>/<SCALE>/<rule>[_{<wildcard>}...].log: one log name convention for every rule."""
     return f"logs/{exp}/{SCALE}/{rule}" + "".join(f"_{{{w}}}" for w in wildcards) + ".log"
+
+
+def bench_path(exp, rule, *wildcards):
+    """logs/bench/<exp>/<SCALE>/<rule>/<{wildcard}_...|job>.tsv: the job's Snakemake benchmark
+    record (wall and CPU seconds), read by `python -m experiments.common.build_cost <scale>`."""
+    job = "_".join(f"{{{w}}}" for w in wildcards) or "job"
+    return f"logs/bench/{exp}/{SCALE}/{rule}/{job}.tsv"
 
 
 def experiment_config(name, scale=None):

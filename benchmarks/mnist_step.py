@@ -22,8 +22,10 @@ same batch, chunk by chunk, on the same weights:
 
 Opacus's conv grad sampler returns wrong per-sample gradients in channels-last (its ghost route
 gave sums 5.5e-2 away), so both Opacus routes run in the contiguous layout; torch.func and the
-floor run in both layouts. Routes are timed interleaved (a shared machine's load changes do
-not favour one), median of ``--repeats``, each at its best chunk, for each thread count. The
+floor run in both layouts. The process keeps freed memory in its heap, as ``train`` does
+(``per_example.keep_freed_memory``), so no route pays page faults for its temporaries. Routes
+are timed interleaved (a shared machine's load changes do not favour one), median of
+``--repeats``, each at its best chunk, for each thread count. The
 markdown table gives images/s, ours / route (ours = our fastest variant), the route's fraction
 of the fastest floor, and max |sum - Opacus hooks' sum| / max |Opacus hooks' sum| over the
 parameters (the sums must agree to float32 level).
@@ -48,7 +50,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from experiments.mnist_gd.model import MnistConvNet
-from experiments.mnist_gd.per_example import CONV_METHODS, Workspace, clipped_gradient_sum
+from experiments.mnist_gd.per_example import (
+    CONV_METHODS,
+    Workspace,
+    clipped_gradient_sum,
+    keep_freed_memory,
+)
 from experiments.mnist_gd.train import resolve_device
 
 LAYOUTS = {"channels-last": torch.channels_last, "contiguous": torch.contiguous_format}
@@ -252,6 +259,7 @@ def main() -> None:
     warnings.filterwarnings("ignore", module="opacus")
     warnings.filterwarnings("ignore", message="Full backward hook")
     device = resolve_device(args.device)
+    keep_freed_memory()  # as train does: every route's temporaries reuse heap memory
     if args.clock == "cpu" and device.type != "cpu":
         raise ValueError("--clock cpu times the CPU only; use --clock wall on a GPU")
     fns = routes(args, device)

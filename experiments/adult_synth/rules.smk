@@ -23,6 +23,8 @@ rule adult_synth_selection:
         f"{ADULT_SYNTH_DIR}/selection.csv",
     log:
         log_path("adult_synth", "adult_synth_selection"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_selection"),
     threads: 1
     resources:
         runtime=per_scale(10, 10, 30),
@@ -41,6 +43,8 @@ rule adult_synth_release:
         f"{ADULT_SYNTH_DIR}/jobs/r{{repeat}}.csv",
     log:
         log_path("adult_synth", "adult_synth_release", "repeat"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_release", "repeat"),
     wildcard_constraints:
         repeat=r"\d+",
     threads: 1
@@ -62,6 +66,8 @@ rule adult_synth_baseline:
         f"{ADULT_SYNTH_DIR}/baseline.csv",
     log:
         log_path("adult_synth", "adult_synth_baseline"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_baseline"),
     threads: 1
     resources:
         runtime=per_scale(10, 10, 30),
@@ -79,6 +85,8 @@ rule adult_synth_merge:
         f"{ADULT_SYNTH_DIR}/releases.csv",
     log:
         log_path("adult_synth", "adult_synth_merge"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_merge"),
     threads: 1
     resources:
         runtime=5,
@@ -95,6 +103,8 @@ rule adult_synth_checks:
         f"{ADULT_SYNTH_DIR}/checks.csv",
     log:
         log_path("adult_synth", "adult_synth_checks"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_checks"),
     threads: 1
     resources:
         runtime=5,
@@ -110,6 +120,8 @@ rule adult_synth_table3:
         f"{ADULT_SYNTH_DIR}/table3.csv",
     log:
         log_path("adult_synth", "adult_synth_table3"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_table3"),
     threads: 1
     resources:
         runtime=5,
@@ -129,6 +141,8 @@ rule adult_synth_plot:
         **figure_outputs("adult_synth", ("fig1", "fig2", "table3"), report_tables=("table3",)),
     log:
         log_path("adult_synth", "adult_synth_plot"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_plot"),
     params:
         outdir=f"figures/adult_synth/{SCALE}",
     threads: 1
@@ -175,6 +189,8 @@ rule adult_synth_variant_selection:
         f"{ADULT_VARIANT_DIR}/selection.csv",
     log:
         log_path("adult_synth", "adult_synth_variant_selection", "variant"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_variant_selection", "variant"),
     wildcard_constraints:
         variant=ADULT_VARIANT_NAMES,
     threads: 1
@@ -194,6 +210,8 @@ rule adult_synth_variant_release:
         f"{ADULT_VARIANT_DIR}/jobs/r{{repeat}}.csv",
     log:
         log_path("adult_synth", "adult_synth_variant_release", "variant", "repeat"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_variant_release", "variant", "repeat"),
     wildcard_constraints:
         variant=ADULT_VARIANT_NAMES,
         repeat=r"\d+",
@@ -215,6 +233,8 @@ rule adult_synth_variant_baseline:
         f"{ADULT_VARIANT_DIR}/baseline.csv",
     log:
         log_path("adult_synth", "adult_synth_variant_baseline", "variant"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_variant_baseline", "variant"),
     wildcard_constraints:
         variant=ADULT_VARIANT_NAMES,
     threads: 1
@@ -237,6 +257,8 @@ rule adult_synth_variant_merge:
         f"{ADULT_VARIANT_DIR}/releases.csv",
     log:
         log_path("adult_synth", "adult_synth_variant_merge", "variant"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_variant_merge", "variant"),
     wildcard_constraints:
         variant=ADULT_VARIANT_NAMES,
     threads: 1
@@ -255,6 +277,8 @@ rule adult_synth_variant_checks:
         f"{ADULT_VARIANT_DIR}/checks.csv",
     log:
         log_path("adult_synth", "adult_synth_variant_checks", "variant"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_variant_checks", "variant"),
     wildcard_constraints:
         variant=ADULT_VARIANT_NAMES,
     threads: 1
@@ -273,6 +297,8 @@ rule adult_synth_variant_row:
         f"{ADULT_SYNTH_DIR}/variant_rows/{{variant}}.csv",
     log:
         log_path("adult_synth", "adult_synth_variant_row", "variant"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_variant_row", "variant"),
     wildcard_constraints:
         variant="|".join(VARIANTS),
     params:
@@ -296,6 +322,8 @@ rule adult_synth_variants:
         f"{ADULT_SYNTH_DIR}/variants.csv",
     log:
         log_path("adult_synth", "adult_synth_variants"),
+    benchmark:
+        bench_path("adult_synth", "adult_synth_variants"),
     threads: 1
     resources:
         runtime=5,

@@ -19,10 +19,29 @@ With int attributes every run draws the same synthetic data whatever the hash se
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Mapping, Sequence
+from importlib.metadata import entry_points
+from importlib.util import find_spec
 
-import jax
+
+def _cpu_only_jax() -> None:
+    """Set JAX_PLATFORMS=cpu unless the user set it or an accelerator plugin is installed.
+
+    Without it JAX probes for a TPU at start-up and logs "Unable to initialize backend 'tpu'"
+    into every job's log; with only the CPU jaxlib installed there is nothing else to find.
+    """
+    if "JAX_PLATFORMS" in os.environ:
+        return
+    if entry_points(group="jax_plugins") or find_spec("jax_plugins") or find_spec("libtpu"):
+        return
+    os.environ["JAX_PLATFORMS"] = "cpu"
+
+
+_cpu_only_jax()
+
+import jax  # noqa: E402
 
 from experiments.common.jax_cache import use_persistent_cache
 
@@ -42,6 +61,7 @@ from accounting.mechanisms.brownian import (  # noqa: E402
 from experiments.adult_synth.data import Split, one_hot  # noqa: E402
 from experiments.adult_synth.neighbours import marginals_l2  # noqa: E402
 from experiments.adult_synth.queries import marginal  # noqa: E402
+from experiments.common.progress import Progress  # noqa: E402
 from experiments.common.timings import record  # noqa: E402
 
 
@@ -67,6 +87,11 @@ def brownian_releases(
     )
 
 
+def pgm_blocks(iters: int) -> int:
+    """Blocks of mirror-descent iterations in a fit: mbi runs ``CALLBACK_EVERY`` (50) at a time."""
+    return math.ceil(iters / mbi.estimation.CALLBACK_EVERY)
+
+
 def fit_pgm(
     estimate: np.ndarray,
     variance: float,
@@ -74,6 +99,7 @@ def fit_pgm(
     cliques: Sequence[tuple],
     iters: int,
     one_way: Sequence[tuple[str, np.ndarray, float, np.ndarray | None]] = (),
+    progress: Progress | None = None,
 ) -> mbi.MarkovRandomField:
     """Private-PGM (mirror descent) from one noisy release; std sqrt(variance) per cell.
 
@@ -84,7 +110,8 @@ def fit_pgm(
     cells' sum, scaled so that its noise keeps the std).
 
     ``variance = 0`` (the non-DP baseline) uses unit weights: the loss then fits the exact
-    marginals.
+    marginals. ``progress`` advances by one after each of the :func:`pgm_blocks` blocks of
+    iterations (mbi's callback, once the block has run); the fit is the same without it.
     """
     position = {c: i for i, c in enumerate(domain)}
     dom = mbi.Domain(range(len(domain)), [domain[c] for c in domain])
@@ -100,7 +127,15 @@ def fit_pgm(
         if mapping is not None:
             one = one.compress({position[c]: mapping}, mbi.Domain([position[c]], [len(y)]))
         measurements.append(one)
-    model = mbi.estimation.MirrorDescent().estimate(dom, measurements, iters=iters)
+
+    def block_done(state: object) -> None:
+        jax.block_until_ready(state)  # JAX dispatches asynchronously: count finished blocks
+        if progress is not None:
+            progress.advance(note="Private-PGM")
+
+    model = mbi.estimation.MirrorDescent().estimate(
+        dom, measurements, iters=iters, callback_fn=None if progress is None else block_done
+    )
     jax.block_until_ready(model.marginals)  # JAX dispatches asynchronously: time the fit here
     return model
 
@@ -129,11 +164,12 @@ def accuracies(
     gbc_estimators: int,
     rng: np.random.Generator,
     maps: Mapping[str, np.ndarray] | None = None,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Validation and test accuracy of a classifier fitted to each of ``n_synth`` synthetic sets.
 
     ``maps``: the model is over MST's compressed domain; each synthetic set is expanded back
-    (``expand``) before the classifier sees it.
+    (``expand``) before the classifier sees it. ``progress`` advances by one after each set.
 
     Wall times go to the sidecar (``experiments.common.timings``: ``sample_s``, ``fit_s``).
     """
@@ -162,6 +198,8 @@ def accuracies(
             clf.fit(one_hot(frame, split.domain, split.target), y)
             pred_val, pred_test = clf.predict(x_val), clf.predict(x_test)
         record("fit_s", time.perf_counter() - started)
+        if progress is not None:
+            progress.advance(note=f"synthetic set {s + 1}/{n_synth} scored")
         rows.append(
             {
                 "synth": s,

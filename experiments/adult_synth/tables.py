@@ -19,6 +19,7 @@ from experiments.adult_synth.metrics import fractions_above_threshold
 from experiments.adult_synth.queries import Selection, compress, select_queries
 from experiments.adult_synth.schema import Params
 from experiments.common.job import Job, substream
+from experiments.common.progress import Progress
 from experiments.common.timings import timed
 
 log = logging.getLogger(__name__)
@@ -120,13 +121,22 @@ def release_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame
         answers, len(cliques), p.alpha, p.eps, substream(rng, 2, repeat)
     )
     tables = []
+    per_level = synthesis.pgm_blocks(p.pgm_iters) + p.n_synth
+    levels = len(path.estimates)
+    progress = Progress(levels * per_level, f"repeat {repeat}: {levels} eps levels")
     for level, (estimate, variance) in enumerate(zip(path.estimates, path.variances, strict=True)):
         with timed("pgm_s"):
             model = synthesis.fit_pgm(
-                estimate, variance, data.domain, cliques, p.pgm_iters, data.one_way
+                estimate, variance, data.domain, cliques, p.pgm_iters, data.one_way, progress
             )
         acc = synthesis.accuracies(
-            model, s, p.n_synth, p.gbc_estimators, substream(rng, 3, repeat, level), data.maps
+            model,
+            s,
+            p.n_synth,
+            p.gbc_estimators,
+            substream(rng, 3, repeat, level),
+            data.maps,
+            progress,
         )
         tables.append(
             acc.assign(
@@ -148,10 +158,13 @@ def baseline_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFram
     cliques = read_cliques(job.input("selection"))
     data = model_data(s, p, rng, cliques)
     answers = synthesis.true_answers(data.train, data.domain, cliques)
+    progress = Progress(synthesis.pgm_blocks(p.pgm_iters) + p.n_baseline, "baseline")
     with timed("pgm_s"):
-        model = synthesis.fit_pgm(answers, 0.0, data.domain, cliques, p.pgm_iters, data.one_way)
+        model = synthesis.fit_pgm(
+            answers, 0.0, data.domain, cliques, p.pgm_iters, data.one_way, progress
+        )
     acc = synthesis.accuracies(
-        model, s, p.n_baseline, p.gbc_estimators, substream(rng, 5), data.maps
+        model, s, p.n_baseline, p.gbc_estimators, substream(rng, 5), data.maps, progress
     )
     return acc.assign(**_sizes(s))
 

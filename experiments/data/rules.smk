@@ -65,6 +65,8 @@ rule fetch_raw:
         path="|".join(re.escape(p) for p in sorted(MANIFEST_ENTRIES)),
     log:
         "logs/data/fetch_raw/{path}.log",
+    benchmark:
+        bench_path("data", "fetch_raw", "path")
     shell:
         "python -m experiments.data.fetch --raw-dir data/raw {wildcards.path:q} > {log:q} 2>&1"
 
@@ -87,6 +89,8 @@ for _name in sorted(RAW):
             mem_mb=4000,
         log:
             f"logs/data/preprocess_{_name}.log",
+        benchmark:
+            bench_path("data", f"preprocess_{_name}")
         shell:
             "python -m experiments.data.preprocess dataset={params.dataset}"
             " raw_dir=data/raw out_dir=data/processed > {log} 2>&1"

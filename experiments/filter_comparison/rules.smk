@@ -20,6 +20,8 @@ rule filter_comparison_run:
         scale=SCALE,
     log:
         log_path("filter_comparison", "filter_comparison_run", "workload"),
+    benchmark:
+        bench_path("filter_comparison", "filter_comparison_run", "workload"),
     threads: 1
     resources:
         runtime=per_scale(5, 20, 60),
@@ -37,6 +39,8 @@ rule filter_comparison_merge:
         f"results/filter_comparison/{SCALE}/comparison.csv",
     log:
         log_path("filter_comparison", "filter_comparison_merge"),
+    benchmark:
+        bench_path("filter_comparison", "filter_comparison_merge"),
     threads: 1
     resources:
         runtime=5,
@@ -55,6 +59,8 @@ rule filter_comparison_plot:
         outdir=f"figures/filter_comparison/{SCALE}",
     log:
         log_path("filter_comparison", "filter_comparison_plot"),
+    benchmark:
+        bench_path("filter_comparison", "filter_comparison_plot"),
     threads: 1
     resources:
         runtime=5,

@@ -12,6 +12,7 @@ import pandas as pd
 from accounting.curves.zcdp import zcdp_budget
 from accounting.filters import IndividualRenyiFilter
 from experiments.common.job import Job, substream
+from experiments.common.progress import Progress
 from experiments.common.timings import key, record
 from experiments.filter_comparison.filters import (
     INCOMPARABLE,
@@ -75,7 +76,9 @@ def workload_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFram
     norms = job.inputs.get("norms")
     budget = Budget(p.eps, p.delta, p.horizon, tuple(p.rdp_orders))
     rows = []
-    for index, setting in enumerate(settings(p, workload, norms)):
+    listed = list(settings(p, workload, norms))
+    progress = Progress(len(listed), f"workload {workload}: settings")  # the job's log
+    for index, setting in enumerate(listed):
         alpha = choose_alpha(budget, representative(p, workload, index))
         runs = 1 if workload in ("a", "e") else p.runs  # (a), (e): the same stream every run
         streams = [stream(p, workload, index, substream(rng, index, r), norms) for r in range(runs)]
@@ -107,4 +110,5 @@ def workload_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFram
             )
         for name, reason in INCOMPARABLE.items():
             rows.append(base | {"filter": name, "note": reason})
+        progress.advance(note=str(setting))
     return pd.DataFrame(rows)

@@ -30,6 +30,8 @@ rule mnist_gd_search:
         f"{MNIST_DIR}/search/e{{e}}_p{{point}}.csv",
     log:
         log_path("mnist_gd", "mnist_gd_search", "e", "point"),
+    benchmark:
+        bench_path("mnist_gd", "mnist_gd_search", "e", "point"),
     wildcard_constraints:
         e=r"\d+",
         point=r"\d+",
@@ -53,6 +55,8 @@ rule mnist_gd_search_merge:
         f"{MNIST_DIR}/search.csv",
     log:
         log_path("mnist_gd", "mnist_gd_search_merge"),
+    benchmark:
+        bench_path("mnist_gd", "mnist_gd_search_merge"),
     threads: 1
     resources:
         runtime=5,
@@ -69,6 +73,8 @@ rule mnist_gd_select:
         f"{MNIST_DIR}/tuned.csv",
     log:
         log_path("mnist_gd", "mnist_gd_select"),
+    benchmark:
+        bench_path("mnist_gd", "mnist_gd_select"),
     threads: 1
     resources:
         runtime=5,
@@ -92,6 +98,8 @@ rule mnist_gd_train:
         f"{MNIST_DIR}/runs/e{{e}}_{{regime}}_{{arm}}_t{{trial}}.csv",
     log:
         log_path("mnist_gd", "mnist_gd_train", "e", "regime", "arm", "trial"),
+    benchmark:
+        bench_path("mnist_gd", "mnist_gd_train", "e", "regime", "arm", "trial"),
     wildcard_constraints:
         e=r"\d+",
         regime="|".join(mnist_jobs.REGIMES),
@@ -128,6 +136,8 @@ rule mnist_gd_train_with_norms:
         norms=MNIST_NORMS,
     log:
         log_path("mnist_gd", "mnist_gd_train_with_norms"),
+    benchmark:
+        bench_path("mnist_gd", "mnist_gd_train_with_norms"),
     params:
         index=MNIST_TRAIN_JOBS.index(MNIST_NORMS_JOB),
     threads: 1
@@ -148,6 +158,8 @@ rule mnist_gd_merge:
         f"{MNIST_DIR}/runs.csv",
     log:
         log_path("mnist_gd", "mnist_gd_merge"),
+    benchmark:
+        bench_path("mnist_gd", "mnist_gd_merge"),
     threads: 1
     resources:
         runtime=5,
@@ -164,6 +176,8 @@ rule mnist_gd_summary:
         f"{MNIST_DIR}/table.csv",
     log:
         log_path("mnist_gd", "mnist_gd_summary"),
+    benchmark:
+        bench_path("mnist_gd", "mnist_gd_summary"),
     threads: 1
     resources:
         runtime=5,
@@ -181,6 +195,8 @@ rule mnist_gd_plot:
         **figure_outputs("mnist_gd", ("table", "fig1"), report_tables=("table",)),
     log:
         log_path("mnist_gd", "mnist_gd_plot"),
+    benchmark:
+        bench_path("mnist_gd", "mnist_gd_plot"),
     params:
         outdir=f"figures/mnist_gd/{SCALE}",
     threads: 1

@@ -27,7 +27,6 @@ the checkpoint with the highest noisy accuracy (ties: the earliest).
 
 from __future__ import annotations
 
-import logging
 import math
 import time
 from dataclasses import dataclass, field
@@ -37,15 +36,15 @@ import torch
 from torch import nn
 
 from accounting.filters.individual import IndividualRenyiFilter
+from experiments.common.progress import Progress
 from experiments.common.timings import record
 from experiments.mnist_gd.per_example import (
     ClippedSum,
     ConvMethod,
     Workspace,
     clipped_gradient_sum,
+    keep_freed_memory,
 )
-
-log = logging.getLogger(__name__)
 
 
 def strict_float32() -> None:
@@ -238,6 +237,8 @@ def train(
 
     batch = ActiveBatch(x, y)
     work = Workspace()  # the step's large tensors, allocated once for every step
+    keep_freed_memory()  # and the chunks' temporaries reuse heap memory: no page faults
+    progress = Progress(s.n_steps, "steps")  # the job's log: one line per 10 s, time left
     for t in range(1, s.n_steps + 1):
         started = time.perf_counter()
         rem = remaining()
@@ -263,14 +264,9 @@ def train(
             torch.cuda.synchronize(device)
         step_s = time.perf_counter() - started
         record("step_s", step_s)
-        log.info(
-            "step %d/%d  active %d/%d  train acc %.4f  %.2f s",
-            t,
-            s.n_steps,
-            run.rows[t - 1]["n_active"],
-            n,
-            run.rows[t - 1]["train_acc"],
-            step_s,
+        row = run.rows[t - 1]
+        progress.advance(
+            note=f"active {row['n_active']}/{n}  train acc {row['train_acc']:.4f}  {step_s:.2f} s"
         )
     observe(s.n_steps, count_correct(model, x, y, s.chunk_size), remaining())
     run.spent = np.array(filt.spent) if s.filtered else np.full(n, float(s.n_steps))

@@ -14,6 +14,8 @@ rule residue_filters_run:
         scale=SCALE,
     log:
         log_path("residue_filters", "residue_filters_run", "table"),
+    benchmark:
+        bench_path("residue_filters", "residue_filters_run", "table"),
     threads: 1
     resources:
         runtime=per_scale(5, 10, 30),
@@ -33,6 +35,8 @@ rule residue_filters_plot:
         outdir=f"figures/residue_filters/{SCALE}",
     log:
         log_path("residue_filters", "residue_filters_plot"),
+    benchmark:
+        bench_path("residue_filters", "residue_filters_plot"),
     threads: 1
     resources:
         runtime=5,

@@ -214,7 +214,7 @@ def counts_table(job: Job, params: Params, rng: np.random.Generator) -> pd.DataF
     grid = np.round(np.geomspace(c.eps.lo, c.eps.hi, c.eps.n), 6)
     rows = []
     settings = [(float(mu), float(e)) for mu in c.mus for e in grid]
-    for mu, eps in tqdm(settings, desc="counts", mininterval=5):
+    for mu, eps in tqdm(settings, desc="counts"):
         naive = admitted(GdpFilter(mu), eps, int(c.cap))
         residue_filter = GdpResidueFilter(mu, rtol=float(c.rtol))
         residue = admitted(residue_filter, eps, int(c.cap))

@@ -59,6 +59,8 @@ rule scoreboard_run:
         experiments=_scoreboard_in_dag,
     log:
         log_path("scoreboard", "scoreboard_run"),
+    benchmark:
+        bench_path("scoreboard", "scoreboard_run"),
     threads: 1
     resources:
         runtime=5,
@@ -78,6 +80,8 @@ rule scoreboard_plot:
         outdir=f"figures/scoreboard/{SCALE}",
     log:
         log_path("scoreboard", "scoreboard_plot"),
+    benchmark:
+        bench_path("scoreboard", "scoreboard_plot"),
     threads: 1
     resources:
         runtime=5,
@@ -117,6 +121,8 @@ rule report_tables:
         scale=SCALE,
     log:
         log_path("scoreboard", "report_tables"),
+    benchmark:
+        bench_path("scoreboard", "report_tables"),
     threads: 1
     resources:
         runtime=5,

@@ -58,6 +58,8 @@ rule selection_job:
         f"results/selection/{SCALE}/parts/{{table}}/{{job}}.csv",
     log:
         log_path("selection", "selection_job", "table", "job"),
+    benchmark:
+        bench_path("selection", "selection_job", "table", "job"),
     wildcard_constraints:
         table="offline|online|heatmap|threshold_sweep|rnm_bounds|scalings|calibration",
         job=r"\d+",
@@ -81,6 +83,8 @@ rule selection_rnm_mc_job:
         f"results/selection/{SCALE}/parts/rnm_mc/{{job}}.csv",
     log:
         log_path("selection", "selection_rnm_mc_job", "job"),
+    benchmark:
+        bench_path("selection", "selection_rnm_mc_job", "job"),
     wildcard_constraints:
         job=r"\d+",
     threads: 1
@@ -105,6 +109,8 @@ rule selection_merge:
         f"results/selection/{SCALE}/{{table}}.csv",
     log:
         log_path("selection", "selection_merge", "table"),
+    benchmark:
+        bench_path("selection", "selection_merge", "table"),
     wildcard_constraints:
         table="offline|online|heatmap|threshold_sweep|rnm_mc|rnm_bounds|scalings|calibration",
     localrule: True
@@ -142,6 +148,8 @@ for _table in _SELECTION_TABLES:
             **figure_outputs("selection", _selection_figure_names(_table)),
         log:
             log_path("selection", f"selection_plot_{_table}"),
+        benchmark:
+            bench_path("selection", f"selection_plot_{_table}"),
         params:
             table=_table,
             outdir=f"figures/selection/{SCALE}",

@@ -17,6 +17,8 @@ rule taylor_survival_run:
         config=lambda w: config_digest("taylor_survival", **TAYLOR_SURVIVAL_OWN[w.table]),
     log:
         log_path("taylor_survival", "taylor_survival_run", "table"),
+    benchmark:
+        bench_path("taylor_survival", "taylor_survival_run", "table"),
     threads: 1
     resources:
         runtime=per_scale(5, 10, 30),
@@ -37,6 +39,8 @@ rule taylor_survival_plot:
         outdir=f"figures/taylor_survival/{SCALE}",
     log:
         log_path("taylor_survival", "taylor_survival_plot"),
+    benchmark:
+        bench_path("taylor_survival", "taylor_survival_plot"),
     threads: 1
     resources:
         runtime=5,

@@ -83,9 +83,7 @@ def survival_table(job: Job, params: Params, rng: np.random.Generator) -> pd.Dat
     rows = []
     sens = float(params.sensitivity)
     settings = list(itertools.product(params.sigmas, params.n_maxes, params.deltas))
-    for index, (sigma, n_max, delta_value) in enumerate(
-        tqdm(settings, desc="settings", mininterval=5)
-    ):
+    for index, (sigma, n_max, delta_value) in enumerate(tqdm(settings, desc="settings")):
         sigma, n_max = float(sigma), int(n_max)
         delta = resolve_delta(delta_value, params.published, n_max)
         ts = np.arange(1, n_max + 1)

@@ -5,6 +5,7 @@ input validation and a smoke run of the Snakemake rules on a synthetic MNIST fil
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import os
 import subprocess
@@ -535,3 +536,17 @@ def test_default_dag_runs_no_search_job(tmp_path):
         "mnist_gd_merge": "1",
     }
     assert "table=fixed" in result.stdout and "table=select" not in result.stdout
+
+
+def test_steps_are_logged_with_the_time_left(caplog, monkeypatch):
+    # issue 30 item 4: the job's log says how far training is (here every step: interval 0)
+    monkeypatch.setenv("TQDM_MININTERVAL", "0")
+    model, x, y = tiny_batch(16, seed=5)
+    s = GdSettings(clip=0.05, lr=0.5, budget_steps=3.0, n_steps=3, noise_multiplier=1.0,
+                   filtered=False, chunk_size=8)  # fmt: skip
+    caplog.set_level(logging.INFO, logger="experiments.common.progress")
+    train(model, x, y, s, np.random.default_rng(0))
+    lines = caplog.messages
+    assert lines[0] == "steps: 0/3 started" and len(lines) == 4
+    assert lines[-1].startswith("steps: 3/3 (100%)  elapsed ")
+    assert "left ~0:00:00  active 16/16  train acc " in lines[-1]

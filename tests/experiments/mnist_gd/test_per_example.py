@@ -6,6 +6,9 @@ test_mnist_experiment.py."""
 
 from __future__ import annotations
 
+import resource
+import sys
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -35,6 +38,23 @@ def test_patch_gather_equals_unfold(layout, sliced):
         values = got.values.reshape(a.shape[0], -1, *(got_size(layer, i) for i in got.order))
         inverse = [got.order.index(i) + 2 for i in range(3)]
         assert torch.equal(values.permute(0, 1, *inverse), _unfold_patches(layer, a))
+
+
+@pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])
+def test_long_runs_take_the_strided_copy_and_gather_the_same(layout):
+    # the MNIST CNN's conv2 in channels-last: (k_w, C_in) = 4 x 16 floats in one run
+    gen = torch.Generator().manual_seed(1)
+    layer = MnistConvNet().conv2
+    a = torch.randn(6, 16, 13, 13, generator=gen).contiguous(memory_format=layout)
+    axes = [(0, 16, a.stride(1)), (1, 4, a.stride(2)), (2, 4, a.stride(3))]
+    axes.sort(key=lambda d: -d[2])
+    expected_run = 64 if layout == torch.channels_last else 4
+    assert per_example._run(axes) == expected_run
+    assert (expected_run >= per_example._LONG_RUN) == (layout == torch.channels_last)
+    got = per_example._conv_patches(layer, a, Workspace(), 0)
+    values = got.values.reshape(6, -1, *(got_size(layer, i) for i in got.order))
+    inverse = [got.order.index(i) + 2 for i in range(3)]
+    assert torch.equal(values.permute(0, 1, *inverse), _unfold_patches(layer, a))
 
 
 def got_size(layer: torch.nn.Conv2d, axis: int) -> int:
@@ -75,3 +95,22 @@ def test_workspace_is_reused_across_steps_and_changes_nothing(method):
         assert torch.equal(out.norms, first.norms)
         for a, b in zip(out.grads, first.grads, strict=True):
             assert torch.equal(a, b)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
+def test_kept_freed_memory_leaves_a_step_without_page_faults():
+    # a chunk's temporaries (MBs each) otherwise come from fresh mappings: thousands of minor
+    # page faults per 2,048-image step (issue 30 item 2)
+    assert per_example.keep_freed_memory()
+    gen = torch.Generator().manual_seed(2)
+    model = MnistConvNet().to(memory_format=torch.channels_last)
+    x = torch.randn(1024, 1, 28, 28, generator=gen).contiguous(memory_format=torch.channels_last)
+    y = torch.randint(0, 10, (1024,), generator=gen)
+    bounds, work = torch.ones(1024), Workspace()
+    clipped_gradient_sum(model, x, y, bounds, 256, "patches", work)  # allocates the workspace
+    faults = []
+    for _ in range(5):  # without the setting: a median of thousands (0-9,600 a step)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        clipped_gradient_sum(model, x, y, bounds, 256, "patches", work)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    assert sorted(faults)[2] < 200, faults
