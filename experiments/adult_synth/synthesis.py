@@ -19,36 +19,20 @@ With int attributes every run draws the same synthetic data whatever the hash se
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Mapping, Sequence
-from importlib.metadata import entry_points
-from importlib.util import find_spec
 
+from experiments.common.jax_setup import cpu_only_platform, use_persistent_cache
 
-def _cpu_only_jax() -> None:
-    """Set JAX_PLATFORMS=cpu unless the user set it or an accelerator plugin is installed.
-
-    Without it JAX probes for a TPU at start-up and logs "Unable to initialize backend 'tpu'"
-    into every job's log; with only the CPU jaxlib installed there is nothing else to find.
-    """
-    if "JAX_PLATFORMS" in os.environ:
-        return
-    if entry_points(group="jax_plugins") or find_spec("jax_plugins") or find_spec("libtpu"):
-        return
-    os.environ["JAX_PLATFORMS"] = "cpu"
-
-
-_cpu_only_jax()
+cpu_only_platform()
 
 import jax  # noqa: E402
 
-from experiments.common.jax_cache import use_persistent_cache
-
 jax.config.update("jax_enable_x64", True)
-use_persistent_cache()
 
 import mbi  # noqa: E402
+
+use_persistent_cache()  # after importing mbi, which warns against it (measured: jax_setup.py)
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from sklearn.ensemble import GradientBoostingClassifier  # noqa: E402

@@ -658,8 +658,6 @@ XFAIL = {
         "zcdp_to_eps_optimal".split(),
         _CONVERSION,
     ),
-    "laplace_rdp": "fixed on branch h-stable",
-    "randomized_response_rdp": "fixed on branch h-stable",
     **dict.fromkeys(
         "gaussian_delta gaussian_log_delta gaussian_zcdp_delta gdp_delta gdp_log_delta "
         "gdp_pure_dp_delta laplace_delta laplace_eps pure_dp_delta randomized_response_pld".split(),

@@ -6,8 +6,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-import pytest
-from test_adult_experiment import DOMAIN, fake_adult
+from fake_adult import DOMAIN, fake_adult
 
 
 def test_progress_counts_pgm_blocks_and_synthetic_sets_and_changes_no_number(caplog):
@@ -42,20 +41,3 @@ def test_progress_counts_pgm_blocks_and_synthetic_sets_and_changes_no_number(cap
     assert caplog.messages[-1].startswith("fit: 5/5 (100%)")
     assert caplog.messages[-1].endswith("synthetic set 2/2 scored")
     assert len(caplog.messages) == 6
-
-
-def test_jax_is_cpu_only_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch):
-    from experiments.adult_synth import synthesis
-
-    monkeypatch.setenv("JAX_PLATFORMS", "cuda")
-    synthesis._cpu_only_jax()
-    assert synthesis.os.environ["JAX_PLATFORMS"] == "cuda"  # the user's choice stands
-    monkeypatch.delenv("JAX_PLATFORMS")
-    monkeypatch.setattr(synthesis, "find_spec", lambda name: None)
-    monkeypatch.setattr(synthesis, "entry_points", lambda group: [])
-    synthesis._cpu_only_jax()
-    assert synthesis.os.environ["JAX_PLATFORMS"] == "cpu"
-    monkeypatch.delenv("JAX_PLATFORMS")
-    monkeypatch.setattr(synthesis, "entry_points", lambda group: ["jax_cuda12_plugin"])
-    synthesis._cpu_only_jax()
-    assert "JAX_PLATFORMS" not in synthesis.os.environ  # an accelerator plugin: JAX chooses

@@ -1,5 +1,5 @@
-"""JAX's persistent compilation cache: where it lives, that it keeps mbi's small programs,
-and that it can be turned off."""
+"""JAX set-up: the CPU platform unless told otherwise; the persistent compilation cache (where
+it lives, that it keeps mbi's small programs, that it can be turned off)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.common.jax_cache import ENV, cache_dir, use_persistent_cache
+from experiments.common import jax_setup
+from experiments.common.jax_setup import ENV, cache_dir, cpu_only_platform, use_persistent_cache
 
 
 def test_the_folder_follows_the_environment(monkeypatch, tmp_path):
@@ -47,3 +48,18 @@ def test_off_compiles_every_time(monkeypatch, fresh_cache):
     monkeypatch.setenv(ENV, "off")
     assert use_persistent_cache() is None
     assert fresh_cache.config.jax_enable_compilation_cache is False
+
+
+def test_jax_is_cpu_only_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda")
+    cpu_only_platform()
+    assert jax_setup.os.environ["JAX_PLATFORMS"] == "cuda"  # the user's choice stands
+    monkeypatch.delenv("JAX_PLATFORMS")
+    monkeypatch.setattr(jax_setup, "find_spec", lambda name: None)
+    monkeypatch.setattr(jax_setup, "entry_points", lambda group: [])
+    cpu_only_platform()
+    assert jax_setup.os.environ["JAX_PLATFORMS"] == "cpu"
+    monkeypatch.delenv("JAX_PLATFORMS")
+    monkeypatch.setattr(jax_setup, "entry_points", lambda group: ["jax_cuda12_plugin"])
+    cpu_only_platform()
+    assert "JAX_PLATFORMS" not in jax_setup.os.environ  # an accelerator plugin: JAX chooses
