@@ -32,6 +32,7 @@ from accounting.curves.gdp import (
     gdp_delta,
     gdp_eps,
     gdp_log_delta,
+    gdp_pure_dp_delta,
     gdp_tradeoff,
     pure_dp_mu,
 )
@@ -53,7 +54,13 @@ from accounting.curves.rdp import (
     rdp_to_pdp,
     rdp_usable_orders,
 )
-from accounting.curves.zcdp import zcdp_budget, zcdp_to_delta, zcdp_to_eps, zcdp_to_eps_optimal
+from accounting.curves.zcdp import (
+    pure_to_zcdp,
+    zcdp_budget,
+    zcdp_to_delta,
+    zcdp_to_eps,
+    zcdp_to_eps_optimal,
+)
 from accounting.filters.base import Analyst, Filter, Query, Record, Transcript, run_interaction
 from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
 from accounting.filters.expost import ExPostRdpComposition, FilteredSelfReportingComposition
@@ -74,6 +81,11 @@ from accounting.filters.renyi import (
 )
 from accounting.mechanisms.bounded_range import exponential_mechanism_eps, exponential_mechanism_rdp
 from accounting.mechanisms.erasure import binary_erasure_laws
+from accounting.mechanisms.filtered_gd import (
+    filtered_gd_zcdp,
+    noise_multiplier_for,
+    plan_filtered_gd,
+)
 from accounting.mechanisms.finite import FiniteMechanism
 from accounting.mechanisms.gaussian import (
     gaussian_delta,
@@ -85,6 +97,8 @@ from accounting.mechanisms.gaussian import (
     gaussian_rdp_curve,
     gaussian_sigma,
     gaussian_zcdp,
+    gaussian_zcdp_delta,
+    gaussian_zcdp_eps,
 )
 from accounting.mechanisms.laplace import laplace_delta, laplace_eps, laplace_pld, laplace_rdp
 from accounting.mechanisms.randomized_response import (
@@ -181,6 +195,7 @@ __all__ = [
     "exponential_mechanism_probabilities",
     "exponential_mechanism_rdp",
     "expost_rdp_to_approximate_dp",
+    "filtered_gd_zcdp",
     "gaussian_above_threshold",
     "gaussian_above_threshold_expost_eps",
     "gaussian_above_threshold_rdp",
@@ -199,10 +214,13 @@ __all__ = [
     "gaussian_report_noisy_max_eps",
     "gaussian_sigma",
     "gaussian_zcdp",
+    "gaussian_zcdp_delta",
+    "gaussian_zcdp_eps",
     "gdp_budget",
     "gdp_delta",
     "gdp_eps",
     "gdp_log_delta",
+    "gdp_pure_dp_delta",
     "gdp_tradeoff",
     "laplace_delta",
     "laplace_eps",
@@ -212,10 +230,13 @@ __all__ = [
     "laplace_report_noisy_max_eps",
     "log_stopping_time_moment",
     "log_stopping_time_moment_bound",
+    "noise_multiplier_for",
     "permute_and_flip",
     "permute_and_flip_probabilities",
+    "plan_filtered_gd",
     "pure_dp_delta",
     "pure_dp_mu",
+    "pure_to_zcdp",
     "randomized_response_laws",
     "randomized_response_pld",
     "randomized_response_rdp",
