@@ -143,31 +143,62 @@ def _rule_modules() -> set[str]:
     return found
 
 
+#: One process for every module: third-party packages are imported once (no repository file
+#: is among them), then each module is imported in a fork of that process, so each child
+#: records what importing its module alone loads, without paying the start-up again.
+_PROBE = """
+import importlib, json, os, sys
+for heavy in ("numpy", "scipy.special", "scipy.optimize", "pandas", "omegaconf", "hydra",
+              "matplotlib.pyplot", "torch", "yaml", "mpmath", "sklearn"):
+    try:
+        importlib.import_module(heavy)
+    except ImportError:
+        pass
+before = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
+files = {}
+for module in sys.argv[1:]:
+    read, write = os.pipe()
+    if os.fork() == 0:
+        os.close(read)
+        importlib.import_module(module)
+        loaded = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
+        with os.fdopen(write, "w") as out:
+            json.dump(sorted(f for f in loaded if f), out)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as got:
+        files[module] = json.load(got)
+    _, status = os.wait()
+    assert status == 0, module
+print(json.dumps({"preloaded": sorted(f for f in before if f), "modules": files}))
+"""
+
+
 def test_every_rule_module_declares_what_it_really_imports():
     modules = _rule_modules()
     assert {"experiments.taylor_survival.run", "experiments.data.preprocess"} <= modules
-    probe = (
-        "import importlib, json, sys\n"
-        "importlib.import_module(sys.argv[1])\n"
-        "print(json.dumps(sorted({m.__file__ for m in list(sys.modules.values())"
-        " if getattr(m, '__file__', None)})))\n"
-    )
-    for module in sorted(modules):
-        out = subprocess.run(
-            [sys.executable, "-c", probe, module],
-            cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        repo_files = (Path(f).resolve() for f in json.loads(out))
-        loaded = {  # the repo's own packages; a venv inside the checkout is not code input
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, *sorted(modules)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    probed = json.loads(out)
+
+    def repo_files(files: list[str]) -> set[str]:
+        """The repo's own packages; a venv inside the checkout is not code input."""
+        paths = (Path(f).resolve() for f in files)
+        return {
             f.relative_to(REPO).as_posix()
-            for f in repo_files
+            for f in paths
             if f.is_relative_to(REPO) and f.relative_to(REPO).parts[0] in PACKAGES
         }
-        missing = loaded - set(code_inputs(module, REPO))
+
+    assert not repo_files(probed["preloaded"]), "the preloaded packages import repository code"
+    for module in sorted(modules):
+        missing = repo_files(probed["modules"][module]) - set(code_inputs(module, REPO))
         assert not missing, f"{module} imports {sorted(missing)} not in its code inputs"
 
 
