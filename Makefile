@@ -59,6 +59,7 @@ figures: $(STAMP)  ## run the pipeline at SCALE (default) on CORES, write report
 	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE)
 	$(SNAKEMAKE) --config scale=$(SCALE) --report report.html
+	$(BIN)/python -m experiments.common.build_cost $(SCALE)
 
 # A one-node SLURM on this machine (root; installs Debian's slurm-wlm, slurmdbd, MariaDB):
 # .ci/slurm-up. test-cluster runs the tests marked `slurm` against it (skipped in `make test`).
