@@ -2,14 +2,22 @@
 
 A bound evaluated in floating point with a relative error below ``rel`` (each function using
 this states its error analysis) is moved to the safe side of the exact value by
-:func:`up`. Private to the numerically stable bounds of issue 28 (randomized response and
-Laplace RDP, the GDP domination of pure DP); meant to be merged with the outward-rounding
-helpers of :mod:`accounting.numerics`.
+:func:`up`. Used by the numerically stable bounds of issue 28 (randomized response and
+Laplace RDP, the GDP domination of pure DP) and, through :func:`up_sum`, by the RDP and zCDP
+conversions; the exact-arithmetic helpers are in :mod:`accounting.numerics`.
 """
 
 from __future__ import annotations
 
 import math
+from typing import overload
+
+import numpy as np
+
+#: The margin of a float sum of a few terms, each from a handful of correctly rounded or
+#: libm (<= a few ulps) operations: 2^-46 = 128 ulps of the sum of the terms' magnitudes,
+#: at least 16 times the error of any expression it is used on (each states its terms).
+SUM_REL = 2.0**-46
 
 
 def up(value: float, rel: float) -> float:
@@ -20,3 +28,25 @@ def up(value: float, rel: float) -> float:
     covers both; so 0 becomes 2^-1074 (a caller returns an exact 0 itself).
     """
     return math.nextafter(value * (1.0 + rel), math.inf)
+
+
+@overload
+def up_sum(value: float, magnitude: float) -> float: ...
+
+
+@overload
+def up_sum(value: np.ndarray, magnitude: np.ndarray | float) -> np.ndarray: ...
+
+
+def up_sum(value: float | np.ndarray, magnitude: float | np.ndarray) -> float | np.ndarray:
+    """``value`` moved above every real x with |value - x| <= SUM_REL * magnitude / 2.
+
+    For a float evaluation of a sum whose error is bounded relative to ``magnitude``, the sum
+    of the absolute values of its terms (cancellation between terms makes a margin relative
+    to the result unsound, one relative to the terms is not). A zero magnitude means every
+    term is an exact zero, and -inf is the log of an exact 0: both are returned as they are.
+    Elementwise on arrays.
+    """
+    exact = (magnitude == 0.0) | np.isneginf(value)  # exact zeros; log of an exact 0
+    out = np.where(exact, value, np.nextafter(value + SUM_REL * magnitude, np.inf))
+    return float(out) if np.ndim(out) == 0 else out

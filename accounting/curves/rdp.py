@@ -38,6 +38,7 @@ from typing import Any, Literal
 import numpy as np
 
 from accounting import _checks
+from accounting._outward import up_sum
 from accounting.costs import RenyiCurve
 from accounting.curves.orders import minimise_over_orders
 from accounting.numerics import exact_at_most, nudge_down
@@ -202,13 +203,31 @@ def _best_order(
 
 
 def _eps_bounds(a: np.ndarray, e: np.ndarray, log_delta: float, method: Method) -> np.ndarray:
-    """eps at each order: eps(alpha) + the terms of ``_dp_terms``; for ``"improved"`` 0 where
-    delta >= sqrt(1 - e^{-eps(alpha)}) (the KL shortcut of the module docstring)."""
+    """eps at each order: eps(alpha) + the terms of ``_dp_terms``, rounded outward; for
+    ``"improved"`` 0 where delta >= sqrt(1 - e^{-eps(alpha)}) (the KL shortcut of the module
+    docstring) holds with the same margin.
+
+    Safe side (docs/accounting.md, "Rounding"): each term is a few correctly rounded or libm
+    operations, so the float sum is within a few ulps of the terms' magnitudes, which
+    ``up_sum`` covers: eps(alpha), |log delta| / (alpha - 1), and for "improved" |log(1 -
+    1/alpha)| + (log alpha + 1) / (alpha - 1) + 2 log alpha + 1 (log1p(-1/alpha) loses up to
+    about 2^-53 / (alpha - 1) absolute through the rounding of 1/alpha).
+    """
+    terms = _dp_terms(a, log_delta, method)
     bound = e
-    for term in _dp_terms(a, log_delta, method):
+    for term in terms:
         bound = bound + term
+    magnitude = e + np.abs(log_delta) / (a - 1.0)
     if method == "improved":
-        kl_ok = 2.0 * log_delta >= np.log(-np.expm1(-e), where=e > 0, out=np.full(e.shape, -np.inf))
+        log_a = np.log(a)
+        magnitude = magnitude + np.abs(terms[0]) + (log_a + 1.0) / (a - 1.0) + 2.0 * log_a + 1.0
+    bound = up_sum(bound, magnitude)
+    if method == "improved":
+        log_kl = np.log(-np.expm1(-e), where=e > 0, out=np.full(e.shape, -np.inf))
+        slack = 2.0**-46 * (
+            2.0 * abs(log_delta) + np.abs(log_kl, where=e > 0, out=np.zeros(e.shape)) + 1.0
+        )
+        kl_ok = 2.0 * log_delta >= log_kl + slack
         bound = np.where(kl_ok, 0.0, bound)
     return bound
 
@@ -216,11 +235,18 @@ def _eps_bounds(a: np.ndarray, e: np.ndarray, log_delta: float, method: Method) 
 def _log_delta_bounds(a: np.ndarray, e: np.ndarray, eps: float, method: Method) -> np.ndarray:
     """log delta at each order (the formulas of ``rdp_to_delta``), before the cap at 1."""
     if method == "classical":
-        return (a - 1.0) * (e - eps)
-    log_bound = (a - 1.0) * (e - eps + np.log1p(-1.0 / a)) - np.log(a)
+        return up_sum((a - 1.0) * (e - eps), (a - 1.0) * (e + eps) + 1.0)
+    (log_ratio, _) = _dp_terms(a, 0.0, method)
+    log_a = np.log(a)
+    log_bound = up_sum(
+        (a - 1.0) * (e - eps + log_ratio) - log_a,
+        (a - 1.0) * (e + eps + np.abs(log_ratio) + 2.0 * log_a + 1.0) + log_a + 2.0,
+    )
     with np.errstate(divide="ignore"):
         log_kl = 0.5 * np.log(-np.expm1(-e))
-    return np.minimum(log_bound, log_kl)
+    return np.minimum(
+        log_bound, up_sum(log_kl, np.abs(log_kl, where=e > 0, out=np.zeros(np.shape(e))) + 1.0)
+    )
 
 
 def rdp_to_eps(
@@ -276,7 +302,9 @@ def rdp_to_delta(
         return _log_delta_bounds(alpha, eps_alpha, eps, method)
 
     log_best, order = _best_order(curve, a, per_order(a, e), per_order)
-    return DeltaBound(min(1.0, math.exp(min(log_best, 0.0))), order)
+    # exp rounds: one ulp up, and a positive exact delta that underflows is the least double
+    delta = 0.0 if log_best == -math.inf else math.nextafter(math.exp(min(log_best, 0.0)), 2.0)
+    return DeltaBound(min(1.0, delta), order)
 
 
 def expost_rdp_to_approximate_dp(eps: float, *, alpha: float, delta: float) -> float:
@@ -291,7 +319,8 @@ def expost_rdp_to_approximate_dp(eps: float, *, alpha: float, delta: float) -> f
     eps = _checks.nonnegative("eps", eps)
     alpha = _checks.order("alpha", alpha)
     delta = _checks.open_unit("delta", delta)
-    return eps + math.log(1.0 / delta) / (alpha - 1.0)
+    log_inv_delta = -math.log(delta)  # not log(1 / delta): 1 / delta rounds near 1
+    return up_sum(eps + log_inv_delta / (alpha - 1.0), eps + log_inv_delta / (alpha - 1.0))
 
 
 def rdp_to_pdp(

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from accounting import _checks
+from accounting._outward import up_sum
 from accounting.costs import Zcdp, parameter_of
 from accounting.curves.orders import minimise_over_orders
 from accounting.curves.rdp import Method, check_method
@@ -62,13 +63,14 @@ def zcdp_to_eps(rho: float | Zcdp, *, delta: float, method: Method = "classical"
         return zcdp_to_eps_optimal(rho, delta=delta)
     rho = _rho(rho)
     delta = _checks.open_unit("delta", delta)
-    log_inv_delta = math.log(1.0 / delta)
+    log_inv_delta = -math.log(delta)  # not log(1 / delta): 1 / delta rounds near 1
     product = rho * log_inv_delta
     if math.isfinite(product):
         root = math.sqrt(product)
     else:  # rho * log(1/delta) overflows; the split form stays finite
         root = math.sqrt(rho) * math.sqrt(log_inv_delta)
-    eps = rho + 2.0 * root
+    # safe side: rho + 2 sqrt(rho log(1/delta)) from a few rounded operations on positive terms
+    eps = up_sum(rho + 2.0 * root, rho + 2.0 * root)
     if not math.isfinite(eps):
         raise ValueError(f"rho={rho!r} is too large: the eps it implies exceeds the float range")
     return eps
@@ -86,7 +88,13 @@ def _cks_eps_at(u: np.ndarray, rho: float, log_inv_delta: float) -> np.ndarray:
     """
     x = np.exp(u)
     log_alpha = np.log1p(x)
-    return (1.0 + x) * rho - np.logaddexp(0.0, -u) + (log_inv_delta - log_alpha) / x
+    log_ratio = np.logaddexp(0.0, -u)
+    first, last = (1.0 + x) * rho, (log_inv_delta + log_alpha) / x
+    # outward by the terms' magnitudes (docs/accounting.md, "Rounding"); the eps is that of
+    # the order 1 + x for the double x, a valid order, so any u gives a safe bound
+    return up_sum(
+        first - log_ratio + (log_inv_delta - log_alpha) / x, first + log_ratio + last + 1.0
+    )
 
 
 def _cks_log_delta_at(u: np.ndarray, rho: float, eps: float) -> np.ndarray:
@@ -125,7 +133,9 @@ def zcdp_to_eps_optimal(rho: float | Zcdp, *, delta: float) -> float:
     delta = _checks.open_unit("delta", delta)
     if rho == 0.0:
         return 0.0
-    return _cks_best(rho, delta)[0]
+    # both are safe upper bounds (their own outward margins): the smaller one is kept, so
+    # the margins never make the improved bound exceed the classical one
+    return min(_cks_best(rho, delta)[0], zcdp_to_eps(rho, delta=delta, method="classical"))
 
 
 def _cks_best(rho: float, delta: float) -> tuple[float, float]:

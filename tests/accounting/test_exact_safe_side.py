@@ -651,13 +651,7 @@ NOT_A_COST: dict[str, str] = {
 #: "open": a float evaluation of a profile (a hockey stick, Laplace's closed form) that is a
 #: few ulps below the exact value; making it safe needs an outward margin on every delta.
 _OPEN = "open: float profile a few ulps below the exact value (issue 28, not fixed here)"
-_CONVERSION = "open: float conversion a few ulps below the exact value (issue 28, not fixed here)"
 XFAIL = {
-    **dict.fromkeys(
-        "rdp_to_eps rdp_to_pdp rdp_to_delta expost_rdp_to_approximate_dp zcdp_to_eps "
-        "zcdp_to_eps_optimal".split(),
-        _CONVERSION,
-    ),
     **dict.fromkeys(
         "gaussian_delta gaussian_log_delta gaussian_zcdp_delta gdp_delta gdp_log_delta "
         "gdp_pure_dp_delta laplace_delta laplace_eps pure_dp_delta randomized_response_pld".split(),

@@ -62,9 +62,8 @@ def test_gaussian_sigma_beyond_the_float_range_is_a_clear_error() -> None:
 def test_zcdp_to_eps_of_a_huge_rho_is_finite_and_correct() -> None:
     eps = zcdp_to_eps(1e308, delta=1e-5)
     assert math.isfinite(eps)
-    assert eps == pytest.approx(
-        1e308 + 2.0 * math.sqrt(1e308) * math.sqrt(math.log(1e5)), rel=1e-15
-    )
+    written = 1e308 + 2.0 * math.sqrt(1e308) * math.sqrt(math.log(1e5))
+    assert written <= eps == pytest.approx(written, rel=1e-13)  # rounded outward
 
 
 @pytest.mark.parametrize("value", ["1.5", True, np.True_, b"1"])
