@@ -10,9 +10,12 @@ conversions; the exact-arithmetic helpers are in :mod:`accounting.numerics`.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import overload
 
 import numpy as np
+
+from accounting.numerics import fraction_up
 
 #: The margin of a float sum of a few terms, each from a handful of correctly rounded or
 #: libm (<= a few ulps) operations: 2^-46 = 128 ulps of the sum of the terms' magnitudes,
@@ -50,3 +53,23 @@ def up_sum(value: float | np.ndarray, magnitude: float | np.ndarray) -> float | 
     exact = (magnitude == 0.0) | np.isneginf(value)  # exact zeros; log of an exact 0
     out = np.where(exact, value, np.nextafter(value + SUM_REL * magnitude, np.inf))
     return float(out) if np.ndim(out) == 0 else out
+
+
+#: Twice the relative error bound of the float RDP of randomized response and Laplace
+#: (their ``_*_rdp_float`` docstrings derive 2^-46).
+PURE_RDP_MARGIN = 2.0**-45
+#: Below this, log1p's argument may have lost relative accuracy to subnormal intermediates.
+TINY = 2.0**-900
+
+
+def pure_rdp_up(alpha: float, eps: float, value: float | None) -> float:
+    """The RDP at ``alpha`` of an ``eps``-DP mechanism from its float evaluation ``value``,
+    on the safe side: ``value`` rounded up by :data:`PURE_RDP_MARGIN`, or, where the float
+    evaluation gave up (None: subnormal intermediates), alpha eps^2 / 2 in exact arithmetic
+    rounded up (eps-DP implies eps^2/2-zCDP, Bun and Steinke 2016, Prop. 3.3); capped at eps,
+    which the exact value never exceeds."""
+    if value is None:
+        bound = fraction_up(Fraction(alpha) * Fraction(eps) ** 2 / 2)
+    else:
+        bound = up(value, PURE_RDP_MARGIN)
+    return min(bound, eps)

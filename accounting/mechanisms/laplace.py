@@ -14,9 +14,9 @@ from fractions import Fraction
 import numpy as np
 
 from accounting import _checks
-from accounting._outward import up
+from accounting._outward import TINY, pure_rdp_up
 from accounting.curves.pld import Pld, discretise_continuous
-from accounting.numerics import fraction_up, log1mexp, log_sub_exp
+from accounting.numerics import log1mexp, log_sub_exp
 
 _LOG2 = math.log(2.0)
 
@@ -63,18 +63,9 @@ def laplace_rdp(alpha: float, *, sensitivity: float, scale: float) -> float:
     eps0 = _eps0(sensitivity, scale)
     if Fraction(eps0) * Fraction(scale) < Fraction(sensitivity):
         eps0 = math.nextafter(eps0, math.inf)  # D / b rounded up: the RDP increases in eps0
-    value = _laplace_rdp_float(alpha, eps0)
-    if value is None:
-        value = fraction_up(Fraction(alpha) * Fraction(eps0) ** 2 / 2)
-    else:
-        value = up(value, _RDP_MARGIN)
-    return _checks.result("laplace_rdp", min(value, eps0))
+    return _checks.result("laplace_rdp", pure_rdp_up(alpha, eps0, _laplace_rdp_float(alpha, eps0)))
 
 
-#: Twice the relative error bound of :func:`_laplace_rdp_float`.
-_RDP_MARGIN = 2.0**-45
-#: Below this, log1p's argument may have lost relative accuracy to subnormal intermediates.
-_TINY = 2.0**-900
 #: 1/n! for n = 2..20: the Taylor series of f(t) = e^t - 1 - t for |t| <= 1 (remainder
 #: below 2^-60 relative).
 _F_SERIES = tuple(1.0 / math.factorial(n) for n in range(20, 1, -1))
@@ -112,7 +103,7 @@ def _laplace_rdp_float(alpha: float, eps0: float) -> float | None:
         rest = math.log1p(g * math.exp(-(t + alpha * eps0))) - math.log1p(g)
         return eps0 + rest / am1
     s = (_f(t) + g * _f(-alpha * eps0)) / (1.0 + g)
-    if s < _TINY:
+    if s < TINY:
         return None
     return math.log1p(s) / am1
 

@@ -9,16 +9,15 @@ also under composition (data processing inequality).
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 from scipy import special
 
 from accounting import _checks
-from accounting._outward import up
+from accounting._outward import TINY, pure_rdp_up
 from accounting.curves.pld import Pld
 from accounting.mechanisms.finite import FiniteMechanism
-from accounting.numerics import fraction_up, log1mexp, logsumexp
+from accounting.numerics import log1mexp, logsumexp
 
 
 def randomized_response_pld(eps: float) -> Pld:
@@ -78,18 +77,9 @@ def randomized_response_rdp(alpha: float, eps: float) -> float:
     eps = _checks.nonnegative("eps", eps)
     if eps == 0.0:
         return 0.0
-    value = _rr_rdp_float(alpha, eps)
-    if value is None:
-        value = fraction_up(Fraction(alpha) * Fraction(eps) ** 2 / 2)
-    else:
-        value = up(value, _RDP_MARGIN)
-    return _checks.result("randomized_response_rdp", min(value, eps))
-
-
-#: Twice the relative error bound of the float evaluations of the RR and Laplace RDP.
-_RDP_MARGIN = 2.0**-45
-#: Below this, log1p's argument may have lost relative accuracy to subnormal intermediates.
-_TINY = 2.0**-900
+    return _checks.result(
+        "randomized_response_rdp", pure_rdp_up(alpha, eps, _rr_rdp_float(alpha, eps))
+    )
 
 
 def _rr_rdp_float(alpha: float, eps: float) -> float | None:
@@ -113,7 +103,7 @@ def _rr_rdp_float(alpha: float, eps: float) -> float | None:
         r += math.log1p(math.exp(-(2.0 * b + r)))
         return eps + r / am1
     x = 2.0 * math.exp(b) * math.sinh(b) * -math.expm1(-2.0 * a) / (1.0 + math.exp(-2.0 * c))
-    if x < _TINY:
+    if x < TINY:
         return None
     return math.log1p(x) / am1
 
