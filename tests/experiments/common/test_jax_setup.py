@@ -25,7 +25,7 @@ def test_the_folder_follows_the_environment(monkeypatch, tmp_path):
 
 @pytest.fixture()
 def fresh_cache():
-    jax = pytest.importorskip("jax")
+    import jax  # always installed (mbi needs it): a missing jax is a failure, not a skip
     from jax.experimental.compilation_cache import compilation_cache
 
     before = jax.config.jax_compilation_cache_dir
