@@ -41,11 +41,19 @@ os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.envir
 os.environ.setdefault("TQDM_MININTERVAL", "10")
 
 from experiments.common.codedeps import code_inputs as _code_inputs
+from experiments.common.local_gpus import visible_nvidia_gpus
 from experiments.common.echo import install as _install_compact_echo
 from snakemake.logging import logger as _snakemake_logger
 
 # Each job is echoed on short lines: its code inputs counted, not listed (they stay inputs).
 _install_compact_echo(_snakemake_logger)
+
+# Jobs that may use a GPU declare gpu=1, and profiles/local allows gpu=1 at once: one GPU, one
+# such job. On a host with no NVIDIA GPU they run on the CPU, where that limit would only run
+# them one after another (the MNIST default's twelve single-thread jobs on an idle machine):
+# there it becomes the core count (experiments/common/local_gpus.py).
+if "gpu" in workflow.global_resources and visible_nvidia_gpus() == 0:
+    workflow.register_resource("gpu", max(1, workflow.cores or 1))
 
 SCALES = ("smoke", "default", "paper")
 #: Every key `--config` accepts (a typo such as `scal=smoke` must not start a default run).
