@@ -40,6 +40,10 @@ TINY = {
         ["--batch", "16", "--chunk", "8", "--threads", "1", "--repeats", "1", "--conv", "grouped"],
         r"^\| 1 \| opacus hooks, contiguous \| 8 \| [\d,]+ \| [\d.]+ \| [\d.]+ \| [-+.\de]+ \|$",
     ),
+    "scheduler_overhead": (
+        ["--jobs", "2", "--inputs", "2", "--sleep", "0", "--cores", "1", "--timespans", "100/1s"],
+        r"^\| 100/1s \| [\d.]+ \| [\d.]+ \| 1.00 \|$",
+    ),
     "selection": (
         ["--quick", "--per-family", "1", "--repeats", "1", "--samples", "100", "--workers", "1"]
         + ["--fig1-grid", "2", "4"],
