@@ -38,7 +38,7 @@ class AdultRun(NamedTuple):
     prefix: str
     folder: str
     run: str
-    data: Callable
+    data: Callable[..., dict[str, str]]
     constraints: dict[str, str]
 
 
