@@ -59,7 +59,6 @@ from accounting.curves.zcdp import (
     zcdp_budget,
     zcdp_to_delta,
     zcdp_to_eps,
-    zcdp_to_eps_optimal,
 )
 from accounting.filters.base import Analyst, Filter, Query, Record, Transcript, run_interaction
 from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
@@ -258,5 +257,4 @@ __all__ = [
     "zcdp_budget",
     "zcdp_to_delta",
     "zcdp_to_eps",
-    "zcdp_to_eps_optimal",
 ]

@@ -76,12 +76,14 @@ WORKLOADS = (
     ),
     Workload(
         "RdpDpFilter",
-        lambda n: RdpDpFilter(2e-3 * n + 10, delta=1e-6, alpha=8.0),
+        lambda n: RdpDpFilter(2e-3 * n + 10, delta=1e-6, alpha=8.0, method="classical"),
         RenyiCurve.single(8.0, 1e-3),
     ),
     Workload("ZcdpFilter", lambda n: ZcdpFilter(2e-3 * n), Zcdp(1e-3)),
     Workload(
-        "PureDpFilterViaZcdp", lambda n: PureDpFilterViaZcdp(0.1 * n, delta=1e-6), PureDP(1e-3)
+        "PureDpFilterViaZcdp",
+        lambda n: PureDpFilterViaZcdp(0.1 * n, delta=1e-6, method="classical"),
+        PureDP(1e-3),
     ),
     Workload("GdpFilter", lambda n: GdpFilter(10.0), Gdp(1e-3)),
     Workload("GdpResidueFilter", lambda n: GdpResidueFilter(10.0), Gdp(1e-3)),

@@ -126,7 +126,7 @@ def rdp_stopping_time(
     def plan(t: int) -> tuple[Filter, RenyiCurve] | None:
         alpha = rdp_order(t, delta=delta, sigma=sigma, sensitivity=sensitivity)
         try:
-            filt = RdpDpFilter(eps, delta=delta, alpha=alpha)
+            filt = RdpDpFilter(eps, delta=delta, alpha=alpha, method="classical")
         except ValueError:  # no RDP budget left at this order
             return None
         return filt, RenyiCurve.single(

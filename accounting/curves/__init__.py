@@ -35,6 +35,7 @@ from accounting.curves.pld import (
     self_compose_discretised,
 )
 from accounting.curves.rdp import (
+    DEFAULT_METHOD,
     DEFAULT_ORDERS,
     METHODS,
     DeltaBound,
@@ -55,10 +56,10 @@ from accounting.curves.zcdp import (
     zcdp_budget,
     zcdp_to_delta,
     zcdp_to_eps,
-    zcdp_to_eps_optimal,
 )
 
 __all__ = [
+    "DEFAULT_METHOD",
     "DEFAULT_ORDERS",
     "DeltaBound",
     "DiscretisationBiasWarning",
@@ -100,5 +101,4 @@ __all__ = [
     "zcdp_budget",
     "zcdp_to_delta",
     "zcdp_to_eps",
-    "zcdp_to_eps_optimal",
 ]

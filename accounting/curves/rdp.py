@@ -8,7 +8,9 @@ between its orders); a function curve continuously, its grid (``orders``, defaul
 then refines (:mod:`accounting.curves.orders`; never above the grid minimum). Every fixed
 order gives a valid bound and the order is chosen from the curve alone, so a coarser grid or
 an imprecise search only gives a looser (never an invalid) answer. Two methods (the
-``method=`` of every RDP and zCDP conversion here and in :mod:`accounting.curves.zcdp`):
+``method=`` of every RDP and zCDP conversion and budget here and in
+:mod:`accounting.curves.zcdp`, and of the filters built on them; ``DEFAULT_METHOD``,
+"improved", everywhere):
 
 * ``"classical"``: eps = eps(alpha) + log(1/delta) / (alpha - 1)  (Mironov 2017, Prop. 3);
 * ``"improved"``:  eps = eps(alpha) + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha - 1)
@@ -60,6 +62,9 @@ geometric tail up to 8192 for very small losses (the optimal order grows like
 
 Method = Literal["classical", "improved"]
 METHODS: tuple[Method, ...] = ("classical", "improved")
+#: The default ``method=`` of every conversion, budget and filter (docs/accounting.md): the
+#: tighter of the two, valid wherever the classical one is (the same RDP/zCDP guarantee).
+DEFAULT_METHOD: Method = "improved"
 
 #: Names used before one vocabulary: a clear error says which method replaced them.
 _RENAMED = {
@@ -252,7 +257,7 @@ def _log_delta_bounds(a: np.ndarray, e: np.ndarray, eps: float, method: Method) 
 def rdp_to_eps(
     curve: RenyiCurve | Callable[[float], float],
     delta: float,
-    method: Method = "improved",
+    method: Method = DEFAULT_METHOD,
     orders: Iterable[float] | None = None,
 ) -> EpsBound:
     """Smallest eps over the orders such that the curve implies (eps, delta)-DP.
@@ -264,7 +269,7 @@ def rdp_to_eps(
     ``orders`` (default ``DEFAULT_ORDERS``) brackets the best order, bounded Brent in
     log(alpha - 1) refines it, and the result is never above the grid minimum. delta must
     be in (0, 1). Returns an :class:`EpsBound`: the eps as a float, with the attaining order
-    in ``.order``. (``zcdp_to_eps`` offers the same two methods; its default is "classical".)
+    in ``.order``. (``zcdp_to_eps`` offers the same two methods, with the same default.)
     """
     delta = _checks.open_unit("delta", delta)
     method = check_method(method)
@@ -281,7 +286,7 @@ def rdp_to_eps(
 def rdp_to_delta(
     curve: RenyiCurve | Callable[[float], float],
     eps: float,
-    method: Method = "improved",
+    method: Method = DEFAULT_METHOD,
     orders: Iterable[float] | None = None,
 ) -> DeltaBound:
     """Smallest delta over the orders such that the curve implies (eps, delta)-DP.
@@ -340,7 +345,7 @@ def rdp_to_pdp(
     return rdp_to_eps(curve, delta, "classical", orders).eps
 
 
-def rdp_budget(eps: float, *, delta: float, alpha: float, method: Method = "improved") -> float:
+def rdp_budget(eps: float, *, delta: float, alpha: float, method: Method = DEFAULT_METHOD) -> float:
     """The largest RDP budget eps(alpha) at order alpha that converts to (eps, delta)-DP.
 
     The inverse of ``rdp_to_eps`` at one order: ``"classical"``, eps(alpha) = eps -
@@ -390,7 +395,7 @@ def _exact_bound(ctx: Any, rdp: float, alpha: float, delta: float, method: Metho
 
 
 def rdp_usable_orders(
-    eps: float, *, delta: float, orders: Iterable[float], method: Method = "improved"
+    eps: float, *, delta: float, orders: Iterable[float], method: Method = DEFAULT_METHOD
 ) -> tuple[float, ...]:
     """The orders (in the given order) at which (eps, delta) leaves a positive RDP budget
     under ``method`` (the closed form of ``rdp_budget`` is > 0)."""

@@ -4,10 +4,11 @@ rho-zCDP means (alpha, alpha * rho)-RDP for every alpha > 1 (Bun and Steinke 201
 The two zCDP -> DP conversions are the two RDP methods of :mod:`accounting.curves.rdp`
 minimised over every order alpha > 1 (``method=``, valid for every rho-zCDP mechanism):
 
+* ``"improved"`` (the default, ``DEFAULT_METHOD``): the conversion of Canonne, Kamath and
+  Steinke 2020 (Prop. 12 applied at every order, Cor. 13), which is never worse (also
+  ``zcdp_to_delta``);
 * ``"classical"``: eps = rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke 2016, Prop. 1.3;
-  Mironov 2017, Prop. 3 at its best order); ``zcdp_budget`` inverts it in closed form;
-* ``"improved"``: the conversion of Canonne, Kamath and Steinke 2020 (Prop. 12 applied at
-  every order, Cor. 13), which is never worse (``zcdp_to_eps_optimal``, ``zcdp_to_delta``).
+  Mironov 2017, Prop. 3 at its best order); ``zcdp_budget`` inverts it in closed form.
 
 Every conversion takes rho as a number or a ``Zcdp`` (another typed cost is a
 :class:`~accounting.costs.CostTypeError`) and returns a float.
@@ -31,7 +32,7 @@ from accounting import _checks
 from accounting._outward import up_sum
 from accounting.costs import Zcdp, parameter_of
 from accounting.curves.orders import minimise_over_orders
-from accounting.curves.rdp import Method, check_method
+from accounting.curves.rdp import DEFAULT_METHOD, Method, check_method
 from accounting.numerics import exact_at_most, fraction_up, nudge_down
 
 # Orders are searched on u = log(alpha - 1), around a first guess, on a grid then refined.
@@ -49,20 +50,35 @@ def _rho(rho: float | Zcdp) -> float:
     return _checks.nonnegative("rho", parameter_of("rho", rho, Zcdp, "rho"))
 
 
-def zcdp_to_eps(rho: float | Zcdp, *, delta: float, method: Method = "classical") -> float:
+def zcdp_to_eps(rho: float | Zcdp, *, delta: float, method: Method = DEFAULT_METHOD) -> float:
     """eps such that rho-zCDP implies (eps, delta)-DP.
 
-    ``method="classical"`` (the default): rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke
-    2016, Prop. 1.3), the min over alpha of the Mironov (2017, Prop. 3) conversion
-    alpha rho + log(1/delta) / (alpha - 1), attained at 1 + sqrt(log(1/delta)/rho).
-    ``method="improved"``: ``zcdp_to_eps_optimal`` (Canonne, Kamath and Steinke 2020,
-    Cor. 13), never larger. (``rdp_to_eps`` offers the same two methods; its default is
-    "improved".)
+    ``method="improved"`` (the default): Canonne, Kamath and Steinke 2020, Cor. 13 (Prop. 12
+    at every order): eps = inf_{alpha > 1} alpha rho + log(1 - 1/alpha) + (log(1/delta) -
+    log alpha) / (alpha - 1). Each order's term is below the Mironov term alpha rho +
+    log(1/delta)/(alpha - 1) (both extra terms are negative for alpha > 1), and the result is
+    capped by the classical eps, so it is never larger. A negative infimum is clipped to 0
+    ((eps', delta)-DP with eps' < 0 implies (0, delta)-DP).
+    ``method="classical"``: rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke 2016, Prop. 1.3),
+    the min over alpha of the Mironov (2017, Prop. 3) conversion alpha rho + log(1/delta) /
+    (alpha - 1), attained at 1 + sqrt(log(1/delta)/rho). (``rdp_to_eps`` offers the same two
+    methods, with the same default.)
     """
-    if check_method(method) == "improved":
-        return zcdp_to_eps_optimal(rho, delta=delta)
+    method = check_method(method)
     rho = _rho(rho)
     delta = _checks.open_unit("delta", delta)
+    if method == "classical":
+        return _classical_eps(rho, delta)
+    if rho == 0.0:
+        return 0.0
+    # both are safe upper bounds (their own outward margins): the smaller one is kept, so
+    # the margins never make the improved bound exceed the classical one
+    return min(_cks_best(rho, delta)[0], _classical_eps(rho, delta))
+
+
+def _classical_eps(rho: float, delta: float) -> float:
+    """rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke 2016, Prop. 1.3) for a checked rho
+    and delta, rounded outward."""
     log_inv_delta = -math.log(delta)  # not log(1 / delta): 1 / delta rounds near 1
     product = rho * log_inv_delta
     if math.isfinite(product):
@@ -119,28 +135,9 @@ def _argmin_over_orders(fn: Callable[[np.ndarray], np.ndarray], u0: float) -> tu
     return minimise_over_orders(fn, grid)
 
 
-def zcdp_to_eps_optimal(rho: float | Zcdp, *, delta: float) -> float:
-    """eps such that rho-zCDP implies (eps, delta)-DP, by Canonne, Kamath and Steinke 2020.
-
-    Cor. 13 (Prop. 12 at every order): eps = inf_{alpha > 1} alpha rho + log(1 - 1/alpha)
-    + (log(1/delta) - log alpha) / (alpha - 1). Each order's term is below the Mironov term
-    alpha rho + log(1/delta)/(alpha - 1) (both extra terms are negative for alpha > 1), and the
-    Bun-Steinke order 1 + sqrt(log(1/delta)/rho) is always tried, so the result never exceeds
-    ``zcdp_to_eps``. A negative infimum is clipped to 0 ((eps', delta)-DP with eps' < 0
-    implies (0, delta)-DP). This is ``zcdp_to_eps(rho, delta, method="improved")``.
-    """
-    rho = _rho(rho)
-    delta = _checks.open_unit("delta", delta)
-    if rho == 0.0:
-        return 0.0
-    # both are safe upper bounds (their own outward margins): the smaller one is kept, so
-    # the margins never make the improved bound exceed the classical one
-    return min(_cks_best(rho, delta)[0], zcdp_to_eps(rho, delta=delta, method="classical"))
-
-
 def _cks_best(rho: float, delta: float) -> tuple[float, float]:
-    """(eps, alpha) of ``zcdp_to_eps_optimal`` for rho > 0: the clipped minimum and the
-    order (a double > 1) that attains it."""
+    """(eps, alpha) of the improved ``zcdp_to_eps`` for rho > 0 (before its classical cap):
+    the clipped minimum and the order (a double > 1) that attains it."""
     log_inv_delta = -math.log(delta)
     u0 = 0.5 * (math.log(log_inv_delta) - math.log(rho))
     eps, u = _argmin_over_orders(lambda v: _cks_eps_at(v, rho, log_inv_delta), u0)
@@ -185,13 +182,13 @@ def zcdp_to_delta(rho: float | Zcdp, eps: float) -> float:
     return min(1.0, math.exp(min(0.0, _checks.finite_result("log delta", log_delta))))
 
 
-def zcdp_budget(eps: float, *, delta: float, method: Method = "classical") -> float:
+def zcdp_budget(eps: float, *, delta: float, method: Method = DEFAULT_METHOD) -> float:
     """The largest rho whose rho-zCDP guarantee converts to (eps, delta)-DP by ``method``.
 
-    ``"classical"`` (the default): B* = (sqrt(log(1/delta) + eps) - sqrt(log(1/delta)))^2,
-    the inverse of Bun and Steinke 2016, Prop. 1.3 and the value stated in Feldman and Zrnic
-    2021, Thm. 4.8. ``"improved"``: the inverse of ``zcdp_to_eps_optimal`` (Canonne, Kamath
-    and Steinke 2020, Cor. 13; increasing in rho), found by bisection.
+    ``"improved"`` (the default): the inverse of the improved ``zcdp_to_eps`` (Canonne, Kamath
+    and Steinke 2020, Cor. 13; increasing in rho), found by bisection. ``"classical"``:
+    B* = (sqrt(log(1/delta) + eps) - sqrt(log(1/delta)))^2, the inverse of Bun and Steinke
+    2016, Prop. 1.3 and the value stated in Feldman and Zrnic 2021, Thm. 4.8.
 
     Either way the result is on the safe side in exact arithmetic (docs/accounting.md,
     "Rounding"): the conversion of B* evaluated exactly (outward interval arithmetic; for
@@ -207,7 +204,7 @@ def zcdp_budget(eps: float, *, delta: float, method: Method = "classical") -> fl
     if method == "classical":
 
         def classical_ok(rho: float) -> bool:
-            return zcdp_to_eps(rho, delta=delta) <= eps and exact_at_most(
+            return zcdp_to_eps(rho, delta=delta, method="classical") <= eps and exact_at_most(
                 lambda ctx: _exact_classical(ctx, rho, delta), eps
             )
 
@@ -215,13 +212,13 @@ def zcdp_budget(eps: float, *, delta: float, method: Method = "classical") -> fl
     if eps == 0.0:
         return 0.0
     lo, hi = closed_form, max(2.0 * closed_form, 1e-300)
-    while zcdp_to_eps_optimal(hi, delta=delta) <= eps:
+    while zcdp_to_eps(hi, delta=delta, method="improved") <= eps:
         lo, hi = hi, 2.0 * hi
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if not lo < mid < hi:
             break
-        if zcdp_to_eps_optimal(mid, delta=delta) <= eps:
+        if zcdp_to_eps(mid, delta=delta, method="improved") <= eps:
             lo = mid
         else:
             hi = mid

@@ -21,7 +21,7 @@ import numpy as np
 
 from accounting import _checks
 from accounting.costs import PureDP, RenyiCurve, Zcdp
-from accounting.curves.rdp import Method, check_method, rdp_budget
+from accounting.curves.rdp import DEFAULT_METHOD, Method, check_method, rdp_budget
 from accounting.curves.zcdp import zcdp_budget
 from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.base import Filter
@@ -158,15 +158,15 @@ class PureDpFilterViaZcdp(Filter[PureDP, ExactSquareSum]):
     rho-zCDP implies (eps, delta)-DP. Guarantee: the transcript is B*-zCDP (Rem. 4.4), hence
     (eps, delta)-DP.
 
-    ``method="classical"`` (the default) uses the B* of Thm. 4.8,
-    (sqrt(log(1/delta) + eps) - sqrt(log(1/delta)))^2; ``"improved"`` the larger B* that
-    inverts the Canonne, Kamath and Steinke 2020 (Cor. 13) conversion, as the theorem permits
+    ``method="classical"`` uses the B* of Thm. 4.8, (sqrt(log(1/delta) + eps) -
+    sqrt(log(1/delta)))^2; ``"improved"`` (the default) the larger B* that inverts the
+    Canonne, Kamath and Steinke 2020 (Cor. 13) conversion, as the theorem permits
     (``zcdp_budget``).
     """
 
     cost_types = (PureDP,)
 
-    def __init__(self, eps: float, *, delta: float, method: Method = "classical") -> None:
+    def __init__(self, eps: float, *, delta: float, method: Method = DEFAULT_METHOD) -> None:
         super().__init__(ExactSquareSum())
         self.target = (_checks.nonnegative("eps", eps), _checks.open_unit("delta", delta))
         self.method = check_method(method)
@@ -190,13 +190,13 @@ class RdpDpFilter(RenyiFilter):
     eps_alpha = eps - log(1/delta)/(alpha - 1). The transcript is then (alpha, eps_alpha)-RDP
     (Feldman and Zrnic 2021, Thm. 4.3) and so (eps, delta)-DP (Mironov 2017, Prop. 3).
     Optimising alpha after seeing the adaptive rho_i is NOT valid (the rho_i depend on the run),
-    which is why alpha is a constructor argument. ``method="classical"`` (the default) is that
-    rule; ``"improved"`` uses the tighter RDP -> DP conversion (Canonne, Kamath and Steinke
-    2020, Prop. 12) at the same fixed alpha (``rdp_budget``).
+    which is why alpha is a constructor argument. ``method="classical"`` is that rule;
+    ``"improved"`` (the default) uses the tighter RDP -> DP conversion (Canonne, Kamath and
+    Steinke 2020, Prop. 12) at the same fixed alpha (``rdp_budget``).
     """
 
     def __init__(
-        self, eps: float, *, delta: float, alpha: float, method: Method = "classical"
+        self, eps: float, *, delta: float, alpha: float, method: Method = DEFAULT_METHOD
     ) -> None:
         method = check_method(method)
         super().__init__(alpha, rdp_budget(eps, delta=delta, alpha=alpha, method=method))

@@ -4,6 +4,9 @@
 # The cause variants (experiments/adult_synth/variants.py) run the same stages under
 # variants/<variant>/ (params.variants: selection, baseline; params.fraction_variants: also the
 # releases and checks), one row each (variant table), merged into variants.csv.
+from collections.abc import Callable
+from typing import NamedTuple
+
 from experiments.adult_synth.variants import VARIANTS
 
 ADULT_SYNTH = experiment_config("adult_synth")["params"]
@@ -12,105 +15,157 @@ ADULT_SYNTH_CODE = code_inputs("experiments.adult_synth.run")
 ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/r{r}.csv" for r in range(ADULT_SYNTH["repeats"])]
 ADULT_SYNTH_RUN = f"python -m experiments.adult_synth.run scale={SCALE}"
 ADULT_SYNTH_DATA = "inputs.data={input.data} inputs.domain={input.domain}"
+ADULT_VARIANT_DIR = f"{ADULT_SYNTH_DIR}/variants/{{variant}}"
+ADULT_VARIANT_RUN = ADULT_SYNTH_RUN + " params.variant={wildcards.variant}"
+ADULT_VARIANT_NAMES = "|".join(name for name in VARIANTS if name != "paper")
 
 
-rule adult_synth_selection:
-    input:
-        data=PROCESSED["adult"],
-        domain=PROCESSED["adult_domain"],
-        code=ADULT_SYNTH_CODE,
-    output:
-        f"{ADULT_SYNTH_DIR}/selection.csv",
-    log:
-        log_path("adult_synth", "adult_synth_selection"),
-    benchmark:
-        bench_path("adult_synth", "adult_synth_selection"),
-    threads: 1
-    resources:
-        runtime=per_scale(10, 10, 30),
-        mem_mb=4000,
-    shell:
-        f"{ADULT_SYNTH_RUN} table=selection {ADULT_SYNTH_DATA} out={{output}} > {{log}} 2>&1"
+def adult_paper_data(wildcards):
+    """The processed table the paper run reads."""
+    return {"data": PROCESSED["adult"], "domain": PROCESSED["adult_domain"]}
 
 
-rule adult_synth_release:
-    input:
-        data=PROCESSED["adult"],
-        domain=PROCESSED["adult_domain"],
-        selection=f"{ADULT_SYNTH_DIR}/selection.csv",
-        code=ADULT_SYNTH_CODE,
-    output:
-        f"{ADULT_SYNTH_DIR}/jobs/r{{repeat}}.csv",
-    log:
-        log_path("adult_synth", "adult_synth_release", "repeat"),
-    benchmark:
-        bench_path("adult_synth", "adult_synth_release", "repeat"),
-    wildcard_constraints:
-        repeat=r"\d+",
-    threads: 1
-    resources:
-        runtime=per_scale(10, 10, 30),
-        mem_mb=4000,
-    shell:
-        f"{ADULT_SYNTH_RUN} table=release index={{wildcards.repeat}} {ADULT_SYNTH_DATA} "
-        "inputs.selection={input.selection} out={output} > {log} 2>&1"
+def adult_variant_data(wildcards):
+    """The processed table a variant reads (data/processed/<data>.csv and its domain)."""
+    stem = f"data/processed/{VARIANTS[wildcards.variant].data}"
+    return {"data": f"{stem}.csv", "domain": f"{stem}_domain.json"}
 
 
-rule adult_synth_baseline:
-    input:
-        data=PROCESSED["adult"],
-        domain=PROCESSED["adult_domain"],
-        selection=f"{ADULT_SYNTH_DIR}/selection.csv",
-        code=ADULT_SYNTH_CODE,
-    output:
-        f"{ADULT_SYNTH_DIR}/baseline.csv",
-    log:
-        log_path("adult_synth", "adult_synth_baseline"),
-    benchmark:
-        bench_path("adult_synth", "adult_synth_baseline"),
-    threads: 1
-    resources:
-        runtime=per_scale(10, 10, 30),
-        mem_mb=4000,
-    shell:
-        f"{ADULT_SYNTH_RUN} table=baseline {ADULT_SYNTH_DATA} "
-        "inputs.selection={input.selection} out={output} > {log} 2>&1"
+class AdultRun(NamedTuple):
+    """One run of the five stages: its rule-name prefix, folder, command, data inputs, and the
+    wildcards (with their constraints) that name one of its jobs besides the repeat."""
+
+    prefix: str
+    folder: str
+    run: str
+    data: Callable[..., dict[str, str]]
+    constraints: dict[str, str]
 
 
-rule adult_synth_merge:
-    input:
-        parts=ADULT_SYNTH_JOBS,
-        code=code_inputs("experiments.common.merge"),
-    output:
-        f"{ADULT_SYNTH_DIR}/releases.csv",
-    log:
-        log_path("adult_synth", "adult_synth_merge"),
-    benchmark:
-        bench_path("adult_synth", "adult_synth_merge"),
-    threads: 1
-    resources:
-        runtime=5,
-        mem_mb=2000,
-    shell:
-        "python -m experiments.common.merge {output} {input.parts} > {log} 2>&1"
+ADULT_RUNS = (
+    AdultRun("adult_synth", ADULT_SYNTH_DIR, ADULT_SYNTH_RUN, adult_paper_data, {}),
+    AdultRun(
+        "adult_synth_variant",
+        ADULT_VARIANT_DIR,
+        ADULT_VARIANT_RUN,
+        adult_variant_data,
+        {"variant": ADULT_VARIANT_NAMES},
+    ),
+)
 
+# The five stages, once per run: selection, releases (one job per repeat), baseline, merge, checks.
+for _run in ADULT_RUNS:
+    _wildcards = tuple(_run.constraints)
 
-rule adult_synth_checks:
-    input:
-        releases=f"{ADULT_SYNTH_DIR}/releases.csv",
-        code=ADULT_SYNTH_CODE,
-    output:
-        f"{ADULT_SYNTH_DIR}/checks.csv",
-    log:
-        log_path("adult_synth", "adult_synth_checks"),
-    benchmark:
-        bench_path("adult_synth", "adult_synth_checks"),
-    threads: 1
-    resources:
-        runtime=5,
-        mem_mb=2000,
-    shell:
-        ADULT_SYNTH_RUN + " table=checks inputs.releases={input.releases} out={output} > {log} 2>&1"
+    rule:
+        name:
+            f"{_run.prefix}_selection"
+        input:
+            unpack(_run.data),
+            code=ADULT_SYNTH_CODE,
+        output:
+            f"{_run.folder}/selection.csv",
+        log:
+            log_path("adult_synth", f"{_run.prefix}_selection", *_wildcards),
+        benchmark:
+            bench_path("adult_synth", f"{_run.prefix}_selection", *_wildcards),
+        wildcard_constraints:
+            **_run.constraints,
+        threads: 1
+        resources:
+            runtime=per_scale(10, 10, 30),
+            mem_mb=4000,
+        shell:
+            f"{_run.run} table=selection {ADULT_SYNTH_DATA} out={{output}} > {{log}} 2>&1"
+
+    rule:
+        name:
+            f"{_run.prefix}_release"
+        input:
+            unpack(_run.data),
+            selection=f"{_run.folder}/selection.csv",
+            code=ADULT_SYNTH_CODE,
+        output:
+            f"{_run.folder}/jobs/r{{repeat}}.csv",
+        log:
+            log_path("adult_synth", f"{_run.prefix}_release", *_wildcards, "repeat"),
+        benchmark:
+            bench_path("adult_synth", f"{_run.prefix}_release", *_wildcards, "repeat"),
+        wildcard_constraints:
+            **_run.constraints,
+            repeat=r"\d+",
+        threads: 1
+        resources:
+            runtime=per_scale(10, 10, 30),
+            mem_mb=4000,
+        shell:
+            f"{_run.run} table=release index={{wildcards.repeat}} {ADULT_SYNTH_DATA} "
+            "inputs.selection={input.selection} out={output} > {log} 2>&1"
+
+    rule:
+        name:
+            f"{_run.prefix}_baseline"
+        input:
+            unpack(_run.data),
+            selection=f"{_run.folder}/selection.csv",
+            code=ADULT_SYNTH_CODE,
+        output:
+            f"{_run.folder}/baseline.csv",
+        log:
+            log_path("adult_synth", f"{_run.prefix}_baseline", *_wildcards),
+        benchmark:
+            bench_path("adult_synth", f"{_run.prefix}_baseline", *_wildcards),
+        wildcard_constraints:
+            **_run.constraints,
+        threads: 1
+        resources:
+            runtime=per_scale(10, 10, 30),
+            mem_mb=4000,
+        shell:
+            f"{_run.run} table=baseline {ADULT_SYNTH_DATA} "
+            "inputs.selection={input.selection} out={output} > {log} 2>&1"
+
+    rule:
+        name:
+            f"{_run.prefix}_merge"
+        input:
+            parts=[f"{_run.folder}/jobs/r{r}.csv" for r in range(ADULT_SYNTH["repeats"])],
+            code=code_inputs("experiments.common.merge"),
+        output:
+            f"{_run.folder}/releases.csv",
+        log:
+            log_path("adult_synth", f"{_run.prefix}_merge", *_wildcards),
+        benchmark:
+            bench_path("adult_synth", f"{_run.prefix}_merge", *_wildcards),
+        wildcard_constraints:
+            **_run.constraints,
+        threads: 1
+        resources:
+            runtime=5,
+            mem_mb=2000,
+        shell:
+            "python -m experiments.common.merge {output} {input.parts} > {log} 2>&1"
+
+    rule:
+        name:
+            f"{_run.prefix}_checks"
+        input:
+            releases=f"{_run.folder}/releases.csv",
+            code=ADULT_SYNTH_CODE,
+        output:
+            f"{_run.folder}/checks.csv",
+        log:
+            log_path("adult_synth", f"{_run.prefix}_checks", *_wildcards),
+        benchmark:
+            bench_path("adult_synth", f"{_run.prefix}_checks", *_wildcards),
+        wildcard_constraints:
+            **_run.constraints,
+        threads: 1
+        resources:
+            runtime=5,
+            mem_mb=2000,
+        shell:
+            f"{_run.run} table=checks inputs.releases={{input.releases}} out={{output}} > {{log}} 2>&1"
 
 
 rule adult_synth_table3:
@@ -154,17 +209,6 @@ rule adult_synth_plot:
         " {input.table3} {params.outdir} > {log} 2>&1"
 
 
-ADULT_VARIANT_DIR = f"{ADULT_SYNTH_DIR}/variants/{{variant}}"
-ADULT_VARIANT_RUN = ADULT_SYNTH_RUN + " params.variant={wildcards.variant}"
-ADULT_VARIANT_NAMES = "|".join(name for name in VARIANTS if name != "paper")
-
-
-def adult_variant_data(wildcards):
-    """The processed table a variant reads (data/processed/<data>.csv and its domain)."""
-    stem = f"data/processed/{VARIANTS[wildcards.variant].data}"
-    return {"data": f"{stem}.csv", "domain": f"{stem}_domain.json"}
-
-
 def adult_variant_row_inputs(wildcards):
     """The baseline of a variant, and its checks where it runs them (paper: the main run's)."""
     if wildcards.variant == "paper":
@@ -179,114 +223,6 @@ def adult_variant_row_inputs(wildcards):
 def adult_variant_inputs(wildcards, input):
     """inputs.<name>=<path> for every input but the code."""
     return " ".join(f"inputs.{k}={v}" for k, v in input.items() if k != "code")
-
-
-rule adult_synth_variant_selection:
-    input:
-        unpack(adult_variant_data),
-        code=ADULT_SYNTH_CODE,
-    output:
-        f"{ADULT_VARIANT_DIR}/selection.csv",
-    log:
-        log_path("adult_synth", "adult_synth_variant_selection", "variant"),
-    benchmark:
-        bench_path("adult_synth", "adult_synth_variant_selection", "variant"),
-    wildcard_constraints:
-        variant=ADULT_VARIANT_NAMES,
-    threads: 1
-    resources:
-        runtime=per_scale(10, 10, 30),
-        mem_mb=4000,
-    shell:
-        f"{ADULT_VARIANT_RUN} table=selection {ADULT_SYNTH_DATA} out={{output}} > {{log}} 2>&1"
-
-
-rule adult_synth_variant_release:
-    input:
-        unpack(adult_variant_data),
-        selection=f"{ADULT_VARIANT_DIR}/selection.csv",
-        code=ADULT_SYNTH_CODE,
-    output:
-        f"{ADULT_VARIANT_DIR}/jobs/r{{repeat}}.csv",
-    log:
-        log_path("adult_synth", "adult_synth_variant_release", "variant", "repeat"),
-    benchmark:
-        bench_path("adult_synth", "adult_synth_variant_release", "variant", "repeat"),
-    wildcard_constraints:
-        variant=ADULT_VARIANT_NAMES,
-        repeat=r"\d+",
-    threads: 1
-    resources:
-        runtime=per_scale(10, 10, 30),
-        mem_mb=4000,
-    shell:
-        f"{ADULT_VARIANT_RUN} table=release index={{wildcards.repeat}} {ADULT_SYNTH_DATA} "
-        "inputs.selection={input.selection} out={output} > {log} 2>&1"
-
-
-rule adult_synth_variant_baseline:
-    input:
-        unpack(adult_variant_data),
-        selection=f"{ADULT_VARIANT_DIR}/selection.csv",
-        code=ADULT_SYNTH_CODE,
-    output:
-        f"{ADULT_VARIANT_DIR}/baseline.csv",
-    log:
-        log_path("adult_synth", "adult_synth_variant_baseline", "variant"),
-    benchmark:
-        bench_path("adult_synth", "adult_synth_variant_baseline", "variant"),
-    wildcard_constraints:
-        variant=ADULT_VARIANT_NAMES,
-    threads: 1
-    resources:
-        runtime=per_scale(10, 10, 30),
-        mem_mb=4000,
-    shell:
-        f"{ADULT_VARIANT_RUN} table=baseline {ADULT_SYNTH_DATA} "
-        "inputs.selection={input.selection} out={output} > {log} 2>&1"
-
-
-rule adult_synth_variant_merge:
-    input:
-        parts=lambda w: [
-            f"{ADULT_VARIANT_DIR.format(variant=w.variant)}/jobs/r{r}.csv"
-            for r in range(ADULT_SYNTH["repeats"])
-        ],
-        code=code_inputs("experiments.common.merge"),
-    output:
-        f"{ADULT_VARIANT_DIR}/releases.csv",
-    log:
-        log_path("adult_synth", "adult_synth_variant_merge", "variant"),
-    benchmark:
-        bench_path("adult_synth", "adult_synth_variant_merge", "variant"),
-    wildcard_constraints:
-        variant=ADULT_VARIANT_NAMES,
-    threads: 1
-    resources:
-        runtime=5,
-        mem_mb=2000,
-    shell:
-        "python -m experiments.common.merge {output} {input.parts} > {log} 2>&1"
-
-
-rule adult_synth_variant_checks:
-    input:
-        releases=f"{ADULT_VARIANT_DIR}/releases.csv",
-        code=ADULT_SYNTH_CODE,
-    output:
-        f"{ADULT_VARIANT_DIR}/checks.csv",
-    log:
-        log_path("adult_synth", "adult_synth_variant_checks", "variant"),
-    benchmark:
-        bench_path("adult_synth", "adult_synth_variant_checks", "variant"),
-    wildcard_constraints:
-        variant=ADULT_VARIANT_NAMES,
-    threads: 1
-    resources:
-        runtime=5,
-        mem_mb=2000,
-    shell:
-        ADULT_VARIANT_RUN + " table=checks inputs.releases={input.releases} out={output} > {log} 2>&1"
 
 
 rule adult_synth_variant_row:

@@ -1,12 +1,12 @@
 """Every filter of docs/filters.md under one (eps, delta) budget, through the public API
 (``accounting.filters``), with the cost each one charges for each kind of query.
 
-A query is a ``Query(kind, value, ex_post, rate)``: ``gaussian`` (sensitivity 1, noise ``value``),
-``subsampled`` (a Poisson-subsampled Gaussian, one DP-SGD step: sampling rate ``rate``, noise
-multiplier ``value``),
-``pure`` (a pure ``value``-DP mechanism: randomized response, or an Above Threshold instance
-whose ex-post eps of every output is at most ``value``) with, for Above Threshold, the
-realised ``ex_post`` eps of its output. The budget's translation per filter:
+A query is a ``QuerySpec(kind, value, ex_post, rate)``: ``gaussian`` (sensitivity 1, noise
+``value``), ``subsampled`` (a Poisson-subsampled Gaussian, one DP-SGD step: sampling rate
+``rate``, noise multiplier ``value``), ``pure`` (a pure ``value``-DP mechanism: randomized
+response, or an Above Threshold instance whose ex-post eps of every output is at most
+``value``) with, for Above Threshold, the realised ``ex_post`` eps of its output. The
+budget's translation per filter:
 
 * additive, advanced, Whitehouse: (eps, delta); a Gaussian query is charged
   (eps_i, delta / horizon) with eps_i its exact eps at that delta (Balle and Wang 2018), a
@@ -76,8 +76,13 @@ INCOMPARABLE = {
 
 
 @dataclass(frozen=True)
-class Query:
-    """One query of a stream (see the module docstring)."""
+class QuerySpec:
+    """One query of a stream, as the mechanism it runs (see the module docstring).
+
+    Not an ``accounting.filters.Query`` (one cost, and how to release the output): each
+    contender prices a ``QuerySpec`` in its own unit (``Contender.cost``), and nothing is
+    released here.
+    """
 
     kind: str
     value: float
@@ -103,7 +108,7 @@ class Budget:
     rdp_orders: tuple[float, ...]
 
 
-def query_rdp(query: Query, alpha: float) -> float:
+def query_rdp(query: QuerySpec, alpha: float) -> float:
     """RDP at ``alpha``: alpha / (2 sigma^2) for a Gaussian (Mironov 2017, Prop. 7), that of
     randomized response for a pure-DP query (Mironov 2017, Prop. 5), that of the subsampled
     Gaussian for a DP-SGD step (Mironov, Talwar and Zhang 2019)."""
@@ -115,7 +120,7 @@ def query_rdp(query: Query, alpha: float) -> float:
     return randomized_response_rdp(alpha, query.value)
 
 
-def choose_alpha(budget: Budget, representative: Sequence[Query]) -> float:
+def choose_alpha(budget: Budget, representative: Sequence[QuerySpec]) -> float:
     """The order admitting the most copies of the representative queries (one round of them
     repeated), fixed from the configuration before any stream runs."""
     orders = rdp_usable_orders(
@@ -137,7 +142,7 @@ class Contender:
 
     name: str
     make: Callable[[], Filter]
-    cost: Callable[[Query], Any]
+    cost: Callable[[QuerySpec], Any]
 
 
 def contenders(budget: Budget, alpha: float) -> list[Contender]:
@@ -152,7 +157,7 @@ def contenders(budget: Budget, alpha: float) -> list[Contender]:
     mu = gdp_budget(eps, delta=delta)
 
     @lru_cache(maxsize=4096)
-    def eps_delta(q: Query) -> EpsDelta:
+    def eps_delta(q: QuerySpec) -> EpsDelta:
         if q.kind == "gaussian":
             return EpsDelta(
                 gaussian_eps(per_delta, sensitivity=1.0, sigma=q.value), delta=per_delta
@@ -161,20 +166,20 @@ def contenders(budget: Budget, alpha: float) -> list[Contender]:
             return EpsDelta(subsampled_eps(q, per_delta), delta=per_delta)
         return EpsDelta(q.value, delta=0.0)
 
-    def renyi(grid: tuple[float, ...]) -> Callable[[Query], RenyiCurve]:
+    def renyi(grid: tuple[float, ...]) -> Callable[[QuerySpec], RenyiCurve]:
         return lambda q: RenyiCurve.from_function(lambda a: query_rdp(q, a), grid)
 
-    def zcdp(q: Query) -> Zcdp:
+    def zcdp(q: QuerySpec) -> Zcdp:
         gaussian = q.kind in ("gaussian", "subsampled")
         return Zcdp(1.0 / (2.0 * q.value**2) if gaussian else pure_to_zcdp(q.value))
 
-    def gdp(q: Query) -> Gdp | PureDP:
+    def gdp(q: QuerySpec) -> Gdp | PureDP:
         return Gdp(1.0 / q.value) if q.kind in ("gaussian", "subsampled") else PureDP(q.value)
 
-    def pure(q: Query) -> PureDP | None:
+    def pure(q: QuerySpec) -> PureDP | None:
         return PureDP(q.value) if q.kind == "pure" else None
 
-    def pdp(q: Query) -> ProbabilisticDP | None:
+    def pdp(q: QuerySpec) -> ProbabilisticDP | None:
         return ProbabilisticDP(q.value, delta=0.0) if q.kind == "pure" else None
 
     return [
@@ -199,7 +204,7 @@ def contenders(budget: Budget, alpha: float) -> list[Contender]:
     ]
 
 
-def subsampled_eps(query: Query, delta: float) -> float:
+def subsampled_eps(query: QuerySpec, delta: float) -> float:
     """The eps at ``delta`` of one subsampled Gaussian step: the larger of its two neighbour
     pairs' connect-the-dots PLDs (each dominates its pair, Doroshenko et al. 2022)."""
     assert query.rate is not None
@@ -211,7 +216,7 @@ def subsampled_eps(query: Query, delta: float) -> float:
     )
 
 
-def accepts(contender: Contender, queries: Sequence[Query]) -> bool:
+def accepts(contender: Contender, queries: Sequence[QuerySpec]) -> bool:
     """Whether the filter prices every kind of query in ``queries``."""
     kinds = {q.kind: q for q in queries}.values()
     return all(contender.cost(q) is not None for q in kinds)

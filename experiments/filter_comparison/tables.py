@@ -18,7 +18,7 @@ from experiments.filter_comparison.filters import (
     INCOMPARABLE,
     Budget,
     Contender,
-    Query,
+    QuerySpec,
     accepts,
     choose_alpha,
     contenders,
@@ -32,7 +32,7 @@ from experiments.filter_comparison.workloads import (
 )
 
 
-def admit(contender: Contender, queries: list[Query]) -> tuple[int, bool, float]:
+def admit(contender: Contender, queries: list[QuerySpec]) -> tuple[int, bool, float]:
     """(queries admitted, whether the stream ended first, seconds inside the filter)."""
     filt = contender.make()
     seconds, admitted = 0.0, 0

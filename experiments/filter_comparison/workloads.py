@@ -1,6 +1,6 @@
 """The shared query streams (a)-(f) of the filter comparison (issue 13 item 1).
 
-Each ``stream`` is a list of ``Query`` drawn with a seeded ``numpy.random.Generator``:
+Each ``stream`` is a list of ``QuerySpec`` drawn with a seeded ``numpy.random.Generator``:
 
 * (a) ``max_queries`` Gaussian queries of one sigma (deterministic, one per sigma);
 * (b) Gaussians with sigma_i log-uniform on [sigma_lo, sigma_hi];
@@ -29,7 +29,7 @@ from accounting.mechanisms.selection import (
     gaussian_above_threshold,
     gaussian_above_threshold_expost_eps,
 )
-from experiments.filter_comparison.filters import Query
+from experiments.filter_comparison.filters import QuerySpec
 from experiments.filter_comparison.schema import AboveThreshold, Gradients, Params
 
 
@@ -73,36 +73,37 @@ def settings(p: Params, workload: str, norms: str | None = None) -> list[str]:
     }[workload]
 
 
-def representative(p: Params, workload: str, index: int) -> list[Query]:
+def representative(p: Params, workload: str, index: int) -> list[QuerySpec]:
     """The queries the one-order RDP filter's alpha is chosen for (from the config only)."""
     if workload == "a":
-        return [Query("gaussian", p.sigmas[index])]
+        return [QuerySpec("gaussian", p.sigmas[index])]
     if workload == "b":
-        return [Query("gaussian", float(np.sqrt(p.hetero.sigma_lo * p.hetero.sigma_hi)))]
+        return [QuerySpec("gaussian", float(np.sqrt(p.hetero.sigma_lo * p.hetero.sigma_hi)))]
     if workload == "c":
-        rr, gauss = Query("pure", p.mixed.rr_eps), Query("gaussian", p.mixed.sigma)
+        rr, gauss = QuerySpec("pure", p.mixed.rr_eps), QuerySpec("gaussian", p.mixed.sigma)
         return [rr, gauss] if 0 < p.mixed.p_rr < 1 else [rr if p.mixed.p_rr == 1 else gauss]
     if workload == "d":
-        return [Query("pure", max(expost_table(p.above_threshold)))]
+        return [QuerySpec("pure", max(expost_table(p.above_threshold)))]
     if workload == "f":
         return [subsampled_step(p)]
-    return [Query("gaussian", p.gradients.noise_multiplier)]
+    return [QuerySpec("gaussian", p.gradients.noise_multiplier)]
 
 
 def stream(
     p: Params, workload: str, index: int, rng: np.random.Generator, norms: str | None = None
-) -> list[Query]:
+) -> list[QuerySpec]:
     """One stream of ``p.max_queries`` queries of setting ``index`` of ``workload``."""
     n = p.max_queries
     if workload == "a":
-        return [Query("gaussian", p.sigmas[index])] * n
+        return [QuerySpec("gaussian", p.sigmas[index])] * n
     if workload == "b":
         lo, hi = np.log(p.hetero.sigma_lo), np.log(p.hetero.sigma_hi)
-        return [Query("gaussian", float(s)) for s in np.exp(rng.uniform(lo, hi, n))]
+        return [QuerySpec("gaussian", float(s)) for s in np.exp(rng.uniform(lo, hi, n))]
     if workload == "c":
         rr = rng.random(n) < p.mixed.p_rr
         return [
-            Query("pure", p.mixed.rr_eps) if r else Query("gaussian", p.mixed.sigma) for r in rr
+            QuerySpec("pure", p.mixed.rr_eps) if r else QuerySpec("gaussian", p.mixed.sigma)
+            for r in rr
         ]
     if workload == "d":
         at = p.above_threshold
@@ -118,17 +119,17 @@ def stream(
                 sigma_query=at.sigma_query,
                 rng=rng,
             )
-            out.append(Query("pure", eps_max, table[at.steps if step is None else step - 1]))
+            out.append(QuerySpec("pure", eps_max, table[at.steps if step is None else step - 1]))
         return out
     if workload == "f":
         return [subsampled_step(p)] * n
     steps = p.gradients.steps if index == 0 else recorded_norms(norms).shape[0]
-    return [Query("gaussian", p.gradients.noise_multiplier)] * steps
+    return [QuerySpec("gaussian", p.gradients.noise_multiplier)] * steps
 
 
-def subsampled_step(p: Params) -> Query:
+def subsampled_step(p: Params) -> QuerySpec:
     """One DP-SGD step of (f): a Gaussian of noise multiplier z on a Poisson(q) batch."""
-    return Query("subsampled", p.subsampled.noise_multiplier, rate=p.subsampled.q)
+    return QuerySpec("subsampled", p.subsampled.noise_multiplier, rate=p.subsampled.q)
 
 
 def has_norms(norms: str | None) -> bool:

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from accounting.curves.rdp import Method
+from accounting.curves.rdp import METHODS
 from experiments.common.params import (
     Root,
     Section,
@@ -21,11 +21,6 @@ from experiments.common.params import (
     positive,
 )
 from experiments.mnist_gd.per_example import CONV_METHODS
-
-#: params.conversion (the name in the tables) -> the zCDP -> DP method of ``accounting``:
-#: bun_steinke is Bun and Steinke 2016, Prop. 1.3 (Thm. 4.8's B*), optimal is Canonne, Kamath
-#: and Steinke 2020, Cor. 13.
-CONVERSIONS: dict[str, Method] = {"bun_steinke": "classical", "optimal": "improved"}
 
 MNIST_TRAIN = 60000
 MNIST_TEST = 10000
@@ -93,7 +88,8 @@ class Params(Root):
     delta: float = param(open_unit)
     eps: list[float] = param(nonempty, each(positive), doc="privacy budgets (one column each)")
     conversion: str = param(
-        one_of(CONVERSIONS), doc="zCDP -> DP: bun_steinke (Thm. 4.8's B*) | optimal"
+        one_of(METHODS),
+        doc="zCDP -> DP, accounting's method=: classical (Thm. 4.8's B*) | improved (CKS 2020)",
     )
     suboptimal_clip_factor: list[float] = param(
         each(at_least(1)), doc="per eps: C x this, sigma C kept"

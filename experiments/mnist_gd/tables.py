@@ -11,13 +11,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from accounting.curves.zcdp import zcdp_to_eps, zcdp_to_eps_optimal
+from accounting.curves.rdp import check_method
+from accounting.curves.zcdp import zcdp_to_eps
 from accounting.mechanisms.filtered_gd import filtered_gd_zcdp, plan_filtered_gd
 from experiments.common.atomic import atomic_path
 from experiments.common.job import Job, substream
 from experiments.mnist_gd import jobs
 from experiments.mnist_gd.data import fresh_model, load_mnist
-from experiments.mnist_gd.schema import CONVERSIONS, Params
+from experiments.mnist_gd.schema import Params
 from experiments.mnist_gd.train import GdSettings, accuracy, query_schedule, resolve_device, train
 
 log = logging.getLogger(__name__)
@@ -38,11 +39,11 @@ def setup(job: Job, p: Params) -> tuple[torch.device, tuple[torch.Tensor, ...]]:
 
 
 def privacy_columns(eps: float, delta: float, rho: float) -> dict[str, float]:
-    """rho actually spent and its eps under both conversions."""
+    """rho actually spent and its eps under both conversions (``eps_<method>``)."""
     return {
         "rho_spent": rho,
-        "eps_bun_steinke": zcdp_to_eps(rho, delta=delta),
-        "eps_optimal": zcdp_to_eps_optimal(rho, delta=delta),
+        "eps_classical": zcdp_to_eps(rho, delta=delta, method="classical"),
+        "eps_improved": zcdp_to_eps(rho, delta=delta, method="improved"),
     }
 
 
@@ -54,7 +55,7 @@ def search_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     clip, steps, lr = points[point]
     device, (x, y, x_test, y_test) = setup(job, p)
     plan = plan_filtered_gd(
-        eps, delta=p.delta, method=CONVERSIONS[p.conversion], budget_steps=steps
+        eps, delta=p.delta, method=check_method(p.conversion), budget_steps=steps
     )
     rows = []
     for trial in range(p.search.n_trials):
@@ -141,7 +142,7 @@ def settings(
     plan = plan_filtered_gd(
         eps,
         delta=p.delta,
-        method=CONVERSIONS[p.conversion],
+        method=check_method(p.conversion),
         budget_steps=budget,
         n_queries=n_queries,
         query_share=p.stop.share if filtered else 0.0,
@@ -155,7 +156,7 @@ def settings(
     )
     rho = spent_gd + plan.rho_queries
     # no tolerance: the plan's parts add up to at most rho exactly (plan_filtered_gd)
-    if rho > plan.rho or zcdp_to_eps(rho, delta=p.delta, method=CONVERSIONS[p.conversion]) > eps:
+    if rho > plan.rho or zcdp_to_eps(rho, delta=p.delta, method=check_method(p.conversion)) > eps:
         raise RuntimeError(f"run would spend rho {rho} > budget {plan.rho} (eps {eps})")
     cols = {
         "eps": eps,
@@ -218,8 +219,8 @@ def summary_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame
     runs = pd.read_csv(job.input("runs"))
     per_run = runs.groupby(["eps", "regime", "arm", "trial"], as_index=False).agg(
         test_acc=("test_acc", "first"),
-        eps_bun_steinke=("eps_bun_steinke", "first"),
-        eps_optimal=("eps_optimal", "first"),
+        eps_classical=("eps_classical", "first"),
+        eps_improved=("eps_improved", "first"),
         chosen_step=("chosen_step", "first"),
         budget_steps=("budget_steps", "first"),
     )
@@ -227,8 +228,8 @@ def summary_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame
         mean_acc=("test_acc", lambda v: 100 * v.mean()),
         sd_acc=("test_acc", lambda v: 100 * v.std(ddof=1) if len(v) > 1 else math.nan),
         n_trials=("test_acc", "size"),
-        max_eps_bun_steinke=("eps_bun_steinke", "max"),
-        max_eps_optimal=("eps_optimal", "max"),
+        max_eps_classical=("eps_classical", "max"),
+        max_eps_improved=("eps_improved", "max"),
         mean_chosen_step=("chosen_step", "mean"),
         budget_steps=("budget_steps", "first"),
     )

@@ -22,7 +22,6 @@ from accounting import (
     rdp_to_eps,
     zcdp_to_delta,
     zcdp_to_eps,
-    zcdp_to_eps_optimal,
 )
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
 from accounting.curves.gdp import gdp_log_delta
@@ -162,10 +161,9 @@ def test_sum_refuses_other_types_and_a_nonzero_start():
 def test_conversions_accept_the_typed_cost():
     """``zcdp_to_eps(Zcdp(0.5), ...)`` used to fail "rho must be a finite real number"."""
     assert zcdp_to_eps(Zcdp(0.5), delta=1e-5) == zcdp_to_eps(0.5, delta=1e-5)
-    assert zcdp_to_eps(Zcdp(0.5), delta=1e-5, method="improved") == zcdp_to_eps_optimal(
-        0.5, delta=1e-5
-    )
-    assert zcdp_to_eps_optimal(Zcdp(0.5), delta=1e-5) == zcdp_to_eps_optimal(0.5, delta=1e-5)
+    for method in ("classical", "improved"):
+        typed = zcdp_to_eps(Zcdp(0.5), delta=1e-5, method=method)
+        assert typed == zcdp_to_eps(0.5, delta=1e-5, method=method)
     assert zcdp_to_delta(Zcdp(0.5), 3.0) == zcdp_to_delta(0.5, 3.0)
     assert gdp_eps(Gdp(1.0), delta=1e-5) == gdp_eps(1.0, delta=1e-5)
     assert gdp_delta(1.0, Gdp(1.0)) == gdp_delta(1.0, 1.0)
@@ -177,7 +175,7 @@ def test_conversions_accept_the_typed_cost():
     "call",
     [
         lambda: zcdp_to_eps(Gdp(1.0), delta=1e-5),  # type: ignore[arg-type]
-        lambda: zcdp_to_eps_optimal(EpsDelta(1.0), delta=1e-5),  # type: ignore[arg-type]
+        lambda: zcdp_to_eps(EpsDelta(1.0), delta=1e-5, method="classical"),  # type: ignore[arg-type]
         lambda: zcdp_to_delta(PureDP(1.0), 1.0),  # type: ignore[arg-type]
         lambda: gdp_eps(Zcdp(1.0), delta=1e-5),  # type: ignore[arg-type]
         lambda: gdp_delta(1.0, RenyiCurve.single(2.0, 1.0)),  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from accounting.costs import EpsDelta, Gdp, ProbabilisticDP, PureDP, RenyiCurve, Zcdp
 from accounting.curves.gdp import gdp_delta, gdp_eps
 from accounting.curves.rdp import rdp_budget, rdp_to_eps
-from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps, zcdp_to_eps_optimal
+from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps
 from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
 from accounting.filters.expost import ExPostRdpComposition, FilteredSelfReportingComposition
@@ -193,7 +193,7 @@ def test_whitehouse_filter_edge_is_refused_or_exactly_within(eps, delta_prime, e
 
 @pytest.mark.parametrize(("eps", "delta", "eps_1"), PURE_EDGES)
 def test_pure_dp_via_zcdp_edge_is_refused_or_exactly_within(eps, delta, eps_1) -> None:
-    filt = PureDpFilterViaZcdp(eps, delta=delta)
+    filt = PureDpFilterViaZcdp(eps, delta=delta, method="classical")
     if filt.request(PureDP(eps_1)):
         assert F(eps_1) ** 2 / 2 <= F(filt.budget)
 
@@ -251,13 +251,15 @@ def test_exponential_mechanism_eps_never_overspends(alpha, rdp) -> None:
 @FAST
 @given(st.floats(min_value=0.0, max_value=1e6), delta_st)
 def test_zcdp_budget_bun_steinke_converts_within_eps(eps, delta) -> None:
-    assert zcdp_to_eps(zcdp_budget(eps, delta=delta, method="classical"), delta=delta) <= eps
+    rho = zcdp_budget(eps, delta=delta, method="classical")
+    assert zcdp_to_eps(rho, delta=delta, method="classical") <= eps
 
 
 @SLOW
 @given(st.floats(min_value=1e-3, max_value=50.0), st.floats(min_value=1e-15, max_value=0.1))
 def test_zcdp_budget_optimal_converts_within_eps(eps, delta) -> None:
-    assert zcdp_to_eps_optimal(zcdp_budget(eps, delta=delta, method="improved"), delta=delta) <= eps
+    rho = zcdp_budget(eps, delta=delta, method="improved")
+    assert zcdp_to_eps(rho, delta=delta, method="improved") <= eps
 
 
 @FAST
@@ -324,7 +326,7 @@ def test_plan_filtered_gd_subnormal_budget_steps(conversion) -> None:
 def test_default_private_gd_run_records_eps_within_target() -> None:
     """MNIST default: eps 0.3, k = 20 steps recorded eps 0.30000000000000004 before the fix."""
     plan = plan_filtered_gd(0.3, delta=1e-5, method="classical", budget_steps=20.0)
-    assert zcdp_to_eps(plan.rho_gd, delta=1e-5) <= 0.3
+    assert zcdp_to_eps(plan.rho_gd, delta=1e-5, method="classical") <= 0.3
 
 
 @FAST

@@ -143,7 +143,7 @@ def test_zcdp_curve_matches_mpmath_and_the_closed_form(rho, delta):
         assert got.eps == pytest.approx(max(want, 0.0), rel=1e-10, abs=1e-15)
     if LO < 1 + math.sqrt(log_inv / rho) < HI:
         assert rdp_to_eps(lambda a: rho * a, delta, "classical").eps == pytest.approx(
-            zcdp_to_eps(rho, delta=delta), rel=1e-10
+            zcdp_to_eps(rho, delta=delta, method="classical"), rel=1e-10
         )
 
 

@@ -15,7 +15,6 @@ from accounting.curves.zcdp import (
     zcdp_budget,
     zcdp_to_delta,
     zcdp_to_eps,
-    zcdp_to_eps_optimal,
 )
 from accounting.mechanisms.gaussian import (
     gaussian_delta,
@@ -30,28 +29,41 @@ deltas = st.floats(1e-12, 0.5)
 
 def test_hand_checked_values() -> None:
     # 0.5 + 2 sqrt(0.5 * ln 1e5) = 0.5 + 2 sqrt(5.75646...) = 0.5 + 4.79853 = 5.29853
-    assert zcdp_to_eps(0.5, delta=1e-5) == pytest.approx(5.298526, abs=1e-6)
+    assert zcdp_to_eps(0.5, delta=1e-5, method="classical") == pytest.approx(5.298526, abs=1e-6)
     assert pure_to_zcdp(1.0) == 0.5
     assert pure_to_zcdp(0.2) == pytest.approx(0.02)
+
+
+def test_default_method_is_improved() -> None:
+    """The zCDP conversion and budget default to "improved", as the RDP ones do (issue 31):
+    Canonne, Kamath and Steinke 2020, Cor. 13, tighter than Bun and Steinke 2016, Prop. 1.3."""
+    for rho, delta in [(0.05, 1e-6), (0.5, 1e-5)]:
+        classical = zcdp_to_eps(rho, delta=delta, method="classical")
+        assert zcdp_to_eps(rho, delta=delta) == zcdp_to_eps(rho, delta=delta, method="improved")
+        assert zcdp_to_eps(rho, delta=delta) < classical
+    improved = zcdp_budget(1.0, delta=1e-5, method="improved")
+    assert (
+        zcdp_budget(1.0, delta=1e-5) == improved > zcdp_budget(1.0, delta=1e-5, method="classical")
+    )
 
 
 def test_feldman_zrnic_b_star() -> None:
     # Thm. 4.8: B* = (sqrt(L + eps) - sqrt(L))^2 with L = ln(1/delta); for eps = 1 it equals
     # 1 / (sqrt(L + 1) + sqrt(L))^2 = 1 / (3.537361 + 3.393070)^2 = 1 / 48.03087 = 0.0208199.
-    assert zcdp_budget(1.0, delta=1e-5) == pytest.approx(0.0208199, abs=1e-7)
+    assert zcdp_budget(1.0, delta=1e-5, method="classical") == pytest.approx(0.0208199, abs=1e-7)
     # B* inverts Bun-Steinke: B* + 2 sqrt(B* L) = eps.
     for eps, delta in [(0.1, 1e-6), (1.0, 1e-5), (8.0, 1e-9)]:
-        assert zcdp_to_eps(zcdp_budget(eps, delta=delta), delta=delta) == pytest.approx(
-            eps, rel=1e-12
-        )
+        assert zcdp_to_eps(
+            zcdp_budget(eps, delta=delta, method="classical"), delta=delta, method="classical"
+        ) == pytest.approx(eps, rel=1e-12)
 
 
 def test_optimal_budget_is_feasible_and_tight() -> None:
     for eps, delta in [(0.1, 1e-6), (1.0, 1e-5), (8.0, 1e-9)]:
         b = zcdp_budget(eps, delta=delta, method="improved")
-        assert b > zcdp_budget(eps, delta=delta)
-        assert zcdp_to_eps_optimal(b, delta=delta) <= eps
-        assert zcdp_to_eps_optimal(b * (1 + 1e-9), delta=delta) > eps * (1 - 1e-9)
+        assert b > zcdp_budget(eps, delta=delta, method="classical")
+        assert zcdp_to_eps(b, delta=delta, method="improved") <= eps
+        assert zcdp_to_eps(b * (1 + 1e-9), delta=delta, method="improved") > eps * (1 - 1e-9)
     assert zcdp_budget(1.0, delta=1e-5, method="improved") == pytest.approx(0.0305566, abs=1e-6)
 
 
@@ -75,7 +87,9 @@ def _mp_cks_eps(rho: float, delta: float) -> float:
     ("rho", "delta"), [(1e-4, 1e-6), (0.01, 1e-5), (0.5, 1e-5), (3.0, 1e-10), (40.0, 1e-3)]
 )
 def test_optimal_matches_mpmath(rho: float, delta: float) -> None:
-    assert zcdp_to_eps_optimal(rho, delta=delta) == pytest.approx(_mp_cks_eps(rho, delta), rel=1e-9)
+    assert zcdp_to_eps(rho, delta=delta, method="improved") == pytest.approx(
+        _mp_cks_eps(rho, delta), rel=1e-9
+    )
 
 
 def test_optimal_matches_dense_grid() -> None:
@@ -84,7 +98,7 @@ def test_optimal_matches_dense_grid() -> None:
     for rho, delta in [(1e-3, 1e-5), (0.2, 1e-8), (10.0, 1e-2)]:
         lid = -math.log(delta)
         grid = alphas * rho + np.log1p(-1 / alphas) + (lid - np.log(alphas)) / (alphas - 1)
-        ours = zcdp_to_eps_optimal(rho, delta=delta)
+        ours = zcdp_to_eps(rho, delta=delta, method="improved")
         assert ours <= grid.min() + 1e-12
         assert ours >= grid.min() - 1e-6
 
@@ -92,12 +106,14 @@ def test_optimal_matches_dense_grid() -> None:
 def test_delta_roundtrip_and_gaussian_lower_bound() -> None:
     for rho in [1e-4, 0.05, 0.5, 5.0]:
         for delta in [1e-10, 1e-5, 1e-2]:
-            eps = zcdp_to_eps_optimal(rho, delta=delta)
+            eps = zcdp_to_eps(rho, delta=delta, method="improved")
             if eps > 0:
                 assert zcdp_to_delta(rho, eps) == pytest.approx(delta, rel=1e-6)
             # The exactly rho-zCDP Gaussian is a rho-zCDP mechanism: its delta is a lower bound.
             assert gaussian_zcdp_delta(rho, eps) <= delta
-            bs_delta = math.exp(-((zcdp_to_eps(rho, delta=delta) - rho) ** 2) / (4 * rho))
+            bs_delta = math.exp(
+                -((zcdp_to_eps(rho, delta=delta, method="classical") - rho) ** 2) / (4 * rho)
+            )
             assert bs_delta == pytest.approx(delta, rel=1e-9)
 
 
@@ -115,8 +131,10 @@ def test_small_rho_is_consistent_with_pinsker() -> None:
 @pytest.mark.parametrize("rho", [1e-300, 1e-100, 1e-20, 1e20, 1e100, 1e300])
 def test_extreme_inputs_stay_finite(rho: float) -> None:
     for delta in (1e-300, 1e-20, 0.5):
-        opt = zcdp_to_eps_optimal(rho, delta=delta)
-        assert 0.0 <= opt <= zcdp_to_eps(rho, delta=delta) and math.isfinite(opt)
+        opt = zcdp_to_eps(rho, delta=delta, method="improved")
+        assert 0.0 <= opt <= zcdp_to_eps(rho, delta=delta, method="classical") and math.isfinite(
+            opt
+        )
     for eps in (0.0, 1.0, 1e10):
         assert 0.0 <= zcdp_to_delta(rho, eps) <= 1.0
 
@@ -139,12 +157,16 @@ def test_gaussian_is_rho_zcdp_with_mu_sqrt_2rho() -> None:
     for r, delta in [(0.01, 1e-6), (0.125, 1e-5), (3.0, 1e-9)]:
         eps = gaussian_zcdp_eps(r, delta=delta)
         assert gaussian_zcdp_delta(r, eps) == pytest.approx(delta, rel=1e-9)
-        assert eps < zcdp_to_eps_optimal(r, delta=delta) < zcdp_to_eps(r, delta=delta)
+        assert (
+            eps
+            < zcdp_to_eps(r, delta=delta, method="improved")
+            < zcdp_to_eps(r, delta=delta, method="classical")
+        )
 
 
 def test_zero_rho() -> None:
-    assert zcdp_to_eps(0.0, delta=1e-5) == 0.0
-    assert zcdp_to_eps_optimal(0.0, delta=1e-5) == 0.0
+    assert zcdp_to_eps(0.0, delta=1e-5, method="classical") == 0.0
+    assert zcdp_to_eps(0.0, delta=1e-5, method="improved") == 0.0
     assert zcdp_to_delta(0.0, 0.0) == 0.0
     assert gaussian_zcdp_delta(0.0, 1.0) == 0.0
     assert gaussian_zcdp_eps(0.0, delta=1e-5) == 0.0
@@ -154,24 +176,26 @@ def test_zero_rho() -> None:
 @settings(max_examples=60, deadline=None)
 @given(rho=rhos, delta=deltas)
 def test_optimal_never_worse_than_bun_steinke(rho: float, delta: float) -> None:
-    opt = zcdp_to_eps_optimal(rho, delta=delta)
-    assert 0.0 <= opt <= zcdp_to_eps(rho, delta=delta)
+    opt = zcdp_to_eps(rho, delta=delta, method="improved")
+    assert 0.0 <= opt <= zcdp_to_eps(rho, delta=delta, method="classical")
     assert math.isfinite(opt)
 
 
 @settings(max_examples=40, deadline=None)
 @given(rho=rhos, delta=deltas, factor=st.floats(1.01, 10.0))
 def test_monotonicity(rho: float, delta: float, factor: float) -> None:
-    assert zcdp_to_eps(rho * factor, delta=delta) >= zcdp_to_eps(rho, delta=delta)
-    assert (
-        zcdp_to_eps_optimal(rho * factor, delta=delta)
-        >= zcdp_to_eps_optimal(rho, delta=delta) - 1e-12
+    assert zcdp_to_eps(rho * factor, delta=delta, method="classical") >= zcdp_to_eps(
+        rho, delta=delta, method="classical"
     )
     assert (
-        zcdp_to_eps_optimal(rho, delta=delta / factor)
-        >= zcdp_to_eps_optimal(rho, delta=delta) - 1e-12
+        zcdp_to_eps(rho * factor, delta=delta, method="improved")
+        >= zcdp_to_eps(rho, delta=delta, method="improved") - 1e-12
     )
-    eps = zcdp_to_eps(rho, delta=delta)
+    assert (
+        zcdp_to_eps(rho, delta=delta / factor, method="improved")
+        >= zcdp_to_eps(rho, delta=delta, method="improved") - 1e-12
+    )
+    eps = zcdp_to_eps(rho, delta=delta, method="classical")
     assert zcdp_to_delta(rho * factor, eps) >= zcdp_to_delta(rho, eps) * (1 - 1e-9)
     assert zcdp_to_delta(rho, eps * factor) <= zcdp_to_delta(rho, eps) * (1 + 1e-9)
 
@@ -179,19 +203,19 @@ def test_monotonicity(rho: float, delta: float, factor: float) -> None:
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: zcdp_to_eps(-0.1, delta=1e-5),
-        lambda: zcdp_to_eps(0.1, delta=0.0),
-        lambda: zcdp_to_eps(0.1, delta=1.0),
-        lambda: zcdp_to_eps(float("nan"), delta=1e-5),
-        lambda: zcdp_to_eps_optimal(float("inf"), delta=1e-5),
-        lambda: zcdp_to_eps_optimal(0.1, delta=-1e-5),
+        lambda: zcdp_to_eps(-0.1, delta=1e-5, method="classical"),
+        lambda: zcdp_to_eps(0.1, delta=0.0, method="classical"),
+        lambda: zcdp_to_eps(0.1, delta=1.0, method="classical"),
+        lambda: zcdp_to_eps(float("nan"), delta=1e-5, method="classical"),
+        lambda: zcdp_to_eps(float("inf"), delta=1e-5, method="improved"),
+        lambda: zcdp_to_eps(0.1, delta=-1e-5, method="improved"),
         lambda: zcdp_to_delta(0.1, -1.0),
         lambda: zcdp_to_delta(-1.0, 1.0),
         lambda: pure_to_zcdp(-1.0),
         lambda: gaussian_zcdp_eps(0.1, delta=0.0),
         lambda: gaussian_zcdp_delta(0.1, float("nan")),
         lambda: zcdp_budget(1.0, delta=1e-5, method="renyi"),  # type: ignore[arg-type]
-        lambda: zcdp_budget(-1.0, delta=1e-5),
+        lambda: zcdp_budget(-1.0, delta=1e-5, method="classical"),
     ],
 )
 def test_bad_input_raises(call) -> None:

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from accounting.audit import ContinuousQuery, Promise, gaussian_query, randomized_response_laws
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
 from accounting.curves.rdp import rdp_budget
-from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps, zcdp_to_eps_optimal
+from accounting.curves.zcdp import zcdp_budget, zcdp_to_eps
 from accounting.filters.renyi import (
     PureDpFilterViaZcdp,
     RdpDpFilter,
@@ -107,22 +107,32 @@ def test_pure_dp_filter_theorem_4_8() -> None:
     # eps = 1, delta = 1e-5: B* = 0.0208199 (Thm. 4.8); each 0.1-DP query costs 0.005 zCDP,
     # so floor(0.0208199 / 0.005) = 4 run. Check: 4 queries give
     # 0.5*4*0.01 + sqrt(2*4*ln(1e5))*0.1 = 0.02 + 0.9597 <= 1, 5 give 0.025 + 1.0730 > 1.
-    filt = PureDpFilterViaZcdp(1.0, delta=1e-5)
+    filt = PureDpFilterViaZcdp(1.0, delta=1e-5, method="classical")
     assert filt.budget == pytest.approx(0.0208199, abs=1e-7)
     assert accepted(filt, [PureDP(0.1)] * 10) == 4
     # The optimal (Canonne-Kamath-Steinke) B* = 0.0305566 lets floor(6.11) = 6 run.
     filt = PureDpFilterViaZcdp(1.0, delta=1e-5, method="improved")
     assert accepted(filt, [PureDP(0.1)] * 10) == 6
-    assert zcdp_to_eps_optimal(filt.spent, delta=1e-5) <= 1.0
+    assert zcdp_to_eps(filt.spent, delta=1e-5, method="improved") <= 1.0
     with pytest.raises(ValueError, match="method='improved'"):
         PureDpFilterViaZcdp(1.0, delta=1e-5, method="optimal")  # type: ignore[arg-type]  # old name
     with pytest.raises(ValueError, match="method must be one of"):
         PureDpFilterViaZcdp(1.0, delta=1e-5, method="renyi")  # type: ignore[arg-type]
 
 
+def test_filters_default_to_the_improved_conversion() -> None:
+    """The Rényi filters take the library's one default method (issue 31): "improved"."""
+    assert PureDpFilterViaZcdp(1.0, delta=1e-5).method == "improved"
+    assert PureDpFilterViaZcdp(1.0, delta=1e-5).budget == zcdp_budget(1.0, delta=1e-5)
+    assert RdpDpFilter(2.0, delta=1e-5, alpha=10.0).method == "improved"
+    assert RdpDpFilter(2.0, delta=1e-5, alpha=10.0).budgets[0] == rdp_budget(
+        2.0, delta=1e-5, alpha=10.0
+    )
+
+
 def test_rdp_dp_filter_taylor() -> None:
     # eps = 2, delta = 1e-5, alpha = 10: eps_alpha = 2 - ln(1e5)/9 = 2 - 1.279214 = 0.720786.
-    filt = RdpDpFilter(2.0, delta=1e-5, alpha=10.0)
+    filt = RdpDpFilter(2.0, delta=1e-5, alpha=10.0, method="classical")
     assert filt.budgets[0] == pytest.approx(0.720786, abs=1e-6)
     assert accepted(filt, [RenyiCurve.single(10.0, 0.1)] * 10) == 7
     # cks: 2 - ln(0.9) - (ln(1e5) - ln(10)) / 9 = 2 + 0.1053605 - 1.0233711 = 1.0819894.
@@ -130,7 +140,7 @@ def test_rdp_dp_filter_taylor() -> None:
     assert filt.budgets[0] == pytest.approx(1.0819894, abs=1e-7)
     assert accepted(filt, [RenyiCurve.single(10.0, 0.1)] * 20) == 10
     with pytest.raises(ValueError):
-        RdpDpFilter(2.0, delta=1e-5, alpha=2.0)  # ln(1e5) / 1 > 2: no budget left at alpha = 2
+        RdpDpFilter(2.0, delta=1e-5, alpha=2.0, method="classical")  # ln(1e5) / 1 > 2: no budget
     with pytest.raises(ValueError, match="method='improved'"):
         RdpDpFilter(2.0, delta=1e-5, alpha=10.0, method="cks")  # type: ignore[arg-type]  # old name
 
@@ -154,7 +164,7 @@ def test_degenerate_schedule_matches_dp_accounting() -> None:
     # zCDP view: the same schedule is k/(2 sigma^2)-zCDP.
     zfilt = ZcdpFilter(k / (2 * sigma**2))
     assert accepted(zfilt, [Zcdp(1 / (2 * sigma**2))] * k) == k
-    assert acct.get_epsilon(delta) <= zcdp_to_eps(zfilt.spent, delta=delta)
+    assert acct.get_epsilon(delta) <= zcdp_to_eps(zfilt.spent, delta=delta, method="classical")
 
 
 budgets = st.floats(0.0, 5.0)

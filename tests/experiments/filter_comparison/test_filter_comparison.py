@@ -22,7 +22,7 @@ from experiments.common.timings import key
 from experiments.filter_comparison import plot
 from experiments.filter_comparison.filters import (
     Budget,
-    Query,
+    QuerySpec,
     accepts,
     choose_alpha,
     contenders,
@@ -46,7 +46,7 @@ def by_name(alpha: float = 8.0) -> dict:
 @pytest.mark.parametrize("sigma", [10.0, 30.0])
 def test_iid_gaussian_counts_match_closed_forms(sigma):
     filters = by_name()
-    queries = [Query("gaussian", sigma)] * 5000
+    queries = [QuerySpec("gaussian", sigma)] * 5000
     count = {name: admit(filters[name], queries)[0] for name in ("gdp", "zcdp", "additive")}
     mu = gdp_budget(BUDGET.eps, delta=BUDGET.delta)
     assert count["gdp"] == pytest.approx(math.floor((mu * sigma) ** 2), abs=1)
@@ -57,10 +57,10 @@ def test_iid_gaussian_counts_match_closed_forms(sigma):
 
 
 def test_alpha_is_fixed_from_the_representative_query():
-    alpha = choose_alpha(BUDGET, [Query("gaussian", 30.0)])
+    alpha = choose_alpha(BUDGET, [QuerySpec("gaussian", 30.0)])
     assert alpha in BUDGET.rdp_orders
     filters = by_name(alpha)
-    queries = [Query("gaussian", 30.0)] * 5000
+    queries = [QuerySpec("gaussian", 30.0)] * 5000
     best = admit(filters["rdp (one order)"], queries)[0]
     for other in rdp_usable_orders(BUDGET.eps, delta=BUDGET.delta, orders=BUDGET.rdp_orders):
         if other != alpha:
@@ -75,8 +75,8 @@ def test_fsrc_spends_ex_post_losses_on_above_threshold():
     filters = by_name()
     fsrc, additive = admit(filters["fsrc"], queries)[0], admit(filters["additive"], queries)[0]
     assert fsrc >= additive - 1  # ex-post eps <= eps_max; FSRC halts on equality
-    assert accepts(filters["fsrc"], [Query("gaussian", 10.0)]) is False
-    assert accepts(filters["zcdp -> dp (pure)"], [Query("pure", 0.1)]) is True
+    assert accepts(filters["fsrc"], [QuerySpec("gaussian", 10.0)]) is False
+    assert accepts(filters["zcdp -> dp (pure)"], [QuerySpec("pure", 0.1)]) is True
 
 
 def test_bad_parameters_are_refused():
@@ -88,7 +88,7 @@ def test_bad_parameters_are_refused():
     with pytest.raises(ValueError, match=r"params.subsampled.q must be in \(0, 1\], got 0"):
         smoke_params("params.subsampled.q=0")
     with pytest.raises(ValueError, match="kind"):
-        Query("laplace", 1.0)
+        QuerySpec("laplace", 1.0)
 
 
 def test_smoke_workload_runs_and_plots(tmp_path):

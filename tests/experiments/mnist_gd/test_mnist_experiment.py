@@ -242,6 +242,27 @@ def test_stopping_queries_are_charged_to_the_same_budget(conversion):
     assert count_queries_zcdp(4, sigma=2.0) == pytest.approx(4 / 8)
 
 
+def test_conversion_is_named_by_the_librarys_method():
+    """params.conversion is a value of accounting's method= (issue 31), and the config keeps
+    its meaning: Thm. 4.8's B*, the classical (Bun and Steinke) conversion; the old name is
+    refused."""
+    from accounting.curves.rdp import METHODS
+
+    for scale in ("smoke", "default", "paper"):
+        p = load_params(compose_config("mnist_gd", scale), Params)
+        assert p.conversion == "classical" and p.conversion in METHODS
+        _, cols = settings(p, 0, "tuned", "gd", (0.5, 20, 1.0))
+        assert cols["conversion"] == "classical"
+        assert cols["rho_target"] == zcdp_budget(p.eps[0], delta=p.delta, method="classical")
+        assert cols["eps_classical"] == zcdp_to_eps(
+            cols["rho_spent"], delta=p.delta, method="classical"
+        )
+        assert cols["eps_improved"] < cols["eps_classical"]
+    cfg = compose_config("mnist_gd", "smoke", ["out=x.csv"])
+    with pytest.raises(ValueError, match="conversion"):
+        load_params({**dict(cfg), "params": {**cfg.params, "conversion": "bun_steinke"}}, Params)
+
+
 def test_job_settings_spend_at_most_the_target():
     p = load_params(compose_config("mnist_gd", "paper"), Params)
     for eps_index, steps in itertools.product(range(len(p.eps)), (20, 50)):
@@ -249,7 +270,7 @@ def test_job_settings_spend_at_most_the_target():
             _, cols = settings(p, eps_index, regime, arm, (0.5, steps, 1.0))
             # no tolerance (issue 17): eps 0.3 with 20 steps recorded 0.30000000000000004
             assert cols["rho_spent"] <= cols["rho_target"]
-            assert cols["eps_bun_steinke"] <= p.eps[eps_index]
+            assert cols["eps_classical"] <= p.eps[eps_index]
     for regime in ("tuned", "suboptimal"):
         for arm in ("gd", "filtered"):
             s, cols = settings(p, 0, regime, arm, (0.5, 50, 1.0))
@@ -377,7 +398,7 @@ def test_smoke_rules_build_table_and_fig1(tmp_path):
         "GD (suboptimal)",
         "GD (suboptimal) w/ filtering",
     }
-    assert (table["max_eps_bun_steinke"] <= table["eps"] + 1e-12).all()
+    assert (table["max_eps_classical"] <= table["eps"] + 1e-12).all()
     runs = pd.read_csv(work / "results" / "mnist_gd" / "smoke" / "runs.csv")
     assert (runs["max_spent"] <= runs["budget_steps"]).all()
     assert not any(c.endswith("_s") for c in runs.columns), "wall times belong in the sidecar"
@@ -418,8 +439,8 @@ def test_metrics_read_the_table_and_the_claims(tmp_path):
     assert metrics(tmp_path)["filtering_not_worse_tuned"] is False
     assert "budget_respected" not in got  # no runs.csv
     runs = pd.DataFrame(
-        dict(max_spent=20.0, budget_steps=20.0, eps=0.3, conversion="bun_steinke",
-             eps_bun_steinke=0.3, eps_optimal=0.29, regime="suboptimal", arm="gd",
+        dict(max_spent=20.0, budget_steps=20.0, eps=0.3, conversion="classical",
+             eps_classical=0.3, eps_improved=0.29, regime="suboptimal", arm="gd",
              trial=[0, 0, 0, 1, 1, 1], step=[2, 0, 1, 0, 1, 2], clip=1.5, lr=3.0,
              train_acc=[0.2, 0.1, 0.9, 0.1, 0.5, 0.6])
     )  # fmt: skip
@@ -432,7 +453,7 @@ def test_metrics_read_the_table_and_the_claims(tmp_path):
     # trial 0 peaks at 90% and ends at 20% (step order, not row order); trial 1: 60%, 60%
     assert got["peak_train_acc_eps0.3_gd_suboptimal"] == pytest.approx(75.0)
     assert got["last_train_acc_eps0.3_gd_suboptimal"] == pytest.approx(40.0)
-    runs.assign(eps_bun_steinke=0.30000000000000004).to_csv(tmp_path / "runs.csv", index=False)
+    runs.assign(eps_classical=0.30000000000000004).to_csv(tmp_path / "runs.csv", index=False)
     assert metrics(tmp_path)["budget_respected"] is False  # one ulp over is over
 
 
