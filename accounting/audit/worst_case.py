@@ -191,8 +191,8 @@ def best_value(
         if track and value[0] > best[0] + 1e-15:
             table = {(): i, **below}
         best = np.maximum(best, value)
-    if key is not None:
-        memo[key] = best  # type: ignore[index]
+    if memo is not None and key is not None:  # key is set only with a memo
+        memo[key] = best
     return best, table
 
 

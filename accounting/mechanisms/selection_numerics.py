@@ -90,10 +90,11 @@ class PhiProductRatio:
     def active(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(a, b, n, h) as arrays, without the terms of power zero."""
         keep = [i for i, n in enumerate(self.powers) if n > 0]
-        return tuple(  # type: ignore[return-value]
+        a, b, n, h = (
             np.array([f[i] for i in keep], dtype=np.float64)
             for f in (self.slopes, self.offsets, self.powers, self.shifts)
         )
+        return a, b, n, h
 
 
 # ---------------------------------------------------------------------------------------
