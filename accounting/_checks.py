@@ -112,7 +112,7 @@ def integer(name: str, value: int, minimum: int = 1) -> int:
     return n
 
 
-def finite_array(name: str, values: Iterable[float] | np.ndarray) -> np.ndarray:
+def finite_array(name: str, values: float | Iterable[float] | np.ndarray) -> np.ndarray:
     """A float64 array with only finite real entries (strings and bools are refused, as by
     :func:`finite`, not converted)."""
     try:

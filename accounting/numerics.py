@@ -18,6 +18,7 @@ from typing import Any
 
 import mpmath
 import numpy as np
+import numpy.typing as npt
 from mpmath import libmp
 from scipy import special
 
@@ -59,7 +60,7 @@ def log_sub_exp(a: float | np.ndarray, b: float | np.ndarray) -> float | np.ndar
     return float(out) if out.ndim == 0 else out
 
 
-def logsumexp(a: np.ndarray, axis: int) -> np.ndarray:
+def logsumexp(a: npt.ArrayLike, axis: int) -> np.ndarray:
     """log sum exp of ``a`` along ``axis`` (``scipy.special.logsumexp(a, axis=axis)``).
 
     Shifted by the maximum, so no term overflows; -inf where every entry is -inf and +inf

@@ -183,7 +183,7 @@ def crosscheck_natural_filter_cost(
     budget: Profile,
     queries: Sequence[Pld | PiecewiseLinearTradeoff],
     cost: PiecewiseLinearTradeoff,
-    eps: Sequence[float],
+    eps: Sequence[float] | np.ndarray,
     tol: float = 1e-9,
 ) -> float:
     """max |delta_cost(eps) - delta_transcript(eps)| over the adversaries of each eps.

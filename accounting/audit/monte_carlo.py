@@ -186,7 +186,8 @@ def monte_carlo_audit(
     confidence = _checks.open_unit("confidence", confidence)
     eps = np.asarray(promise.eps)
     alpha = (1 - confidence) / (2 * eps.size)
-    observed, detail = {}, {"n": n, "confidence": confidence}
+    observed: dict[str, np.ndarray] = {}
+    detail: dict[str, Any] = {"n": n, "confidence": confidence}
     for dataset, direction in ((0, FORWARD), (1, BACKWARD)):
         losses, lengths, halts = sample_losses(make_filter, analyst, dataset, n, rng, max_rounds)
         with np.errstate(over="ignore"):

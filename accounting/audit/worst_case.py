@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -170,7 +171,7 @@ def best_value(
     best = game.stop(loss)
     table: Table = {(): None} if track else {}
     for i, query in enumerate(menu if depth > 0 else ()):
-        admitted = _transition(memo, skey, (i,), lambda m=query: _admitted(filt, m))
+        admitted = _transition(memo, skey, (i,), partial(_admitted, filt, query))
         if admitted is None:
             continue
         p, q = (query.p, query.q) if forward else (query.q, query.p)
@@ -180,9 +181,7 @@ def best_value(
                 parts.append(game.reveal(p[o]))
                 continue
             step = math.log(p[o]) - math.log(q[o])
-            child = _transition(
-                memo, skey, (i, o), lambda a=admitted, m=query, o=o: step_filter(a, m, o)
-            )
+            child = _transition(memo, skey, (i, o), partial(step_filter, admitted, query, o))
             sub, sub_table = best_value(
                 game, child, menu, depth - 1, forward, loss + step, memo, track, state_key
             )
@@ -192,8 +191,8 @@ def best_value(
         if track and value[0] > best[0] + 1e-15:
             table = {(): i, **below}
         best = np.maximum(best, value)
-    if key is not None:
-        memo[key] = best  # type: ignore[index]
+    if memo is not None and key is not None:  # key is set only with a memo
+        memo[key] = best
     return best, table
 
 

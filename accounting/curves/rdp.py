@@ -78,7 +78,7 @@ _RENAMED = {
 def check_method(method: str) -> Method:
     """``method`` if it is one of ``METHODS``; a ValueError naming the new spelling if not."""
     if method in METHODS:
-        return method  # type: ignore[return-value]
+        return method
     if isinstance(method, str) and method in _RENAMED:
         raise ValueError(
             f"method must be one of {METHODS}, got {method!r}: it is now spelled "

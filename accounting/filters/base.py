@@ -89,7 +89,7 @@ class _History:
         names = tuple(f.name for f in fields(cost))
         getter = itemgetter(*names) if len(names) > 1 else (lambda d, n=names[0]: (d[n],))
         self._kind_index[cls] = len(self._kinds)
-        self._kinds.append((cls, names, getter))  # type: ignore[arg-type]
+        self._kinds.append((cls, names, getter))
         return len(self._kinds) - 1
 
     def append(self, cost: Any, accepted: bool) -> None:

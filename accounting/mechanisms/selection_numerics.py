@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 from scipy.special import erfcx, log_ndtr
@@ -89,10 +90,11 @@ class PhiProductRatio:
     def active(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(a, b, n, h) as arrays, without the terms of power zero."""
         keep = [i for i, n in enumerate(self.powers) if n > 0]
-        return tuple(  # type: ignore[return-value]
+        a, b, n, h = (
             np.array([f[i] for i in keep], dtype=np.float64)
             for f in (self.slopes, self.offsets, self.powers, self.shifts)
         )
+        return a, b, n, h
 
 
 # ---------------------------------------------------------------------------------------
@@ -225,6 +227,18 @@ _PAIR_WEIGHTS = [
 
 # ---------------------------------------------------------------------------------------
 # locating the mass of a log-concave integrand (batched over problems)
+
+
+@overload
+def _derivatives(
+    x: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndarray, value: Literal[True] = ...
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+
+@overload
+def _derivatives(
+    x: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndarray, value: Literal[False]
+) -> tuple[None, np.ndarray, np.ndarray]: ...
 
 
 def _derivatives(
@@ -412,7 +426,9 @@ def log_ratios(ratios: Sequence[PhiProductRatio], rtol: float = 1e-12) -> np.nda
     close = log_r < 40.0 - drop
     if close.any():
         drop[close] = 80.0 - log_r[close]
-        log_r[close] = _log_ratio_minus_one(*(v[close] for v in (a, b, n, h, drop)), rtol)
+        log_r[close] = _log_ratio_minus_one(
+            a[close], b[close], n[close], h[close], drop[close], rtol
+        )
         if (log_r < 40.0 - drop).any():
             raise AccuracyError("the ratio is too close to 1 to certify the integration range")
     values = np.logaddexp(0.0, log_r)

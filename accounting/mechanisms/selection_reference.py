@@ -70,12 +70,12 @@ def log_ratio_mpmath(ratio: PhiProductRatio, dps: int = 40) -> float:
             pts, top = _mp_breakpoints(log_f, dlog_f)
             points |= pts
             tops.append(top)
-        pts = [mpmath.ninf, *sorted(points), mpmath.inf]
+        nodes = [mpmath.ninf, *sorted(points), mpmath.inf]
         logs = []
         for (log_f, _), top in zip((den, num), tops, strict=True):
             # mpmath's convergence test is absolute: integrate exp(log f - top), of order 1
             value, err = mpmath.quad(
-                lambda x, f=log_f, c=top: mpmath.exp(f(x) - c), pts, error=True
+                lambda x, f=log_f, c=top: mpmath.exp(f(x) - c), nodes, error=True
             )
             if not value > 0 or err > value * mpmath.mpf(10) ** (10 - dps):
                 raise AccuracyError(f"mpmath quadrature error {err} for value {value}")
@@ -150,8 +150,8 @@ def log_ratio_monte_carlo(
         with np.errstate(divide="ignore"):
             log_f = log_w + log_ndtr(s + h) @ n + np.log(-np.expm1(-gap))
         mean_f, mean_d = (
-            logsumexp(log_f, 0) - math.log(size),
-            logsumexp(log_d, 0) - math.log(size),
+            float(logsumexp(log_f, 0)) - math.log(size),
+            float(logsumexp(log_d, 0)) - math.log(size),
         )
         if not (np.isfinite(mean_f) and np.isfinite(mean_d)):
             raise AccuracyError("every Monte Carlo sample underflowed; increase n_samples")

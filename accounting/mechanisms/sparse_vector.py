@@ -111,14 +111,15 @@ def log_stopping_time_moment(
     threshold = _checks.finite("threshold", threshold)
     k = sx / sz
     if np.ndim(queries) == 0:
-        q = _checks.finite("queries", queries)  # type: ignore[arg-type]
+        # np.ndim(queries) == 0 makes it a number, a narrowing mypy cannot see
+        answer = _checks.finite("queries", queries)  # type: ignore[arg-type]
         if gamma * k * k >= 1.0:
             raise ValueError(
                 "E[E[T|x]^gamma] is infinite for an endless stream unless "
                 f"gamma * sigma_threshold^2 < sigma_query^2; got gamma={gamma!r}, "
                 f"sigma_threshold={sx!r}, sigma_query={sz!r}"
             )
-        return log_phi_product_expectation([-k], [(q - threshold) / sz], [-gamma])
+        return log_phi_product_expectation([-k], [(answer - threshold) / sz], [-gamma])
     q = _checks.finite_array("queries", queries)
     if q.ndim != 1 or q.size == 0:
         raise ValueError("queries must be a number or a non-empty 1-d sequence")

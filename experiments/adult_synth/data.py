@@ -95,7 +95,8 @@ def split(
                 f"the {name} part is empty: {len(frame)} rows are too few for train_frac="
                 f"{train_frac}, val_frac={val_frac} (raise params.n_rows)"
             )
-    return Split(*parts, domain=dict(domain), target=target)
+    train, val, test = parts
+    return Split(train, val, test, domain=dict(domain), target=target)
 
 
 def one_hot(frame: pd.DataFrame, domain: dict[str, int], target: str) -> np.ndarray:

@@ -129,7 +129,8 @@ def select_queries(
     probs = {}
     for c, noisy in zip(columns, one_way, strict=True):
         if compress_domain:
-            noisy = np.bincount(maps[c], weights=noisy, minlength=domain[c])
+            # float64 with weights; numpy's stub types bincount as intp always
+            noisy = np.bincount(maps[c], weights=noisy, minlength=domain[c])  # type: ignore[assignment]
         clipped = np.clip(noisy, 0.0, None)
         mass = clipped.sum()
         probs[c] = clipped / mass if mass > 0 else np.full(domain[c], 1.0 / domain[c])
@@ -163,7 +164,11 @@ def select_queries(
         tree.append(pick)
         component[root(pick[0])] = root(pick[1])
         steps.append((f"tree_pick_{i + 1}", exponential_mechanism_rdp(alpha, eps_em)))
-    label_pairs = [tuple(sorted((target, c), key=columns.index)) for c in columns if c != target]
+    label_pairs: list[Clique] = [
+        (target, c) if columns.index(target) < columns.index(c) else (c, target)
+        for c in columns
+        if c != target
+    ]
     extra = [p for p in label_pairs if p not in tree]
     return Selection(
         tuple(tree),

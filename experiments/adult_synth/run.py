@@ -62,7 +62,7 @@ def in_variant(build: TableFn) -> TableFn:
     return table
 
 
-TABLES = {
+TABLES: dict[str, Table[Params]] = {
     "selection": Table(in_variant(selection_table), inputs=DATA),
     # one job per repeat; its streams are keyed by the repeat (above), not by the job
     "release": Table(

@@ -64,7 +64,7 @@ def load_params(cfg: DictConfig | Mapping[str, Any], schema: type[T]) -> T:
         reason = str(getattr(err, "msg", err)).splitlines()[0]
         raise ValueError(f"params.{key}: {reason}") from None
     validate(params, "params")
-    return params  # type: ignore[return-value]
+    return params  # type: ignore[return-value]  # to_object of a structured P is a P
 
 
 def check_override_keys(args: Sequence[str], schema: type) -> None:
@@ -142,4 +142,5 @@ def _unknown(key: str, name: str, section: type) -> str:
 
 def as_dict(params: Any) -> dict[str, Any]:
     """A validated params dataclass as plain JSON-ready values (for the sidecar)."""
+    # to_container of a structured dataclass is a dict (the stub: any container)
     return OmegaConf.to_container(OmegaConf.structured(params), resolve=True)  # type: ignore[return-value]

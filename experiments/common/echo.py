@@ -111,8 +111,9 @@ class CompactEcho(logging.Filter):
                 files = getattr(record, name, None)
                 if isinstance(files, list):
                     setattr(record, name, compact_files([str(f) for f in files]))
-            if isinstance(getattr(record, "reason", None), str):
-                record.reason = compact_reason(record.reason)
+            reason = getattr(record, "reason", None)
+            if isinstance(reason, str):
+                record.reason = compact_reason(reason)
         elif event == LogEvent.SHELLCMD:
             for name in ("cmd", "shellcmd"):
                 if isinstance(getattr(record, name, None), str):

@@ -160,6 +160,6 @@ def substream(rng: np.random.Generator, *key: int) -> np.random.Generator:
     depend on each other's lengths.
     """
     seq = rng.bit_generator.seed_seq
-    if not isinstance(seq, np.random.SeedSequence):
+    if not isinstance(seq, np.random.SeedSequence) or seq.entropy is None:
         raise ValueError("rng must come from job_rng (a SeedSequence-seeded generator)")
     return np.random.default_rng(np.random.SeedSequence([*_ints(seq.entropy), *_ints(key)]))

@@ -21,7 +21,7 @@ import contextlib
 import contextvars
 import dataclasses
 import typing
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -67,7 +67,7 @@ def interval(low: float, high: float, *, open_low: bool = False, open_high: bool
     return Check(ok, text, (below, above))
 
 
-def one_of(choices: Sequence[str]) -> Check:
+def one_of(choices: Iterable[str]) -> Check:
     """``value`` is one of ``choices``."""
     options = tuple(choices)
     return Check(lambda v: v in options, f"one of {options}", ("not-a-choice",))

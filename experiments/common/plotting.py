@@ -43,6 +43,7 @@ from cycler import cycler  # noqa: E402
 from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import LogFormatterMathtext, LogLocator, NullFormatter  # noqa: E402
+from matplotlib.typing import LegendLocType, RcKeyType  # noqa: E402
 
 from experiments.common.atomic import atomic_path  # noqa: E402
 from experiments.common.provenance import read_sidecar  # noqa: E402
@@ -115,7 +116,7 @@ WIDTHS = {"single": 3.3, "double": 6.8}
 MAX_HEIGHT = 9.0
 DPI = 200
 
-STYLE: dict[str, Any] = {
+STYLE: dict[RcKeyType, Any] = {
     "figure.dpi": 100,
     "savefig.dpi": DPI,
     "savefig.bbox": "tight",
@@ -203,7 +204,7 @@ def row_figure(
     h = min(row_height, (MAX_HEIGHT - legend_height) / nrows)
     with figure(width=w, height=h * nrows + legend_height) as (fig, first):
         first.remove()
-        rows = list(np.atleast_1d(fig.subfigures(nrows, 1)))
+        rows = list(fig.subfigures(nrows, 1, squeeze=False)[:, 0])
         axes = np.concatenate(
             [row.subplots(panel_rows, ncols, squeeze=False, **subplots_kw) for row in rows]
         )
@@ -302,7 +303,7 @@ def legend_outside(
     axes: Any,
     *,
     ncols: int | None = None,
-    loc: str = "outside lower center",
+    loc: LegendLocType = "outside lower center",
     **kw: Any,
 ) -> Any:
     """One figure-level legend outside the axes, from the labelled artists of every axes
@@ -317,7 +318,7 @@ def legend_outside(
     if not handles:
         return None
     if ncols is None:
-        ncols = min(len(handles), 3 if "right" not in loc else 1)
+        ncols = min(len(handles), 3 if "right" not in str(loc) else 1)
     return fig.legend(list(handles.values()), list(handles), loc=loc, ncols=ncols, **kw)
 
 

@@ -17,6 +17,7 @@ import time
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TypedDict
 
 import hydra
 import numpy as np
@@ -244,7 +245,16 @@ def read_idx(path: Path) -> np.ndarray:
     return array.reshape(shape)
 
 
-def mnist(paths: Sequence[Path]) -> dict[str, np.ndarray]:
+class MnistArrays(TypedDict):
+    """The four arrays of ``mnist.npz`` (typed, so that they unpack as savez keywords)."""
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+
+
+def mnist(paths: Sequence[Path]) -> MnistArrays:
     """x_train (60000, 28, 28), y_train, x_test (10000, 28, 28), y_test; all uint8."""
     x_train, y_train, x_test, y_test = (read_idx(p) for p in paths)
     if len(x_train) != len(y_train) or len(x_test) != len(y_test):
@@ -352,12 +362,18 @@ def near(path: Path) -> pd.DataFrame:
     return energy_matrix(long)
 
 
-def _save(path: Path, write: Callable[[Path], None], cfg: DictConfig, started: float) -> None:
+def _save(path: Path, write: Callable[[Path], object], cfg: DictConfig, started: float) -> None:
     """``write`` the file atomically, then its sidecar with its sha256 (file first: a sidecar
     never outlives its file, and a file without one is refused by the loaders)."""
     with atomic_path(path) as tmp:
         write(tmp)
     write_checksum_sidecar(path, cfg, started)
+
+
+def _save_json(meta: dict, path: Path, cfg: DictConfig, started: float) -> None:
+    """``meta`` as indented JSON with a final newline (the domain files)."""
+    text = json.dumps(meta, indent=2) + "\n"
+    _save(path, lambda tmp: tmp.write_text(text), cfg, started)
 
 
 def _save_csv(frame: pd.DataFrame, path: Path, cfg: DictConfig, started: float) -> None:
@@ -392,30 +408,26 @@ def _run_adult(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
         list(cfg.adult.age_edges),
         list(cfg.adult.hours_edges),
     )
-    text = json.dumps(meta, indent=2) + "\n"
-    _save(out / "adult_domain.json", lambda tmp: tmp.write_text(text), cfg, started)
+    _save_json(meta, out / "adult_domain.json", cfg, started)
     _save_csv(frame, out / "adult.csv", cfg, started)
 
 
 def _run_adult_variants(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
     """The processed tables of experiments/adult_synth's data variants (``adult_variants``)."""
     paths = (raw / RAW["adult"][0], raw / RAW["adult"][1])
-    edges = {"age_edges": list(cfg.adult.age_edges), "hours_edges": list(cfg.adult.hours_edges)}
+    edges = (list(cfg.adult.age_edges), list(cfg.adult.hours_edges))
     if tuple(cfg.adult_variants) != ADULT_VARIANTS:
         raise ValueError(
             f"adult_variants must be {ADULT_VARIANTS}, got {tuple(cfg.adult_variants)}"
         )
     for name, spec in cfg.adult_variants.items():
         if spec.coding == "paper":
-            frame, meta = adult(*paths, **edges, missing=spec.missing)
+            frame, meta = adult(*paths, *edges, missing=spec.missing)
         else:
             frame, meta = adult_pgm(
                 *paths, cfg.adult_pgm_numeric, drop=list(spec.drop), missing=spec.missing
             )
-        text = json.dumps(meta, indent=2) + "\n"
-        _save(
-            out / f"adult_{name}_domain.json", lambda tmp, t=text: tmp.write_text(t), cfg, started
-        )
+        _save_json(meta, out / f"adult_{name}_domain.json", cfg, started)
         _save_csv(frame, out / f"adult_{name}.csv", cfg, started)
 
 

@@ -23,7 +23,9 @@ from experiments.filter_comparison.schema import WORKLOADS, Params
 from experiments.filter_comparison.tables import workload_table
 
 #: Workload w is seeded from (seed, w); its streams from (seed, w, setting, run).
-TABLES = {name: Table(workload_table, key=(w,)) for w, name in enumerate(WORKLOADS)}
+TABLES: dict[str, Table[Params]] = {
+    name: Table(workload_table, key=(w,)) for w, name in enumerate(WORKLOADS)
+}
 
 main = experiment_main("filter_comparison", Params, TABLES)
 

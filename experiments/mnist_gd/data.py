@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from numpy.random.bit_generator import ISeedSequence
 
 from experiments.common.processed import processed
 from experiments.mnist_gd.model import MnistConvNet, normalise_images
@@ -35,10 +36,11 @@ def load_mnist(
     )
 
 
-def fresh_model(seed: np.random.SeedSequence, device: torch.device) -> MnistConvNet:
+def fresh_model(seed: ISeedSequence, device: torch.device) -> MnistConvNet:
     """The CNN with PyTorch's default initialisation drawn from ``seed`` (on the CPU, so the
     same seed gives the same weights on every device)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed.generate_state(1, np.uint64)[0] >> np.uint64(1)))
         model = MnistConvNet()
-    return model.to(device, memory_format=torch.channels_last)
+    # Module.to takes memory_format (documented); torch's overloads omit it
+    return model.to(device, memory_format=torch.channels_last)  # type: ignore[call-overload]

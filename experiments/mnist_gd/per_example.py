@@ -36,12 +36,14 @@ from __future__ import annotations
 import ctypes
 import math
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.grad import conv2d_weight
 
 ConvMethod = Literal["patches", "grouped", "unfold"]
 CONV_METHODS: tuple[ConvMethod, ...] = ("patches", "grouped", "unfold")
@@ -58,9 +60,9 @@ class ClippedSum:
     n_correct: int  # training predictions that were right, at the parameters of this pass
 
 
-def _check_layers(model: nn.Module) -> list[nn.Module]:
+def _check_layers(model: nn.Module) -> list[nn.Linear | nn.Conv2d]:
     """The parametrised layers, in parameter order; refuse anything the trick does not cover."""
-    layers = []
+    layers: list[nn.Linear | nn.Conv2d] = []
     for module in model.modules():
         own = list(module.parameters(recurse=False))
         if not own:
@@ -88,7 +90,7 @@ def _check_layers(model: nn.Module) -> list[nn.Module]:
 class _Capture:
     """Forward hooks keeping each layer's input and output for one chunk."""
 
-    def __init__(self, layers: list[nn.Module]) -> None:
+    def __init__(self, layers: Sequence[nn.Module]) -> None:
         self.inputs: list[torch.Tensor] = []
         self.outputs: list[torch.Tensor] = []
         self.handles = [layer.register_forward_hook(self._hook) for layer in layers]
@@ -141,6 +143,7 @@ def _conv_per_example(
         out = work.get((index, "grad"), (n, layer.out_channels, values.shape[2]), values)
         return torch.bmm(_by_position(b).transpose(1, 2), values, out=out), patches.order
     if method == "unfold":
+        assert not isinstance(layer.padding, str)  # numeric: _check_layers refuses the rest
         unfolded = F.unfold(
             a,
             layer.kernel_size,
@@ -149,7 +152,7 @@ def _conv_per_example(
             stride=layer.stride,
         )
         return torch.bmm(b.reshape(n, layer.out_channels, -1), unfolded.transpose(1, 2)), (0, 1, 2)
-    per_example = torch.nn.grad.conv2d_weight(
+    per_example = conv2d_weight(
         a.reshape(1, n * layer.in_channels, *a.shape[2:]),
         (n * layer.out_channels, layer.in_channels, *layer.kernel_size),
         b.reshape(1, n * layer.out_channels, *b.shape[2:]),
@@ -274,7 +277,8 @@ def _conv_patches(layer: nn.Conv2d, a: torch.Tensor, work: Workspace, index: int
     patch made of longer runs faster (channels-last conv2: (k_w, C_in) = 64 contiguous floats;
     0.72 ms against 1.12 ms, chunk 256, one thread), so runs of ``_LONG_RUN`` floats or more
     take the strided copy. Either route copies the same values."""
-    ph, pw = layer.padding  # type: ignore[misc]
+    assert not isinstance(layer.padding, str)  # numeric: _check_layers refuses the rest
+    ph, pw = layer.padding
     x = F.pad(a, (pw, pw, ph, ph)) if ph or pw else a
     n, c, h, w = x.shape
     kh, kw = layer.kernel_size
@@ -313,7 +317,7 @@ class _Kept(NamedTuple):
 
 
 def _layer_sq_norms(
-    layer: nn.Module,
+    layer: nn.Linear | nn.Conv2d,
     a: torch.Tensor,
     b: torch.Tensor,
     method: ConvMethod,
@@ -341,7 +345,7 @@ def _layer_sq_norms(
 
 
 def _to_weight_layout(
-    layer: nn.Module, stored: torch.Tensor, order: tuple[int, ...]
+    layer: nn.Conv2d, stored: torch.Tensor, order: tuple[int, ...]
 ) -> torch.Tensor:
     """(C_out, d_a) with the (C_in, k_h, k_w) axes of d_a in ``order`` -> the weight's shape."""
     sizes = (layer.in_channels, *layer.kernel_size)
@@ -351,7 +355,11 @@ def _to_weight_layout(
 
 
 def _weighted_grads(
-    layer: nn.Module, a: torch.Tensor, b: torch.Tensor, kept: _Kept | None, w: torch.Tensor
+    layer: nn.Linear | nn.Conv2d,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    kept: _Kept | None,
+    w: torch.Tensor,
 ) -> list[torch.Tensor]:
     """sum_i w_i g_i for the layer's weight (and bias)."""
     if kept is None:  # linear layer: (w * b)^T a
@@ -365,6 +373,7 @@ def _weighted_grads(
             stored = wb.T @ values.reshape(-1, values.shape[2])
         else:  # direct route: the stored per-example weight gradients
             stored = torch.einsum("n,nij->ij", w, kept.weights)
+        assert isinstance(layer, nn.Conv2d)  # kept is None exactly for nn.Linear
         out = [_to_weight_layout(layer, stored, kept.order)]
         bias = w @ kept.bias
     if layer.bias is not None:

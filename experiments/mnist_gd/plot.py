@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -58,7 +59,7 @@ def plot_table(table: pd.DataFrame, outdir: Path) -> None:
 
 def plot_fig1(runs: pd.DataFrame, fig1_eps: list[float], outdir: Path) -> None:
     chosen = runs[(runs["regime"] == "tuned") & (runs["arm"] == "filtered") & (runs["trial"] == 0)]
-    width = "single" if len(fig1_eps) == 1 else "double"
+    width: Literal["single", "double"] = "single" if len(fig1_eps) == 1 else "double"
     with panel_figure(len(fig1_eps), 2, width=width, panel_height=2.6, sharey=True) as (
         fig,
         axes,

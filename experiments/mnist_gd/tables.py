@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from experiments.common.atomic import atomic_path
 from experiments.common.job import Job, substream
 from experiments.mnist_gd import jobs
 from experiments.mnist_gd.data import fresh_model, load_mnist
+from experiments.mnist_gd.per_example import ConvMethod
 from experiments.mnist_gd.schema import Params
 from experiments.mnist_gd.train import GdSettings, accuracy, query_schedule, resolve_device, train
 
@@ -62,7 +64,7 @@ def search_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
         trial_rng = substream(rng, trial)
         model = fresh_model(trial_rng.bit_generator.seed_seq, device)
         s = GdSettings(clip, lr, steps, steps, plan.noise_multiplier, False, (), math.inf,
-                       p.chunk_size, p.conv_method)  # fmt: skip
+                       p.chunk_size, _conv_method(p))  # fmt: skip
         run = train(model, x, y, s, trial_rng)
         rows.append(
             {
@@ -123,9 +125,14 @@ def tuned_values(path: str, eps_index: int) -> tuple[float, int, float]:
     return float(r["clip"]), int(r["steps"]), float(r["lr"])
 
 
+def _conv_method(p: Params) -> ConvMethod:
+    """``p.conv_method`` as a ConvMethod (a str in the config, checked by one_of)."""
+    return cast(ConvMethod, p.conv_method)
+
+
 def settings(
     p: Params, eps_index: int, regime: str, arm: str, tuned: tuple[float, int, float]
-) -> tuple[GdSettings, dict[str, float]]:
+) -> tuple[GdSettings, dict[str, object]]:
     """GdSettings of one job and its privacy columns (Sec. 5.1 regimes, Prop. 5.1)."""
     if regime not in jobs.REGIMES or arm not in jobs.ARMS:
         raise ValueError(f"regime must be in {jobs.REGIMES} and arm in {jobs.ARMS}")
@@ -150,7 +157,7 @@ def settings(
     queries = query_schedule(first, n_queries, p.stop.every)
     n_steps = queries[-1] if filtered else first
     s = GdSettings(factor * clip, lr, budget, n_steps, plan.noise_multiplier, filtered, queries,
-                   plan.query_noise_std, p.chunk_size, p.conv_method)  # fmt: skip
+                   plan.query_noise_std, p.chunk_size, _conv_method(p))  # fmt: skip
     spent_gd = filtered_gd_zcdp(
         budget if filtered else first, noise_multiplier=plan.noise_multiplier
     )
@@ -191,6 +198,7 @@ def train_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     if s.filtered and not np.all(run.spent <= s.budget_steps):
         raise RuntimeError("an example's spent budget exceeds B_norm")
     if norms_out:
+        assert run.norms is not None  # recorded: record_norms=True
         with atomic_path(norms_out) as tmp, open(tmp, "wb") as fh:
             np.savez_compressed(fh, norms=run.norms)
     df = pd.DataFrame(run.rows)

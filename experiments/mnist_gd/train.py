@@ -215,7 +215,7 @@ def train(
     """
     n = x.shape[0]
     device = x.device
-    params = list(model.parameters())
+    params: list[torch.Tensor] = list(model.parameters())
     dim = sum(p.numel() for p in params)
     filt = IndividualRenyiFilter(n, budget=s.budget_steps, alpha=None)
     run = GdRun(rows=[{"step": j} for j in range(s.n_steps + 1)])

@@ -30,7 +30,7 @@ from experiments.common.job import Table
 from experiments.residue_filters.schema import Params
 from experiments.residue_filters.tables import counts_table, fig1_table, fig2_table, fig3_table
 
-TABLES = {
+TABLES: dict[str, Table[Params]] = {
     "fig1": Table(fig1_table),
     "fig2": Table(fig2_table),
     "fig3": Table(fig3_table),

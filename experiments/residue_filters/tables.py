@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 CROSSCHECK_TOL = 1e-9
 
 
-def curve_rows(panel: str, curve: str, alpha: np.ndarray, beta: np.ndarray) -> pd.DataFrame:
+def curve_rows(panel: str, curve: str, alpha: np.ndarray, beta: np.ndarray | float) -> pd.DataFrame:
     return pd.DataFrame({"panel": panel, "curve": curve, "alpha": alpha, "beta": beta})
 
 

@@ -25,7 +25,7 @@ def scoreboard_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFr
     return scoreboard(CONFIG_DIR, p.results_root, job.scale, p.experiments)
 
 
-TABLES = {"scoreboard": Table(scoreboard_table)}
+TABLES: dict[str, Table[Params]] = {"scoreboard": Table(scoreboard_table)}
 
 main = experiment_main("scoreboard", Params, TABLES)
 

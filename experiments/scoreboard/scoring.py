@@ -253,8 +253,8 @@ def load_checks(path: Path, keys: Sequence[str] | None = None) -> PaperChecks:
     names = [c.key for c in checks]
     if len(set(names)) != len(names):
         raise ValueError(f"{path}: duplicate check keys")
-    for check in checks if keys is not None else ():
-        unknown = _unknown_metrics(check, keys)
+    for check in checks:
+        unknown = _unknown_metrics(check, keys) if keys is not None else []
         if unknown:
             raise ValueError(
                 f"{path}: check {check.key}: {unknown} are not metrics of "
@@ -279,6 +279,8 @@ def score(check: Check, ours: Any) -> str:
         raise ValueError(f"{check.key}: {check.kind} needs a number from metrics, got {ours!r}")
     if not math.isfinite(ours):
         raise ValueError(f"{check.key}: metrics returned a non-finite value {ours!r}")
+    # Check.__post_init__ made paper a number and tolerance > 0 for every kind but claim
+    assert not isinstance(check.paper, str) and check.tolerance is not None
     bound = check.tolerance * (abs(check.paper) if check.kind == "rel_tol" else 1.0)
     return "pass" if abs(ours - check.paper) <= bound else "differs"
 
@@ -319,7 +321,7 @@ def explain(check: Check, values: Mapping[str, Any], scale: str, root: Path) -> 
 
 
 def scoreboard(
-    config_dir: Path, results_root: Path, scale: str, in_dag: list[str] | None = None
+    config_dir: Path, results_root: str | Path, scale: str, in_dag: list[str] | None = None
 ) -> pd.DataFrame:
     """One row per declared check of every experiment with a paper.yaml.
 
@@ -338,6 +340,7 @@ def scoreboard(
         raise ValueError(f"experiments {unknown} have no paper.yaml; valid: {known}")
     for declared in declared_all:
         exp = declared.experiment
+        values: dict[str, Any]
         if in_dag is not None and exp not in in_dag:
             values, missing = {}, f"{exp} is not in the pipeline at scale {scale}"
         else:

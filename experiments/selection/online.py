@@ -20,11 +20,13 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from accounting.costs import EpsDelta, ProbabilisticDP
 from accounting.curves.rdp import rdp_to_eps, rdp_to_pdp
+from accounting.filters.base import Filter
 from accounting.filters.dp import WhitehouseFilter
 from accounting.filters.expost import FilteredSelfReportingComposition
 from accounting.mechanisms.selection import gaussian_above_threshold
@@ -137,11 +139,12 @@ def account(
     filter_eps = rdp_to_eps(mech.rdp, filter_delta, method="improved").eps
     out: dict[str, list[float]] = {k: [] for k in Spend.__dataclass_fields__}
     for k, inst in enumerate(instances):
-        for f, cost in (
+        requests: tuple[tuple[Filter[Any, Any], object], ...] = (
             (fsrc, ProbabilisticDP(eps_max, delta=per_delta)),
             (fsrc_paper, ProbabilisticDP(eps_max_paper, delta=delta)),
             (filt, EpsDelta(filter_eps, delta=filter_delta)),
-        ):
+        )
+        for f, cost in requests:
             if not f.request(cost):
                 raise ValueError(
                     f"eps_budget={eps_budget} too small: {type(f).__name__} halted at instance {k}"

@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -49,7 +51,8 @@ def offline_tasks(df: pd.DataFrame) -> list[tuple[str, int]]:
 def figure_names(table: str, tasks: list[tuple[str, int]] | list[str]) -> list[str]:
     """File stems a table's plot writes; ``tasks``: (dataset, d) pairs or online datasets."""
     if table == "offline":
-        return [f"{kind}_{ds}_d{d}" for ds, d in tasks for kind in ("privacy_utility", "baselines")]
+        pairs = cast(list[tuple[str, int]], tasks)  # the offline table's tasks are pairs
+        return [f"{kind}_{ds}_d{d}" for ds, d in pairs for kind in ("privacy_utility", "baselines")]
     if table == "online":
         return [f"{kind}_{ds}" for ds in tasks for kind in ("online_f1", "online_spend")]
     return {
@@ -87,8 +90,9 @@ def plot_offline(df: pd.DataFrame, outdir: Path) -> None:
                     LABELS[mech],
                 )
                 ax2.plot(m.sigma, m.eps, color=colour(mech), label=LABELS[mech])
-            for ax, axis in ((ax1, "x"), (ax2, "x"), (ax2, "y")):
-                log_axis(ax, axis)
+            log_axis(ax1, "x")
+            log_axis(ax2, "x")
+            log_axis(ax2, "y")
             ax1.set(xlabel=EPS, ylabel="accuracy (eq. 39)")
             ax2.set(xlabel=r"noise $\sigma$", ylabel=EPS)
             ax1.axhline(0.9, color=colour("reference"), lw=0.6, ls=":")
@@ -377,7 +381,7 @@ def plot_calibration(df: pd.DataFrame, outdir: Path, offline: pd.DataFrame) -> N
         save(fig, outdir / "calibration_readings")
 
 
-PLOTS = {
+PLOTS: dict[str, Callable[..., None]] = {
     "offline": plot_offline,
     "online": plot_online,
     "heatmap": plot_heatmap,

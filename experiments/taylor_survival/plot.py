@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -112,7 +113,7 @@ def plot_survival_at_n(df: pd.DataFrame, stem: Path) -> None:
     settings = _settings(last)
     ncols = min(len(settings), 3)
     nrows = -(-len(settings) // ncols)
-    width = "single" if ncols == 1 else "double"
+    width: Literal["single", "double"] = "single" if ncols == 1 else "double"
     height = min(2.8, (MAX_HEIGHT - 0.8) / nrows) * nrows + (0 if nrows == 1 else 0.8)
     with figure(nrows, ncols, width=width, height=height, squeeze=False, sharey=True) as (
         fig,

@@ -22,7 +22,10 @@ from experiments.common.job import Table
 from experiments.taylor_survival.schema import Params
 from experiments.taylor_survival.tables import puredp_table, survival_table
 
-TABLES = {"survival": Table(survival_table), "puredp": Table(puredp_table)}
+TABLES: dict[str, Table[Params]] = {
+    "survival": Table(survival_table),
+    "puredp": Table(puredp_table),
+}
 
 main = experiment_main("taylor_survival", Params, TABLES)
 
