@@ -93,6 +93,14 @@ def sum_down(x: float | np.ndarray, y: float | np.ndarray) -> np.ndarray:
 _SQRT2 = math.sqrt(2.0)
 #: log of the largest double: the up-rounded log of a positive delta is never below it
 _LOG_FLOOR = -np.finfo(np.float64).max
+#: the least mu evaluated: mu/2 and mu/sqrt(2) stay normal doubles (no subnormal rounding)
+_MU_FLOOR = 2.0**-1000
+
+
+def _times(weight: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """weight * size, 0 where the weight is 0 (a term that underflowed adds no error, even
+    where its size is infinite)."""
+    return np.where(weight > 0.0, weight * size, 0.0)
 
 
 def _inverse_mills_bound(x: np.ndarray) -> np.ndarray:
@@ -116,17 +124,18 @@ def log_hockey_stick_up(eps: float | np.ndarray, mu: float) -> float | np.ndarra
     8u (1 + |v| + w_1 |log(1 - e^eps)| + w_2 (|eps| + |log delta(-eps)|)), w_i each term's
     share of the sum, which :func:`up_sum` covers (64u). The result is capped at 0
     (delta <= 1); a positive delta whose log is below the doubles (-inf in floats) gives
-    -(largest double).
+    -(largest double). A mu below 2^-1000 is raised to it (delta increases with mu), so that
+    no intermediate is subnormal.
     """
     e = np.asarray(eps, dtype=np.float64)
-    pos = np.asarray(_nonnegative_up(np.abs(e), mu))
+    pos = np.asarray(_nonnegative_up(np.abs(e), max(mu, _MU_FLOOR)))
     with np.errstate(divide="ignore", invalid="ignore"):
         gap = np.log(-np.expm1(np.minimum(e, 0.0)))  # log(1 - e^eps); -inf at eps >= 0
         shifted = e + pos
         both = np.logaddexp(gap, shifted)
         share_gap, share_shifted = np.exp(gap - both), np.exp(shifted - both)
-        size = 1.0 + np.abs(both) + share_gap * np.abs(gap)
-        size = size + np.where(share_shifted > 0.0, share_shifted * (np.abs(e) + np.abs(pos)), 0.0)
+        size = 1.0 + np.abs(both) + _times(share_gap, np.abs(gap))
+        size = size + _times(share_shifted, np.abs(e) + np.abs(pos))
         neg = up_sum(both, size)
     out = np.minimum(np.where(e < 0.0, neg, pos), 0.0)
     out = np.where(np.isneginf(out) & (e < np.inf), _LOG_FLOOR, out)
@@ -167,17 +176,17 @@ def _nonnegative_up(e: np.ndarray, mu: float) -> np.ndarray:
         s = 1.0 + np.maximum(np.abs(a), np.abs(b))
         la, lb = log_ndtr(a), log_ndtr(b)
         lam_a, lam_b = _inverse_mills_bound(a), _inverse_mills_bound(b)
-        lam_a_s = np.where(lam_a > 0.0, lam_a * s, 0.0)  # 0, not nan, where a = +inf
+        lam_a_s = _times(lam_a, s)
         ra = np.exp(np.minimum(la - v, 700.0))
         rb = np.exp(np.minimum(e + lb - v, 700.0))
         mu_rb = np.exp(np.minimum(math.log(mu) + e + lb - v, 700.0))
         high = a >= 5.0
         short = ~high & erfcx_diff_is_short(-a / _SQRT2, np.full(a.shape, mu / _SQRT2))
-        by_terms = ra * (1.0 + np.abs(la) + lam_a_s) + rb * (
-            1.0 + e + np.abs(lb) + np.where(lam_b > 0.0, lam_b * s, 0.0)
+        by_terms = _times(ra, 1.0 + np.abs(la) + lam_a_s) + _times(
+            rb, 1.0 + e + np.abs(lb) + _times(lam_b, s)
         )
-        subtracted = (ra + rb) * (1.0 + np.abs(a)) + rb * (mu + np.abs(b))
-        low = (1.0 + np.abs(a)) ** 2 + mu_rb * s + np.where(short, 0.0, subtracted)
+        subtracted = _times(ra + rb, 1.0 + np.abs(a)) + _times(rb, mu + np.abs(b))
+        low = (1.0 + np.abs(a)) ** 2 + _times(mu_rb, s) + np.where(short, 0.0, subtracted)
         magnitude = 1.0 + np.abs(v) + np.where(high, by_terms, low)
         cap = up_sum(la, 1.0 + np.abs(la) + lam_a_s)
         return np.minimum(up_sum(v, magnitude), cap)

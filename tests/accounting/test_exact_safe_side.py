@@ -320,7 +320,7 @@ def _gdp_eps(data: st.DataObject) -> None:
 
 
 def _gdp_delta(data: st.DataObject) -> None:
-    eps, mu = data.draw(st.floats(0.0, 50.0)), data.draw(st.floats(1e-6, 30.0))
+    eps, mu = data.draw(st.floats(-50.0, 50.0)), data.draw(st.floats(1e-6, 30.0))
     out = _try(cv.gdp_delta, eps, mu)
     if out is not None:
         assert mpf(out) >= gaussian_hockey_stick(eps, mu, digits=30)
