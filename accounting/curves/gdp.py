@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import mpmath
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import erfinv, log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
 
 from accounting import _checks
@@ -119,6 +118,8 @@ def gdp_eps(mu: float | Gdp, *, delta: float) -> float:
         hi *= 2.0
     if not math.isfinite(hi):  # eps >= mu^2/2 - O(mu) is beyond the float range
         raise ValueError(f"mu={mu!r} is too large: its eps at delta={delta!r} exceeds the floats")
+    from scipy.optimize import brentq  # lazy: slow to import (every job imports accounting)
+
     eps = brentq(gap, 0.0, hi, xtol=1e-14, rtol=1e-15)
 
     def float_safe(e: float) -> bool:
@@ -153,6 +154,8 @@ def gdp_budget(eps: float, *, delta: float) -> float:
         lo *= 1e-9
         if lo < 1e-290:
             raise ValueError(f"delta={delta!r} is too small for a GDP budget at eps={eps!r}")
+    from scipy.optimize import brentq  # lazy: slow to import (every job imports accounting)
+
     if lo == 1e-9:
         mu = brentq(lambda m: gdp_log_delta(eps, m) - target, lo, hi, xtol=1e-14)
     else:  # a bracket over hundreds of decades: solve in log mu
