@@ -22,7 +22,7 @@ from accounting.mechanisms.sparse_vector import (
     gaussian_above_threshold_rdp_nonnegative,
 )
 from experiments.common.config import compose_config, load_params
-from experiments.selection.jobs import jobs
+from experiments.selection.jobs import online_jobs
 from experiments.selection.metrics import eps_at_accuracy
 from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
 from experiments.selection.online import (
@@ -188,7 +188,7 @@ def test_offline_accuracy_limits():
 def test_schema_refuses_bad_keys_and_ranges():
     cfg = OmegaConf.create(OmegaConf.to_container(compose_config("selection", "smoke")))
     p = load_params(cfg, Params)
-    assert len(jobs("online", p)) == sum(len(t.sigmas_x) for t in p.online.tasks)
+    assert len(online_jobs(p)) == sum(len(t.sigmas_x) for t in p.online.tasks)
     bad = OmegaConf.merge(cfg, {"params": {"online": {"n_rnus": 3}}})
     with pytest.raises(ValueError, match="n_rnus"):
         load_params(bad, Params)
