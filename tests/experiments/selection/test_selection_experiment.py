@@ -206,6 +206,8 @@ def test_each_job_setting_names_the_dataset_it_reads(scale):
     jobs = {name: table.settings(p) for name, table in selection_run.TABLES.items()}
     for name, settings in jobs.items():
         assert [s.job for s in settings] == list(range(len(settings))), name
+    keys = [table.key for table in selection_run.TABLES.values()]
+    assert len(set(keys)) == len(keys)  # no two tables share a stream
     assert [(s.dataset, s.days) for s in jobs["offline"]] == [
         (t.dataset, t.days) for t in p.offline.tasks
     ]
