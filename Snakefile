@@ -204,6 +204,25 @@ def experiment_config(name, scale=None):
     return OmegaConf.to_container(cfg, resolve=True)
 
 
+_table_jobs = {}  # experiment -> its job lists at SCALE, built once per parse
+
+
+def table_jobs(exp):
+    """{table: the settings of its jobs, in job order} of the registry `TABLES` of
+    experiments/<exp>/run.py with config/<exp>.yaml at SCALE: the rules' one source of table
+    names and job lists. Job i of a table runs as `index=i`; its setting's `stem` names the
+    file it writes (experiments/common/job.py)."""
+    if exp not in _table_jobs:
+        import importlib
+
+        from experiments.common.config import load_params
+
+        run = importlib.import_module(f"experiments.{exp}.run")
+        params = load_params(experiment_config(exp), run.Params)
+        _table_jobs[exp] = {name: table.settings(params) for name, table in run.TABLES.items()}
+    return _table_jobs[exp]
+
+
 # The report's front page (`snakemake --report report.html`): the experiments the report
 # finds (its categories) with their lines from docs/report/experiments.yaml, the scale, the
 # scoreboard summary (figures/report/<scale>/summary.rst, rule report_tables) when the report

@@ -12,7 +12,9 @@ from experiments.adult_synth.variants import VARIANTS
 ADULT_SYNTH = experiment_config("adult_synth")["params"]
 ADULT_SYNTH_DIR = f"results/adult_synth/{SCALE}"
 ADULT_SYNTH_CODE = code_inputs("experiments.adult_synth.run")
-ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/r{r}.csv" for r in range(ADULT_SYNTH["repeats"])]
+#: The release jobs' file stems (one job per repeat), the same in every run.
+ADULT_RELEASE_STEMS = [job.stem for job in table_jobs("adult_synth")["release"]]
+ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/{stem}.csv" for stem in ADULT_RELEASE_STEMS]
 ADULT_SYNTH_RUN = f"python -m experiments.adult_synth.run scale={SCALE}"
 ADULT_SYNTH_DATA = "inputs.data={input.data} inputs.domain={input.domain}"
 ADULT_VARIANT_DIR = f"{ADULT_SYNTH_DIR}/variants/{{variant}}"
@@ -94,12 +96,14 @@ for _run in ADULT_RUNS:
         wildcard_constraints:
             **_run.constraints,
             repeat=r"\d+",
+        params:
+            index=lambda w, output: ADULT_RELEASE_STEMS.index(Path(output[0]).stem),
         threads: 1
         resources:
             runtime=per_scale(10, 10, 30),
             mem_mb=4000,
         shell:
-            f"{_run.run} table=release index={{wildcards.repeat}} {ADULT_SYNTH_DATA} "
+            f"{_run.run} table=release index={{params.index}} {ADULT_SYNTH_DATA} "
             "inputs.selection={input.selection} out={output} > {log} 2>&1"
 
     rule:
@@ -129,7 +133,7 @@ for _run in ADULT_RUNS:
         name:
             f"{_run.prefix}_merge"
         input:
-            parts=[f"{_run.folder}/jobs/r{r}.csv" for r in range(ADULT_SYNTH["repeats"])],
+            parts=[f"{_run.folder}/jobs/{stem}.csv" for stem in ADULT_RELEASE_STEMS],
             code=code_inputs("experiments.common.merge"),
         output:
             f"{_run.folder}/releases.csv",
@@ -279,5 +283,5 @@ if DATA_AVAILABLE["adult"]:
         _folder = ADULT_VARIANT_DIR.format(variant=_variant)
         ALL_RESULTS.extend([f"{_folder}/selection.csv", f"{_folder}/baseline.csv"])
         if _variant in ADULT_SYNTH["fraction_variants"]:
-            ALL_RESULTS.extend(f"{_folder}/jobs/r{r}.csv" for r in range(ADULT_SYNTH["repeats"]))
+            ALL_RESULTS.extend(f"{_folder}/jobs/{stem}.csv" for stem in ADULT_RELEASE_STEMS)
             ALL_RESULTS.extend([f"{_folder}/releases.csv", f"{_folder}/checks.csv"])

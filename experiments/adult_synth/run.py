@@ -35,6 +35,7 @@ import pandas as pd
 from experiments.adult_synth import variants
 from experiments.adult_synth.schema import Params
 from experiments.adult_synth.tables import (
+    Repeat,
     baseline_table,
     checks_table,
     release_table,
@@ -66,7 +67,9 @@ TABLES: dict[str, Table[Params]] = {
     "selection": Table(in_variant(selection_table), inputs=DATA),
     # one job per repeat; its streams are keyed by the repeat (above), not by the job
     "release": Table(
-        in_variant(release_table), jobs=lambda p: [()] * p.repeats, inputs=(*DATA, "selection")
+        in_variant(release_table),
+        jobs=lambda p: [Repeat(r) for r in range(p.repeats)],
+        inputs=(*DATA, "selection"),
     ),
     "baseline": Table(in_variant(baseline_table), inputs=(*DATA, "selection")),
     "checks": Table(in_variant(checks_table), inputs=("releases",)),

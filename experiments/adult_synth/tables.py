@@ -108,11 +108,27 @@ def read_cliques(path: str | Path) -> list[tuple[str, str]]:
     return list(zip(chosen["a"], chosen["b"], strict=True))
 
 
+@dataclass(frozen=True)
+class Repeat:
+    """A release job: repeat ``repeat``. Its streams are keyed by the repeat (run.py), so it
+    adds no seed entry of its own."""
+
+    repeat: int
+
+    @property
+    def seed(self) -> tuple[int, ...]:
+        return ()
+
+    @property
+    def stem(self) -> str:
+        return f"r{self.repeat}"
+
+
 def release_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
-    """Every release of repeat ``job.index`` (one job: JAX compiles once for all levels)."""
+    """Every release of repeat ``job.setting`` (one job: JAX compiles once for all levels)."""
     from experiments.adult_synth import synthesis  # JAX/mbi only where needed
 
-    repeat = job.index
+    repeat = job.setting_as(Repeat).repeat
     s = fixed_split(job, p, rng)
     cliques = read_cliques(job.input("selection"))
     data = model_data(s, p, rng, cliques)

@@ -1,11 +1,14 @@
 """The job contract: what one table job is given, how its random stream is seeded.
 
 Every experiment's ``run.py`` is a registry ``TABLES = {name: Table(build, ...)}`` and
-``main = experiment_main("<exp>", Params, TABLES)``. A job is one (table, index): the app
-validates ``params`` and the :class:`Job` read from the command line, then calls
-``build(job, params, rng)`` with ``rng = job_rng(params.seed, table.key, table.jobs(params)
-[index])``. Rules hand a script every file it reads as ``inputs.<name>=<path>`` (and extra
-files it writes as ``outputs.<name>=<path>``), so each path is named once, in the rule.
+``main = experiment_main("<exp>", Params, TABLES)``. A job is one (table, index): its
+setting is element ``index`` of ``table.jobs(params)`` (a frozen dataclass: what the job
+computes, its entries of the seed sequence and its file stem). The app validates ``params`` and
+the :class:`Job` read from the command line, puts the setting on ``Job.setting``, then calls
+``build(job, params, rng)`` with ``rng = job_rng(params.seed, table.key, setting.seed)``. The
+rules read the same job lists (the Snakefile's ``table_jobs``). Rules hand a script every file
+it reads as ``inputs.<name>=<path>`` (and extra files it writes as ``outputs.<name>=<path>``),
+so each path is named once, in the rule.
 """
 
 from __future__ import annotations
@@ -13,12 +16,39 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
 
 P = TypeVar("P")
+S = TypeVar("S")
+
+
+class Setting(Protocol):
+    """What one job of a table computes (a frozen dataclass of the table's own fields).
+
+    ``seed``: the job's entries of the seed sequence after the experiment seed and the table's
+    key; ``stem``: the stem of the file the rules name its result by (unique in its table).
+    """
+
+    @property
+    def seed(self) -> tuple[int, ...]: ...
+
+    @property
+    def stem(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class OnlyJob:
+    """The setting of a table with one job (``Table.jobs`` None): no seed entries of its own;
+    its file is the table's, so no stem."""
+
+    seed: tuple[int, ...] = ()
+    stem: str = ""
+
+
+ONLY_JOB = OnlyJob()
 
 #: Where a job may run: ``auto`` is CUDA when torch sees it, else the CPU (or ``cuda:<n>``).
 DEVICES = ("auto", "cpu", "cuda")
@@ -29,7 +59,8 @@ class Job:
     """One job: which table and which of its jobs, the files it reads and writes, the device.
 
     ``inputs`` and ``outputs`` map names to paths (the rule's ``{input.<name>}``); ``out`` is
-    the table the job writes; ``scale`` is the scale group's name (recorded in some tables).
+    the table the job writes; ``scale`` is the scale group's name (recorded in some tables);
+    ``setting``: job ``index`` of the table's ``jobs`` (put there by :func:`load_job`).
     """
 
     table: str
@@ -39,6 +70,16 @@ class Job:
     out: Path = Path("table.csv")
     device: str = "auto"
     scale: str = ""
+    setting: Setting = ONLY_JOB
+
+    def setting_as(self, kind: type[S]) -> S:
+        """``setting`` as a ``kind``, or a ValueError naming the table and both types."""
+        if not isinstance(self.setting, kind):
+            raise ValueError(
+                f"table {self.table!r} needs a {kind.__name__} setting, "
+                f"got {type(self.setting).__name__}"
+            )
+        return self.setting
 
     def input(self, name: str) -> str:
         """The path of input ``name``, or a ValueError naming the inputs that were given."""
@@ -66,20 +107,22 @@ TableFn = Callable[[Job, Any, np.random.Generator], pd.DataFrame]
 
 @dataclass(frozen=True)
 class Table(Generic[P]):
-    """A registry entry: how to build a table, what it reads, how its jobs are seeded.
+    """A registry entry: how to build a table, what it reads, what its jobs are.
 
     ``key``: the table's entries of the seed sequence after the experiment seed. ``jobs``:
-    the further entries of each job, in job order (its length is the number of jobs); None
-    means one job with none. ``inputs``: the names of the files the table reads.
+    the setting of each job, in job order (its length is the number of jobs; each gives its
+    further seed entries and file stem); None means one job, :data:`ONLY_JOB`. ``inputs``:
+    the names of the files the table reads.
     """
 
     build: TableFn
     key: tuple[int, ...] = ()
-    jobs: Callable[[P], Sequence[tuple[int, ...]]] | None = None
+    jobs: Callable[[P], Sequence[Setting]] | None = None
     inputs: tuple[str, ...] = ()
 
-    def job_keys(self, params: P) -> list[tuple[int, ...]]:
-        return [()] if self.jobs is None else [tuple(k) for k in self.jobs(params)]
+    def settings(self, params: P) -> list[Setting]:
+        """The setting of every job, in job order."""
+        return [ONLY_JOB] if self.jobs is None else list(self.jobs(params))
 
 
 def job_index(value: Any, n: int, what: str = "index") -> int:
@@ -98,7 +141,8 @@ def job_index(value: Any, n: int, what: str = "index") -> int:
 
 
 def load_job(cfg: Mapping[str, Any], tables: Mapping[str, Table[P]], params: P) -> Job:
-    """The validated job of ``cfg`` (keys table, index, inputs, outputs, out, device, scale).
+    """The validated job of ``cfg`` (keys table, index, inputs, outputs, out, device, scale),
+    with its setting from the table's ``jobs``.
 
     Raises ValueError naming the key and its valid values: an unknown table, an index outside
     the table's jobs, a missing input the table reads, an unknown device, no ``out``.
@@ -107,8 +151,8 @@ def load_job(cfg: Mapping[str, Any], tables: Mapping[str, Table[P]], params: P) 
     if name not in tables:
         raise ValueError(f"table must be one of {sorted(tables)}, got {name!r}")
     entry = tables[name]
-    n = len(entry.job_keys(params))
-    index = job_index(cfg.get("index", 0), n, f"index (a job of table {name!r})")
+    settings = entry.settings(params)
+    index = job_index(cfg.get("index", 0), len(settings), f"index (a job of table {name!r})")
     inputs, outputs = _paths(cfg.get("inputs")), _paths(cfg.get("outputs"))
     for needed in entry.inputs:
         _named(inputs, needed, "inputs")
@@ -120,16 +164,22 @@ def load_job(cfg: Mapping[str, Any], tables: Mapping[str, Table[P]], params: P) 
         raise ValueError("out must be the path of the table this job writes, got none")
     scale = cfg.get("scale")
     scale_name = str(scale.get("name", "")) if isinstance(scale, Mapping) else str(scale or "")
-    return Job(name, index, inputs, outputs, Path(str(out)), device, scale_name)
+    return Job(name, index, inputs, outputs, Path(str(out)), device, scale_name, settings[index])
 
 
 def build_table(tables: Mapping[str, Table[P]], job: Job, params: P) -> pd.DataFrame:
-    """The table of ``job``: its registry entry's ``build(job, params, rng)`` with the job's
-    stream (a schema without a ``seed`` draws nothing: the scoreboard; its stream is seeded
-    with 0)."""
+    """The table of ``job``: its registry entry's ``build(job, params, rng)`` with the stream
+    of the job's setting (a schema without a ``seed`` draws nothing: the scoreboard; its stream
+    is seeded with 0). A setting that is not job ``index`` of the table's is refused."""
     entry = tables[job.table]
+    settings = entry.settings(params)
+    i = job_index(job.index, len(settings), f"index (a job of table {job.table!r})")
+    if job.setting != settings[i]:
+        raise ValueError(
+            f"job {i} of table {job.table!r} has setting {settings[i]!r}, got {job.setting!r}"
+        )
     seed = getattr(params, "seed", 0)
-    return entry.build(job, params, job_rng(seed, entry.key, entry.job_keys(params)[job.index]))
+    return entry.build(job, params, job_rng(seed, entry.key, job.setting.seed))
 
 
 def _paths(named: Mapping[str, Any] | None) -> dict[str, str]:

@@ -1,6 +1,7 @@
 # Filter comparison (issue 13 item 1): every filter of docs/filters.md on the shared workloads
 # (a)-(f), one job per workload, merged into one table, one figure with a panel per workload.
-FILTER_COMPARISON_WORKLOADS = ("a", "b", "c", "d", "e", "f")
+#: One table per workload, named as in run.py's registry.
+FILTER_COMPARISON_WORKLOADS = tuple(table_jobs("filter_comparison"))
 
 
 def _filter_comparison_norms(wildcards):

@@ -2,18 +2,15 @@
 # search (eps x grid point) -> merge -> select -> train (eps x regime x arm x trial) -> merge
 # -> summary -> plot. With params.tuned.source=fixed (the default scale) no search job runs:
 # the select rule writes the config's fixed values (table=fixed). Job i of a table is element
-# i of its list in jobs.py, seeded from it (run.py); GPU jobs declare gpu=1.
+# i of its job list (table_jobs: run.py's registry), seeded from it; GPU jobs declare gpu=1.
 from experiments.mnist_gd import jobs as mnist_jobs
 
 MNIST_P = experiment_config("mnist_gd")["params"]
 MNIST_DIR = f"results/mnist_gd/{SCALE}"
-MNIST_N_POINTS = (
-    len(MNIST_P["search"]["clip"]) * len(MNIST_P["search"]["steps"]) * len(MNIST_P["search"]["lr"])
-)
-MNIST_SEARCH_JOBS = mnist_jobs.search_jobs(len(MNIST_P["eps"]), MNIST_N_POINTS)
-MNIST_TRAIN_JOBS = mnist_jobs.train_jobs(len(MNIST_P["eps"]), MNIST_P["n_trials"])
-MNIST_SEARCH_PARTS = [f"{MNIST_DIR}/search/e{e}_p{p}.csv" for e, p in MNIST_SEARCH_JOBS]
-MNIST_TRAIN_PARTS = [f"{MNIST_DIR}/runs/e{e}_{r}_{a}_t{t}.csv" for e, r, a, t in MNIST_TRAIN_JOBS]
+MNIST_SEARCH_STEMS = [job.stem for job in table_jobs("mnist_gd")["search"]]
+MNIST_TRAIN_STEMS = [job.stem for job in table_jobs("mnist_gd")["train"]]
+MNIST_SEARCH_PARTS = [f"{MNIST_DIR}/search/{stem}.csv" for stem in MNIST_SEARCH_STEMS]
+MNIST_TRAIN_PARTS = [f"{MNIST_DIR}/runs/{stem}.csv" for stem in MNIST_TRAIN_STEMS]
 MNIST_FIXED = MNIST_P["tuned"]["source"] == "fixed"
 MNIST_CODE = code_inputs("experiments.mnist_gd.run")
 MNIST_RUN = f"python -m experiments.mnist_gd.run scale={SCALE}"
@@ -36,7 +33,7 @@ rule mnist_gd_search:
         e=r"\d+",
         point=r"\d+",
     params:
-        index=lambda w: MNIST_SEARCH_JOBS.index((int(w.e), int(w.point))),
+        index=lambda w, output: MNIST_SEARCH_STEMS.index(Path(output[0]).stem),
     threads: 1
     resources:
         runtime=per_scale(5, 10, 5),
@@ -85,10 +82,6 @@ rule mnist_gd_select:
         + " out={output} > {log} 2>&1"
 
 
-def _mnist_train_index(w):
-    return MNIST_TRAIN_JOBS.index((int(w.e), w.regime, w.arm, int(w.trial)))
-
-
 rule mnist_gd_train:
     input:
         data=PROCESSED["mnist"],
@@ -106,7 +99,7 @@ rule mnist_gd_train:
         arm="|".join(mnist_jobs.ARMS),
         trial=r"\d+",
     params:
-        index=_mnist_train_index,
+        index=lambda w, output: MNIST_TRAIN_STEMS.index(Path(output[0]).stem),
     threads: 1
     resources:
         runtime=per_scale(5, MNIST_TRAIN_MINUTES, 5),
@@ -120,7 +113,9 @@ rule mnist_gd_train:
 #: Per-example gradient norms of one run (tuned private GD at the largest eps, trial 0),
 #: replayed by the filter comparison's workload (e). That train job itself records them: this
 #: rule makes its table and the norms in one run (ruleorder), so nothing is trained twice.
-MNIST_NORMS_JOB = (len(MNIST_P["eps"]) - 1, "tuned", "gd", 0)
+MNIST_NORMS_INDEX = MNIST_TRAIN_STEMS.index(
+    mnist_jobs.norms_job(table_jobs("mnist_gd")["train"]).stem
+)
 MNIST_NORMS = f"{MNIST_DIR}/norms/gradient_norms.npz"
 
 ruleorder: mnist_gd_train_with_norms > mnist_gd_train
@@ -132,14 +127,14 @@ rule mnist_gd_train_with_norms:
         tuned=f"{MNIST_DIR}/tuned.csv",
         code=MNIST_CODE,
     output:
-        run=MNIST_TRAIN_PARTS[MNIST_TRAIN_JOBS.index(MNIST_NORMS_JOB)],
+        run=MNIST_TRAIN_PARTS[MNIST_NORMS_INDEX],
         norms=MNIST_NORMS,
     log:
         log_path("mnist_gd", "mnist_gd_train_with_norms"),
     benchmark:
         bench_path("mnist_gd", "mnist_gd_train_with_norms"),
     params:
-        index=MNIST_TRAIN_JOBS.index(MNIST_NORMS_JOB),
+        index=MNIST_NORMS_INDEX,
     threads: 1
     resources:
         runtime=per_scale(5, MNIST_TRAIN_MINUTES, 5),

@@ -10,7 +10,7 @@ One table per invocation (``table=``):
   records the whole grid's scores.
 * ``fixed``: the same layout from ``params.tuned.fixed`` (``params.tuned.source=fixed``, the
   default scale: no search job runs), each row saying where its values came from.
-* ``train``: one run, job ``index`` of (eps, regime, arm, trial) (jobs.py): private GD or
+* ``train``: one run, job ``index`` of (eps, regime, arm, trial) (jobs.TrainJob): private GD or
   Algorithm 3 with the tuned hyperparameters (``regime=tuned``) or with C x
   ``suboptimal_clip_factor`` and the noise s.d. sigma C and B_norm kept, so fewer steps
   (``regime=suboptimal``). One row per iterate (active examples, training accuracy, noisy
@@ -53,25 +53,11 @@ from experiments.mnist_gd.tables import (
 
 SEARCH, TRAIN = 0, 1  # first SeedSequence entry after the experiment seed (data: SUBSET)
 
-
-def _train_seeds(p: Params) -> list[tuple[int, ...]]:
-    """(eps index, regime, trial) of each train job: both arms of a trial share a seed."""
-    return [
-        (e, jobs.REGIMES.index(regime), trial)
-        for e, regime, _, trial in jobs.train_jobs(len(p.eps), p.n_trials)
-    ]
-
-
-TABLES = {
-    "search": Table(
-        search_table,
-        key=(SEARCH,),
-        jobs=lambda p: jobs.search_jobs(len(p.eps), len(p.search.points())),
-        inputs=("data",),
-    ),
+TABLES: dict[str, Table[Params]] = {
+    "search": Table(search_table, key=(SEARCH,), jobs=jobs.search_jobs, inputs=("data",)),
     "select": Table(select_table, inputs=("search",)),
     "fixed": Table(fixed_table),
-    "train": Table(train_table, key=(TRAIN,), jobs=_train_seeds, inputs=("data", "tuned")),
+    "train": Table(train_table, key=(TRAIN,), jobs=jobs.train_jobs, inputs=("data", "tuned")),
     "summary": Table(summary_table, inputs=("runs",)),
 }
 

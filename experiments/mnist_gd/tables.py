@@ -51,10 +51,10 @@ def privacy_columns(eps: float, delta: float, rho: float) -> dict[str, float]:
 
 def search_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """Private GD at one (eps, grid point), ``search.n_trials`` trials (trial t: substream t)."""
-    points = p.search.points()
-    eps_index, point = jobs.search_jobs(len(p.eps), len(points))[job.index]
+    setting = job.setting_as(jobs.SearchJob)
+    eps_index, point = setting.eps_index, setting.point
     eps = p.eps[eps_index]
-    clip, steps, lr = points[point]
+    clip, steps, lr = p.search.points()[point]
     device, (x, y, x_test, y_test) = setup(job, p)
     plan = plan_filtered_gd(
         eps, delta=p.delta, method=check_method(p.conversion), budget_steps=steps
@@ -189,7 +189,8 @@ def settings(
 def train_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """One run (eps, regime, arm, trial); its per-example gradient norms to ``outputs.norms``
     when the rule asks for them."""
-    eps_index, regime, arm, trial = jobs.train_jobs(len(p.eps), p.n_trials)[job.index]
+    setting = job.setting_as(jobs.TrainJob)
+    eps_index, regime, arm, trial = setting.eps_index, setting.regime, setting.arm, setting.trial
     device, (x, y, x_test, y_test) = setup(job, p)
     s, cols = settings(p, eps_index, regime, arm, tuned_values(job.input("tuned"), eps_index))
     model = fresh_model(rng.bit_generator.seed_seq, device)

@@ -1,6 +1,6 @@
 # Regehr et al., "Privacy filters are captured by residues": GDP residue filter (Fig. 1), the
 # natural filter's adaptive cost (Figs. 2, 3) and pure-DP query counts (ours).
-RESIDUE_TABLES = ("fig1", "fig2", "fig3", "counts")
+RESIDUE_TABLES = tuple(table_jobs("residue_filters"))  # one figure each
 
 
 rule residue_filters_run:

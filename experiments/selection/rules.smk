@@ -1,36 +1,26 @@
 # Lebensold, Precup and Balle 2024: Gaussian selection mechanisms (Sec. 4, App. B, C, D).
-# One job per setting (experiments/selection/jobs.py) -> parts/<table>/<job>.csv; a merge
+# One job per setting (table_jobs: run.py's registry) -> parts/<table>/<job>.csv; a merge
 # rule per table (experiments/common/merge.py); plots read the merged tables. NEAR jobs run
 # only with the NEAR raw file.
 import sys
 
-from experiments.common.config import load_params
-from experiments.selection.jobs import TABLES as _SELECTION_TABLES
-from experiments.selection.jobs import jobs as _selection_job_list
 from experiments.selection.plot import figure_names as _selection_figures
-from experiments.selection.schema import Params as _SelectionParams
 
-SELECTION = load_params(experiment_config("selection"), _SelectionParams)
 SELECTION_CODE = code_inputs("experiments.selection.run")
 SELECTION_DATA = {"bikes": PROCESSED["bikes"], "lcl": PROCESSED["lcl_matrix"],
                   "near": PROCESSED["near_matrix"]}
-
-
-def _selection_dataset(table, job):
-    if table in ("offline", "online"):
-        return getattr(SELECTION, table).tasks[job["task"]].dataset
-    if table == "calibration":
-        return SELECTION.offline.tasks[job["task"]].dataset
-    if table == "scalings":
-        return "lcl"
-    return None
+#: Every selection table's job settings, in the registry's table order.
+SELECTION_JOBS = table_jobs("selection")
+#: The tables of the GPU rule (selection_rnm_mc_job) and of the CPU rule (selection_job).
+SELECTION_GPU_TABLES = ("rnm_mc",)
+SELECTION_CPU_TABLES = [t for t in SELECTION_JOBS if t not in SELECTION_GPU_TABLES]
 
 
 def _selection_jobs(table):
     """Indices of the jobs of ``table`` whose dataset is available."""
     return [
-        i for i, job in enumerate(_selection_job_list(table, SELECTION))
-        if _selection_dataset(table, job) in (None, *[k for k, v in DATA_AVAILABLE.items() if v])
+        i for i, job in enumerate(SELECTION_JOBS[table])
+        if job.dataset in (None, *[k for k, v in DATA_AVAILABLE.items() if v])
     ]
 
 
@@ -40,7 +30,7 @@ if not DATA_AVAILABLE["near"]:
 
 
 def _selection_inputs(wildcards):
-    ds = _selection_dataset(wildcards.table, _selection_job_list(wildcards.table, SELECTION)[int(wildcards.job)])
+    ds = SELECTION_JOBS[wildcards.table][int(wildcards.job)].dataset
     return [SELECTION_DATA[ds]] if ds else []
 
 
@@ -61,7 +51,7 @@ rule selection_job:
     benchmark:
         bench_path("selection", "selection_job", "table", "job"),
     wildcard_constraints:
-        table="offline|online|heatmap|threshold_sweep|rnm_bounds|scalings|calibration",
+        table="|".join(SELECTION_CPU_TABLES),
         job=r"\d+",
     params:
         scale=SCALE,
@@ -112,19 +102,18 @@ rule selection_merge:
     benchmark:
         bench_path("selection", "selection_merge", "table"),
     wildcard_constraints:
-        table="offline|online|heatmap|threshold_sweep|rnm_mc|rnm_bounds|scalings|calibration",
+        table="|".join(SELECTION_JOBS),
     localrule: True
     shell:
         "python -m experiments.common.merge {output} {input.parts} > {log} 2>&1"
 
 
 def _selection_figure_names(table):
-    listed = [_selection_job_list(table, SELECTION)[i] for i in _selection_jobs(table)]
+    listed = [SELECTION_JOBS[table][i] for i in _selection_jobs(table)]
     if table == "offline":
-        tasks = [SELECTION.offline.tasks[j["task"]] for j in listed]
-        keys = list(dict.fromkeys((t.dataset, t.days) for t in tasks))
+        keys = list(dict.fromkeys((j.dataset, j.days) for j in listed))
     elif table == "online":
-        keys = list(dict.fromkeys(SELECTION.online.tasks[j["task"]].dataset for j in listed))
+        keys = list(dict.fromkeys(j.dataset for j in listed))
     else:
         keys = []
     return _selection_figures(table, keys)
@@ -133,8 +122,8 @@ def _selection_figure_names(table):
 #: Tables a plot reads besides its own (the calibration figure marks ours' eps90).
 _SELECTION_PLOT_EXTRA = {"calibration": ["offline"]}
 
-for _table in _SELECTION_TABLES:
-    if _table in ("offline", "online", "scalings", "calibration") and not _selection_jobs(_table):
+for _table in SELECTION_JOBS:
+    if not _selection_jobs(_table):
         continue  # no dataset of this table is available (missing_data=skip)
 
     rule:

@@ -1,7 +1,7 @@
 """One job of the Gaussian selection-mechanism experiments (Lebensold, Precup, Balle 2024).
 
-``table`` picks the experiment, ``index`` the job (its setting: experiments/selection/jobs.py;
-the tables: experiments/selection/tables.py):
+``table`` picks the experiment, ``index`` the job (its setting: a dataclass of
+experiments/selection/jobs.py; the tables: experiments/selection/tables.py):
 
 * offline: Figs. 9-16, accuracy (eq. 39) against eps of Gaussian RNM (ours, delta = 0, LPB
   Thm. 12; post-processing of the analytic Gaussian with sensitivity sqrt(d) Delta at
@@ -20,52 +20,32 @@ from __future__ import annotations
 
 from experiments.common.app import experiment_main
 from experiments.common.job import Table
-from experiments.selection.jobs import TABLES as NAMES
-from experiments.selection.jobs import jobs
+from experiments.selection import jobs
 from experiments.selection.schema import Params
 from experiments.selection.tables import (
     calibration_table,
     heatmap_table,
     offline_table,
     online_table,
-    per_job,
     rnm_bounds_table,
     rnm_mc_table,
     scalings_table,
+    tagged,
     threshold_sweep_table,
 )
 
-BUILDERS = {
-    "offline": offline_table,
-    "online": online_table,
-    "heatmap": heatmap_table,
-    "threshold_sweep": threshold_sweep_table,
-    "rnm_mc": rnm_mc_table,
-    "rnm_bounds": rnm_bounds_table,
-    "scalings": scalings_table,
-    "calibration": calibration_table,
-}
-INPUTS = {
-    "offline": ("data",),
-    "online": ("data",),
-    "calibration": ("data",),
-    "scalings": ("data", "daily"),
-}
+DATA = ("data",)
 
-
-def _job_keys(name: str):
-    """Job i of table ``name`` is seeded from (seed, table id, i)."""
-    return lambda p: [(i,) for i in range(len(jobs(name, p)))]
-
-
-TABLES = {
-    name: Table(
-        per_job(BUILDERS[name]),
-        key=(NAMES.index(name),),
-        jobs=_job_keys(name),
-        inputs=INPUTS.get(name, ()),
-    )
-    for name in NAMES
+#: Job i of a table is seeded from (seed, key, i): a new table takes the next free key.
+TABLES: dict[str, Table[Params]] = {
+    "offline": Table(tagged(offline_table), (0,), jobs.offline_jobs, DATA),
+    "online": Table(tagged(online_table), (1,), jobs.online_jobs, DATA),
+    "heatmap": Table(tagged(heatmap_table), (2,), jobs.heatmap_jobs),
+    "threshold_sweep": Table(tagged(threshold_sweep_table), (3,), jobs.one_job),
+    "rnm_mc": Table(tagged(rnm_mc_table), (4,), jobs.rnm_mc_jobs),
+    "rnm_bounds": Table(tagged(rnm_bounds_table), (5,), jobs.one_job),
+    "scalings": Table(tagged(scalings_table), (6,), jobs.scalings_jobs, (*DATA, "daily")),
+    "calibration": Table(tagged(calibration_table), (7,), jobs.calibration_jobs, DATA),
 }
 
 main = experiment_main("selection", Params, TABLES)

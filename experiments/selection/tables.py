@@ -1,15 +1,13 @@
 """The tables of the Gaussian selection-mechanism experiments (Lebensold, Precup, Balle 2024).
 
-One function per table, each given its job's setting (experiments/selection/jobs.py); see
-run.py for what each table reproduces.
+One function per table, each reading its job's setting (``job.setting``, a dataclass of
+experiments/selection/jobs.py); see run.py for what each table reproduces.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,7 +25,15 @@ from accounting.mechanisms.sparse_vector import GaussianAboveThreshold
 from experiments.common.job import Job, TableFn
 from experiments.selection.calibration import MECHANISMS, check_reading, reading_accuracy
 from experiments.selection.data import load_energy, load_series
-from experiments.selection.jobs import jobs
+from experiments.selection.jobs import (
+    CalibrationJob,
+    HeatmapJob,
+    OfflineJob,
+    OnlineJob,
+    RnmMcJob,
+    ScalingJob,
+    SelectionJob,
+)
 from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
 from experiments.selection.online import (
     account,
@@ -40,26 +46,22 @@ from experiments.selection.schema import Params
 
 log = logging.getLogger(__name__)
 
-#: A selection table of one job's setting (experiments/selection/jobs.py).
-SettingTable = Callable[[Job, Params, dict[str, Any], np.random.Generator], pd.DataFrame]
 
-
-def per_job(build: SettingTable) -> TableFn:
-    """The table function of ``build``: job i's setting from jobs.py, rows tagged ``job=i``."""
+def tagged(build: TableFn) -> TableFn:
+    """``build`` with its rows tagged ``job=<the job's number>`` (which part of the merged
+    table they came from)."""
 
     def table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
-        setting = jobs(job.table, p)[job.index]
-        log.info("table %s job %d: %s", job.table, job.index, setting)
-        return build(job, p, setting, rng).assign(job=job.index)
+        number = job.setting_as(SelectionJob).job
+        log.info("table %s job %d: %s", job.table, number, job.setting)
+        return build(job, p, rng).assign(job=number)
 
     return table
 
 
-def offline_table(
-    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
-) -> pd.DataFrame:
+def offline_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """Accuracy and eps of every mechanism on one (dataset, d) task."""
-    task = p.offline.tasks[setting["task"]]
+    task = p.offline.tasks[job.setting_as(OfflineJob).task]
     series, n_users = load_series(task.dataset, job.input("data"), p.data)
     if task.days > series.size:
         raise ValueError(f"params.offline.tasks.days={task.days} exceeds the {series.size} days")
@@ -175,27 +177,25 @@ def online_runs(
     return pd.concat(frames, ignore_index=True)
 
 
-def online_table(
-    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
-) -> pd.DataFrame:
+def online_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """One row per (run, instance): F1 of the run and the cumulative spends."""
-    task = p.online.tasks[setting["task"]]
+    setting = job.setting_as(OnlineJob)
+    task = p.online.tasks[setting.task]
     series, n_users = load_series(task.dataset, job.input("data"), p.data)
-    runs = online_runs(series, n_users, task.threshold, float(setting["sigma_x"]), p, rng)
+    runs = online_runs(series, n_users, task.threshold, float(setting.sigma_x), p, rng)
     return runs.assign(dataset=task.dataset)[["dataset", *runs.columns]]
 
 
-def scalings_table(
-    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
-) -> pd.DataFrame:
+def scalings_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """Figs. 5/19/20 on LCL under one scaling (scalings.py): one row per run, its F1 and
     final spends, with the scaling's series facts and sensitivity argument. The accountants
     use the paper's Delta = 1/N whatever the scaling (``valid_sensitivity``: the scaling's own)."""
-    name = setting["scaling"]
+    setting = job.setting_as(ScalingJob)
+    name = setting.scaling
     series, n_users, valid, days = scaled_series(
         name, *load_energy(job.input("data"), job.input("daily"))
     )
-    runs = online_runs(series, n_users, p.scalings.threshold, float(setting["sigma_x"]), p, rng)
+    runs = online_runs(series, n_users, p.scalings.threshold, float(setting.sigma_x), p, rng)
     last = runs.groupby("run", sort=True).tail(1)
     top = int(np.argmax(series))
     return pd.DataFrame(
@@ -222,31 +222,30 @@ def scalings_table(
     )
 
 
-def calibration_table(
-    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
-) -> pd.DataFrame:
+def calibration_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """Figs. 12b/15: exact accuracy (eq. 39) of EM and permute-and-flip on one offline task
     under one calibration reading (calibration.py), over ``offline.eps_grid``."""
-    task = p.offline.tasks[setting["task"]]
+    setting = job.setting_as(CalibrationJob)
+    task = p.offline.tasks[setting.task]
     series, n_users = load_series(task.dataset, job.input("data"), p.data)
     if task.days > series.size:
         raise ValueError(f"params.offline.tasks.days={task.days} exceeds the {series.size} days")
     q = series[: task.days]
-    reading = check_reading(setting["reading"])
+    reading = check_reading(setting.reading)
     return pd.DataFrame(
         [
             {
                 "dataset": task.dataset,
                 "d": task.days,
                 "n_users": n_users,
-                "reading": setting["reading"],
+                "reading": setting.reading,
                 "monotone": reading.monotone,
                 "sensitivity_n": 2 if reading.gap else 1,
                 "utility": "count" if reading.count else "mean",
                 "argument": reading.argument,
                 "mechanism": mech,
                 "eps": eps,
-                "accuracy": reading_accuracy(setting["reading"], mech, q, n_users, eps),
+                "accuracy": reading_accuracy(setting.reading, mech, q, n_users, eps),
             }
             for mech in MECHANISMS
             for eps in p.offline.eps_grid
@@ -270,12 +269,10 @@ def worst_case_stopping_times(
     )
 
 
-def heatmap_table(
-    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
-) -> pd.DataFrame:
+def heatmap_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """Ex-ante (Thm. 7 -> (eps, delta), improved conversion) minus ex-post (Thm. 17)."""
     h = p.heatmap
-    rho = float(setting["threshold"])
+    rho = float(job.setting_as(HeatmapJob).threshold)
     rows = []
     for sx in np.linspace(h.sigma_min, h.sigma_max, h.n_sigmas):
         sz = h.query_noise_ratio * sx
@@ -307,9 +304,7 @@ def heatmap_table(
     return pd.DataFrame(rows)
 
 
-def threshold_sweep_table(
-    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
-) -> pd.DataFrame:
+def threshold_sweep_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """Ex-post loss of halting at t against the threshold (Fig. 2)."""
     s = p.threshold_sweep
     sz = s.query_noise_ratio * s.sigma_x
@@ -333,31 +328,30 @@ def threshold_sweep_table(
     )
 
 
-def rnm_mc_table(
-    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
-) -> pd.DataFrame:
+def rnm_mc_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """Monte Carlo estimates of eq. (1) for one (sigma, d) and a chunk of trials."""
     import torch  # only the Monte Carlo jobs pay torch's ~2.4 s import
 
     from experiments.selection.sampler import resolve_device, rnm_eps_monte_carlo
 
     q = p.rnm_mc
+    setting = job.setting_as(RnmMcJob)
     device = resolve_device(job.device)
     gen = torch.Generator(device=device)
     gen.manual_seed(int(rng.integers(2**63 - 1)))
     numeric = gaussian_report_noisy_max_eps(
-        setting["d"], sigma=setting["sigma"], sensitivity=q.sensitivity
+        setting.d, sigma=setting.sigma, sensitivity=q.sensitivity
     )
     rows = []
-    for k in range(setting["n_trials"]):
+    for k in range(setting.n_trials):
         est = rnm_eps_monte_carlo(
-            setting["sigma"], q.sensitivity, setting["d"], q.n_samples, q.batch, gen, device
+            setting.sigma, q.sensitivity, setting.d, q.n_samples, q.batch, gen, device
         )
         rows.append(
             {
-                "sigma": setting["sigma"],
-                "d": setting["d"],
-                "trial": setting["first_trial"] + k,
+                "sigma": setting.sigma,
+                "d": setting.d,
+                "trial": setting.first_trial + k,
                 "n_samples": q.n_samples,
                 "estimate": est,
                 "numeric": numeric,
@@ -367,9 +361,7 @@ def rnm_mc_table(
     return pd.DataFrame(rows)
 
 
-def rnm_bounds_table(
-    job: Job, p: Params, setting: dict[str, Any], rng: np.random.Generator
-) -> pd.DataFrame:
+def rnm_bounds_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """Pure eps of RNM (Thm. 12) and the analytic Gaussian with sensitivity sqrt(d) Delta."""
     b = p.rnm_bounds
     rows = []

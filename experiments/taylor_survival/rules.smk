@@ -1,5 +1,5 @@
 # Taylor et al., "Realisation-Level Privacy Filtering", Sec. V: survival of filter stopping times.
-TAYLOR_SURVIVAL_TABLES = ("survival", "puredp")
+TAYLOR_SURVIVAL_TABLES = tuple(table_jobs("taylor_survival"))
 #: The params each table reads (config_digest): puredp only its section and the seed, survival
 #: everything else; a config edit reruns only the table whose own params changed.
 TAYLOR_SURVIVAL_OWN = {"survival": {"without": ("puredp",)}, "puredp": {"only": ("seed", "puredp")}}

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +13,15 @@ import pandas as pd
 import pytest
 
 from experiments.common.config import compose_config, load_params
-from experiments.common.job import Job, Table, build_table, job_rng, load_job, substream
+from experiments.common.job import (
+    ONLY_JOB,
+    Job,
+    Table,
+    build_table,
+    job_rng,
+    load_job,
+    substream,
+)
 from experiments.common.merge import merge
 from experiments.common.provenance import read_sidecar, write_table
 
@@ -46,24 +57,59 @@ def test_job_rng_and_substream_are_flat_seed_sequences():
 def test_registry_seeds_jobs_as_before(exp, table, index, key):
     """The key each registry gives a job at smoke scale: the seeds the tables were made with
     before the job contract (so the tables are the same bytes)."""
-    import importlib
-
     run = importlib.import_module(f"experiments.{exp}.run")
     params = load_params(compose_config(exp, "smoke"), run.Params)
     entry = run.TABLES[table]
-    assert (params.seed, *entry.key, *entry.job_keys(params)[index]) == key
+    assert (params.seed, *entry.key, *entry.settings(params)[index].seed) == key
 
 
 def test_mnist_arms_of_a_trial_share_their_seed():
     from experiments.mnist_gd import jobs, run
 
     params = load_params(compose_config("mnist_gd", "smoke"), run.Params)
-    keys = run.TABLES["train"].job_keys(params)
-    arms = {}
-    for (e, regime, arm, trial), k in zip(jobs.train_jobs(len(params.eps), 1), keys, strict=True):
-        arms.setdefault((e, regime, trial), set()).add(k)
-        assert arm in jobs.ARMS
+    arms: dict[tuple[int, str, int], set[tuple[int, ...]]] = {}
+    for job in run.TABLES["train"].settings(params):
+        assert isinstance(job, jobs.TrainJob) and job.arm in jobs.ARMS
+        arms.setdefault((job.eps_index, job.regime, job.trial), set()).add(job.seed)
     assert all(len(v) == 1 for v in arms.values()) and len(arms) == 2
+
+
+EXPERIMENTS = (
+    "adult_synth",
+    "filter_comparison",
+    "mnist_gd",
+    "residue_filters",
+    "scoreboard",
+    "selection",
+    "taylor_survival",
+)
+
+
+@pytest.mark.parametrize("scale", ["smoke", "default"])
+@pytest.mark.parametrize("exp", EXPERIMENTS)
+def test_every_job_is_a_frozen_setting_with_its_own_seed_and_file(exp, scale):
+    """A table's jobs are frozen dataclasses; the rules name each job's file by its stem, so
+    the stems of a table are distinct, and (but for the ones that share a stream on purpose:
+    MNIST's two arms of a trial, Adult's repeats keyed inside the job) so are the seeds."""
+    run = importlib.import_module(f"experiments.{exp}.run")
+    params = load_params(compose_config(exp, scale), run.Params)
+    for name, entry in run.TABLES.items():
+        settings = entry.settings(params)
+        assert settings, name
+        for s in settings:
+            assert dataclasses.is_dataclass(s), name
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(s, dataclasses.fields(s)[0].name, None)
+            assert all(isinstance(k, int) for k in s.seed)
+        if entry.jobs is not None:
+            assert len({s.stem for s in settings}) == len(settings), name
+            assert all(s.stem for s in settings), name
+
+
+@dataclass(frozen=True)
+class _Key:
+    seed: tuple[int, ...]
+    stem: str
 
 
 def _echo(job: Job, params: object, rng: np.random.Generator) -> pd.DataFrame:
@@ -72,7 +118,12 @@ def _echo(job: Job, params: object, rng: np.random.Generator) -> pd.DataFrame:
 
 TABLES = {
     "one": Table(_echo),
-    "many": Table(_echo, key=(4,), jobs=lambda p: [(0,), (1,), (1,)], inputs=("data",)),
+    "many": Table(
+        _echo,
+        key=(4,),
+        jobs=lambda p: [_Key((0,), "a"), _Key((1,), "b"), _Key((1,), "c")],
+        inputs=("data",),
+    ),
 }
 
 
@@ -112,8 +163,16 @@ def test_load_job_and_build_table():
     }
     job = load_job(cfg, TABLES, _Params())
     assert job == Job(
-        "many", 2, {"data": "d.csv"}, {"norms": "n.npz"}, Path("t.csv"), "cuda:1", "smoke"
+        "many",
+        2,
+        {"data": "d.csv"},
+        {"norms": "n.npz"},
+        Path("t.csv"),
+        "cuda:1",
+        "smoke",
+        _Key((1,), "c"),
     )
+    assert load_job({"table": "one", "out": "x.csv"}, TABLES, _Params()).setting == ONLY_JOB
     assert job.input("data") == "d.csv" and job.output("norms") == "n.npz"
     assert job.output("other") is None
     with pytest.raises(ValueError, match=r"inputs\.other must be a path .* given \['data'\]"):
@@ -121,7 +180,20 @@ def test_load_job_and_build_table():
     drawn = build_table(TABLES, job, _Params())
     assert drawn["draw"].iloc[0] == job_rng(11, 4, 1).integers(2**62)
     # jobs 1 and 2 share a key (as MNIST's two arms of a trial do)
-    assert drawn.equals(build_table(TABLES, Job("many", 1), _Params()).assign(index=2))
+    one = build_table(TABLES, Job("many", 1, setting=_Key((1,), "b")), _Params())
+    assert drawn.equals(one.assign(index=2))
+
+
+def test_a_job_whose_setting_is_not_its_tables_is_refused():
+    """The seed is the setting's: a hand-made job must carry job ``index``'s own setting."""
+    with pytest.raises(ValueError, match=r"job 1 of table 'many' has setting .*'b'.*, got"):
+        build_table(TABLES, Job("many", 1), _Params())
+    with pytest.raises(ValueError, match=r"job 1 of table 'many' has setting"):
+        build_table(TABLES, Job("many", 1, setting=_Key((1,), "c")), _Params())
+    with pytest.raises(ValueError, match=r"index \(a job of table 'one'\)"):
+        build_table(TABLES, Job("one", 1), _Params())
+    with pytest.raises(ValueError, match=r"table 'one' needs a _Key setting, got OnlyJob"):
+        Job("one").setting_as(_Key)
 
 
 def _part(path: Path, rows: dict, timings: dict) -> Path:

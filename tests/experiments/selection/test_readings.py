@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 from experiments.common.config import compose_config, load_params
 from experiments.selection.calibration import READINGS, reading_accuracy, reading_probabilities
 from experiments.selection.data import energy_series
-from experiments.selection.jobs import jobs
+from experiments.selection.jobs import calibration_jobs, scalings_jobs
 from experiments.selection.metrics import calibration_claims, scalings_metrics
 from experiments.selection.offline import exact_accuracy
 from experiments.selection.scalings import SCALINGS, scaled_series
@@ -137,8 +137,8 @@ def test_bad_reading_or_mechanism_is_refused():
 def test_schema_refuses_bad_variant_names_and_jobs_cross_them():
     cfg = OmegaConf.create(OmegaConf.to_container(compose_config("selection", "smoke")))
     p = load_params(cfg, Params)
-    assert len(jobs("scalings", p)) == len(p.scalings.names) * len(p.scalings.sigmas_x)
-    assert len(jobs("calibration", p)) == len(p.offline.tasks) * len(p.calibration.readings)
+    assert len(scalings_jobs(p)) == len(p.scalings.names) * len(p.scalings.sigmas_x)
+    assert len(calibration_jobs(p)) == len(p.offline.tasks) * len(p.calibration.readings)
     for key, bad in (
         ("scalings", {"names": ["clip30", "max"]}),
         ("calibration", {"readings": ["x"]}),

@@ -22,7 +22,8 @@ from accounting.mechanisms.sparse_vector import (
     gaussian_above_threshold_rdp_nonnegative,
 )
 from experiments.common.config import compose_config, load_params
-from experiments.selection.jobs import jobs
+from experiments.selection import run as selection_run
+from experiments.selection.jobs import online_jobs
 from experiments.selection.metrics import eps_at_accuracy
 from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
 from experiments.selection.online import (
@@ -188,13 +189,35 @@ def test_offline_accuracy_limits():
 def test_schema_refuses_bad_keys_and_ranges():
     cfg = OmegaConf.create(OmegaConf.to_container(compose_config("selection", "smoke")))
     p = load_params(cfg, Params)
-    assert len(jobs("online", p)) == sum(len(t.sigmas_x) for t in p.online.tasks)
+    assert len(online_jobs(p)) == sum(len(t.sigmas_x) for t in p.online.tasks)
     bad = OmegaConf.merge(cfg, {"params": {"online": {"n_rnus": 3}}})
     with pytest.raises(ValueError, match="n_rnus"):
         load_params(bad, Params)
     bad = OmegaConf.merge(cfg, {"params": {"online": {"query_noise_ratio": 1.0}}})
     with pytest.raises(ValueError, match="query_noise_ratio"):
         load_params(bad, Params)
+
+
+@pytest.mark.parametrize("scale", ["smoke", "default"])
+def test_each_job_setting_names_the_dataset_it_reads(scale):
+    """The rules skip a job whose dataset is missing and hand it that dataset's file, reading
+    both from the job's setting: it must be its task's dataset (scalings: LCL; none else)."""
+    p = load_params(compose_config("selection", scale), Params)
+    jobs = {name: table.settings(p) for name, table in selection_run.TABLES.items()}
+    for name, settings in jobs.items():
+        assert [s.job for s in settings] == list(range(len(settings))), name
+    keys = [table.key for table in selection_run.TABLES.values()]
+    assert len(set(keys)) == len(keys)  # no two tables share a stream
+    assert [(s.dataset, s.days) for s in jobs["offline"]] == [
+        (t.dataset, t.days) for t in p.offline.tasks
+    ]
+    online = [t.dataset for t in p.online.tasks for _ in t.sigmas_x]
+    assert [s.dataset for s in jobs["online"]] == online
+    calibration = [t.dataset for t in p.offline.tasks for _ in p.calibration.readings]
+    assert [s.dataset for s in jobs["calibration"]] == calibration
+    assert {s.dataset for s in jobs["scalings"]} == {"lcl"}
+    for name in ("heatmap", "threshold_sweep", "rnm_mc", "rnm_bounds"):
+        assert {s.dataset for s in jobs[name]} == {None}, name
 
 
 @pytest.mark.parametrize(
