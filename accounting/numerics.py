@@ -141,6 +141,13 @@ def _neg_erfcx_prime(t: np.ndarray) -> np.ndarray:
     return np.where(big, series / _SQRT_PI, out)
 
 
+def erfcx_diff_is_short(u: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Where :func:`log_erfcx_diff` integrates (h <= l(u) / 10, see there) rather than
+    subtracts; shared with the error bound of :func:`accounting._outward.log_hockey_stick_up`."""
+    length = np.where(u >= 0, np.maximum(1.0, u), 1.0 / np.maximum(1.0, -2.0 * u))
+    return h <= _SHORT * length
+
+
 def log_erfcx_diff(u: float | np.ndarray, h: float | np.ndarray) -> float | np.ndarray:
     """log(erfcx(u) - erfcx(u + h)) for h >= 0, erfcx(x) = e^{x^2} erfc(x) (decreasing).
 
@@ -157,8 +164,7 @@ def log_erfcx_diff(u: float | np.ndarray, h: float | np.ndarray) -> float | np.n
     if not (np.all(np.isfinite(u)) and np.all(np.isfinite(h))) or np.any(h < 0):
         raise ValueError("log_erfcx_diff needs finite u and h >= 0")
     u, h = np.broadcast_arrays(u, h)
-    length = np.where(u >= 0, np.maximum(1.0, u), 1.0 / np.maximum(1.0, -2.0 * u))
-    short = h <= _SHORT * length
+    short = erfcx_diff_is_short(u, h)
     out = np.empty(u.shape)
     if np.any(short):
         out[short] = _gauss_legendre_log(lambda t: np.log(_neg_erfcx_prime(t)), u[short], h[short])

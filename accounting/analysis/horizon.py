@@ -13,8 +13,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from scipy import optimize
-
 from accounting import _checks
 from accounting.costs import EpsDelta, RenyiCurve
 from accounting.filters.base import Filter
@@ -87,6 +85,8 @@ def advanced_split(
             (delta - delta_pp) / t * _SPLIT_SAFETY, sensitivity=sensitivity, sigma=sigma
         )
         return rogers_k([eps_i] * t, eps, delta_g=delta, delta_pp=delta_pp)
+
+    from scipy import optimize  # lazy: slow to import (every job imports accounting)
 
     res = optimize.minimize_scalar(k_of, bounds=(-30.0, math.log1p(-1e-9)), method="bounded")
     return float(res.fun), delta * math.exp(res.x)

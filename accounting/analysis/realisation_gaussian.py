@@ -13,7 +13,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from accounting import _checks
 from accounting.filters.realisation import GaussianLoss, realisation_delta
@@ -93,6 +93,8 @@ def gaussian_parameters(n_max: int, delta: float) -> tuple[float, float]:
         return -float(special.ndtri(dt)) - float(special.ndtri(theta_of(dt)))
 
     lower, upper = -60.0, math.log1p(-1e-12)
+    from scipy import optimize  # lazy: slow to import (every job imports accounting)
+
     res = optimize.minimize_scalar(
         objective, bounds=(lower, upper), method="bounded", options={"xatol": 1e-10}
     )

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import mpmath
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import erfinv, log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
 
 from accounting import _checks
+from accounting._outward import delta_from_log_up, log_hockey_stick_up, sum_down, up_sum
 from accounting.costs import EpsDelta, Gdp, PureDP, parameter_of
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
@@ -59,28 +59,36 @@ def _mu(mu: float | Gdp) -> float:
 
 
 def gdp_log_delta(eps: float | np.ndarray, mu: float | Gdp) -> float | np.ndarray:
-    """log delta_mu(eps) for real eps and mu > 0, accurate down to deltas far below 1e-300.
+    """log delta_mu(eps) for real eps and mu > 0, accurate down to deltas far below 1e-300,
+    never below the exact value (docs/accounting.md, "Rounding").
 
     Evaluated by :func:`accounting.numerics.log_gaussian_hockey_stick` (a common Gaussian
     factor taken out exactly, a well-conditioned difference of scaled tails left; tests:
-    mpmath).
+    mpmath) and rounded up by its error bound, 2^-46 of the terms' magnitudes
+    (:func:`accounting._outward.log_hockey_stick_up`).
     """
     mu = _checks.positive("mu", _mu(mu))
     e = _eps_array(eps)
-    out = np.asarray(log_gaussian_hockey_stick(e, mu))
+    out = np.asarray(log_hockey_stick_up(e, mu))
     if np.any(np.isnan(out)):
         raise ValueError("gdp_log_delta evaluated to NaN")
     return float(out) if e.ndim == 0 else out
 
 
 def gdp_delta(eps: float | np.ndarray, mu: float | Gdp) -> float | np.ndarray:
-    """delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (DRS 2022, Cor. 2.13).
+    """delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (DRS 2022, Cor. 2.13),
+    never below the exact value: e^{:func:`gdp_log_delta`} one ulp up (its margin covers the
+    rounding of exp; the ulp, a subnormal or underflowed result), capped at 1.
 
-    mu = 0 is the identity pair: delta(eps) = max(0, 1 - e^eps).
+    mu = 0 is the identity pair: delta(eps) = max(0, 1 - e^eps), rounded up.
     """
     mu = _checks.nonnegative("mu", _mu(mu))
     e = _eps_array(eps)
-    out = np.maximum(0.0, -np.expm1(e)) if mu == 0 else np.exp(gdp_log_delta(e, mu))
+    if mu == 0:
+        gap = np.where(e < 0.0, -np.expm1(np.minimum(e, 0.0)), 0.0)  # expm1 within 4 ulp
+        out = np.minimum(up_sum(gap, gap), 1.0)
+    else:
+        out = delta_from_log_up(gdp_log_delta(e, mu))
     return float(out) if e.ndim == 0 else out
 
 
@@ -110,6 +118,8 @@ def gdp_eps(mu: float | Gdp, *, delta: float) -> float:
         hi *= 2.0
     if not math.isfinite(hi):  # eps >= mu^2/2 - O(mu) is beyond the float range
         raise ValueError(f"mu={mu!r} is too large: its eps at delta={delta!r} exceeds the floats")
+    from scipy.optimize import brentq  # lazy: slow to import (every job imports accounting)
+
     eps = brentq(gap, 0.0, hi, xtol=1e-14, rtol=1e-15)
 
     def float_safe(e: float) -> bool:
@@ -144,6 +154,8 @@ def gdp_budget(eps: float, *, delta: float) -> float:
         lo *= 1e-9
         if lo < 1e-290:
             raise ValueError(f"delta={delta!r} is too small for a GDP budget at eps={eps!r}")
+    from scipy.optimize import brentq  # lazy: slow to import (every job imports accounting)
+
     if lo == 1e-9:
         mu = brentq(lambda m: gdp_log_delta(eps, m) - target, lo, hi, xtol=1e-14)
     else:  # a bracket over hundreds of decades: solve in log mu
@@ -195,7 +207,7 @@ def gdp_log_delta_slope(eps: float | np.ndarray, mu: float) -> float | np.ndarra
     """
     mu = _checks.positive("mu", mu)
     e = _eps_array(eps)
-    out = -np.exp(e + gdp_log_abs_slope(e, mu) - gdp_log_delta(e, mu))
+    out = -np.exp(e + gdp_log_abs_slope(e, mu) - log_gaussian_hockey_stick(e, mu))
     return float(out) if e.ndim == 0 else out
 
 
@@ -249,9 +261,29 @@ def gdp_pure_dp_delta(eps: float | np.ndarray, mu: float, eps0: float) -> float 
     The PLD of RR_eps0 is +eps0 with probability p = e^eps0 / (1 + e^eps0) and -eps0 with
     probability 1 - p (under P), so by :func:`gdp_composed_log_delta`
     delta(eps) = p delta_mu(eps - eps0) + (1 - p) delta_mu(eps + eps0).
+
+    Never below the exact value (docs/accounting.md, "Rounding"): each delta_mu is rounded up
+    (:func:`accounting._outward.log_hockey_stick_up`) at its argument rounded down, and the
+    log-sum of the two non-negative terms, log p + log delta_mu(.) with log p within
+    4u (1 + |log p|) (u = 2^-53), is within 8u (1 + |v| + sum_i w_i (1 + |log p_i| +
+    |log delta_i|)), w_i each term's share of the sum, which ``up_sum`` covers (64u).
     """
     eps0 = _checks.nonnegative("eps0", eps0)
-    return np.exp(gdp_composed_log_delta(eps, mu, Pld.pure_dp(eps0)))
+    mu = _checks.positive("mu", mu)
+    e = _eps_array(eps)
+    # delta_mu decreases in eps: its up-rounded log at eps -+ eps0 rounded down bounds it
+    v1 = np.asarray(log_hockey_stick_up(sum_down(e, -eps0), mu))
+    v0 = np.asarray(log_hockey_stick_up(sum_down(e, eps0), mu))
+    l1, l0 = log_expit(eps0), log_expit(-eps0)
+    t1, t0 = l1 + v1, l0 + v0
+    out = np.logaddexp(t1, t0)
+    with np.errstate(invalid="ignore"):
+        w1, w0 = np.exp(t1 - out), np.exp(t0 - out)
+        magnitude = 1.0 + np.abs(out)
+        magnitude = magnitude + np.where(w1 > 0.0, w1 * (1.0 - l1 + np.abs(v1)), 0.0)
+        magnitude = magnitude + np.where(w0 > 0.0, w0 * (1.0 - l0 + np.abs(v0)), 0.0)
+    delta = delta_from_log_up(up_sum(out, magnitude))
+    return float(delta) if e.ndim == 0 else delta
 
 
 def gdp_composed_tradeoff(

@@ -16,9 +16,9 @@ from scipy.special import log_ndtr
 
 from accounting import _checks
 from accounting.curves.domination import mixture_below_certificate
-from accounting.curves.gdp import gdp_log_delta, gdp_log_delta_slope
+from accounting.curves.gdp import gdp_log_delta_slope
 from accounting.curves.pld import Pld
-from accounting.numerics import logsumexp
+from accounting.numerics import log_gaussian_hockey_stick, logsumexp
 
 _MASS_TOL = 1e-12  # +inf / -inf masses below this are float noise of a PLD's construction
 _TAIL_CAP = 1e5
@@ -78,9 +78,9 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
     def evaluate(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         shifted = x[:, None] - pld.losses
         return (
-            np.asarray(gdp_log_delta(shifted, nu)) + log_p,
+            np.asarray(log_gaussian_hockey_stick(shifted, nu)) + log_p,
             np.asarray(gdp_log_delta_slope(shifted, nu)),
-            np.asarray(gdp_log_delta(x, mu)),
+            np.asarray(log_gaussian_hockey_stick(x, mu)),
         )
 
     grid = np.linspace(0.0, e_hi, math.ceil(e_hi / step) + 1)

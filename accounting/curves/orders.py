@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import optimize
 
 
 def _finite_or_inf(fn: Callable[[np.ndarray], np.ndarray], u: np.ndarray) -> np.ndarray:
@@ -49,6 +48,8 @@ def minimise_over_orders(
     lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
     if not (lo < hi and np.isfinite(best)):
         return best, best_u
+    from scipy import optimize  # lazy: slow to import (every job imports accounting)
+
     res = optimize.minimize_scalar(
         lambda u: float(_finite_or_inf(fn, np.array(u))), bounds=(lo, hi), method="bounded"
     )

@@ -45,6 +45,7 @@ import numpy as np
 from scipy import special
 
 from accounting import _checks
+from accounting._outward import SUM_REL, sum_down
 from accounting.numerics import nudge_up
 
 _MASS_TOL = 1e-9
@@ -115,10 +116,11 @@ class Pld:
         """The worst case of pure eps-DP: loss eps w.p. e^eps/(1+e^eps), -eps otherwise.
 
         It is the PLD of randomized response RR_eps, which every eps-DP pair is a
-        post-processing of (Kairouz, Oh and Viswanath 2015, Thm. 2.1).
+        post-processing of (Kairouz, Oh and Viswanath 2015, Thm. 2.1); a :class:`PureDpPld`,
+        whose delta is its closed form rounded up.
         """
         eps = _checks.nonnegative("eps", eps)
-        return cls(np.array([-eps, eps]), special.expit(np.array([-eps, eps])), 0.0)
+        return PureDpPld(np.array([-eps, eps]), special.expit(np.array([-eps, eps])), 0.0)
 
     @cached_property
     def _log_q(self) -> np.ndarray:
@@ -236,6 +238,33 @@ class Pld:
             raise ValueError("the PLD has mass at +inf, so its Renyi divergence is infinite")
         log_moment = np.logaddexp.reduce(np.log(self.probs) + (alpha - 1.0) * self.losses)
         return _checks.result("renyi divergence", float(log_moment) / (alpha - 1.0))
+
+
+class PureDpPld(Pld):
+    """The PLD of randomized response RR_eps0 (:meth:`Pld.pure_dp`), whose hockey-stick curve
+    is evaluated from its closed form and rounded up: never below the exact value.
+
+    With p = e^eps0 / (1 + e^eps0) (Kairouz, Oh and Viswanath 2015, Thm. 2.1; the Q-mass is
+    p e^-eps0 + (1 - p) e^eps0 = 1 exactly), delta(eps) = 0 for eps >= eps0,
+    p (1 - e^{eps - eps0}) for -eps0 <= eps < eps0 and 1 - e^eps below -eps0. eps - eps0
+    is rounded down (``sum_down``; delta decreases in it), expm1 and expit are within 4 ulp,
+    so each float value is within 9 ulp, which 2^-46 relative (64 ulp) covers, one ulp up for
+    a subnormal result. The losses and probabilities are those of :meth:`Pld.pure_dp`, so
+    composition and trade-off curves are unchanged.
+    """
+
+    def delta(self, eps: float | np.ndarray) -> float | np.ndarray:
+        e = np.asarray(eps, dtype=np.float64)
+        if np.any(np.isnan(e)):
+            raise ValueError("eps must not be NaN")
+        eps0 = float(self.losses[-1])
+        gap = sum_down(np.maximum(e, -eps0), -eps0)  # eps - eps0 rounded down, on [-eps0, eps0)
+        middle = -np.expm1(np.minimum(gap, 0.0)) * special.expit(eps0)
+        below = -np.expm1(np.minimum(e, 0.0))
+        value = np.where(e < -eps0, below, middle)
+        out = np.where(e >= eps0, 0.0, np.nextafter(value * (1.0 + SUM_REL), np.inf))
+        out = np.minimum(out, 1.0)
+        return float(out) if e.ndim == 0 else out
 
 
 def _grid_index(losses: np.ndarray, step: float) -> np.ndarray:

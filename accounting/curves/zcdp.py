@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from accounting import _checks
-from accounting._outward import up_sum
+from accounting._outward import delta_from_log_up, up_sum
 from accounting.costs import Zcdp, parameter_of
 from accounting.curves.orders import minimise_over_orders
 from accounting.curves.rdp import DEFAULT_METHOD, Method, check_method
@@ -176,10 +176,20 @@ def zcdp_to_delta(rho: float | Zcdp, eps: float) -> float:
     s = rho + eps
     num = s + math.hypot(s, math.sqrt(8.0 * rho)) - 4.0 * rho
     u0 = math.log(num) - math.log(4.0 * rho) if num > 0 else eps - rho - 1.0
-    log_delta = _minimise_over_orders(lambda u: _cks_log_delta_at(u, rho, eps), u0)
-    if log_delta == -math.inf:  # delta below the smallest double
-        return 0.0
-    return min(1.0, math.exp(min(0.0, _checks.finite_result("log delta", log_delta))))
+    log_min, u = _argmin_over_orders(lambda u: _cks_log_delta_at(u, rho, eps), u0)
+    # Cor. 13 holds at every order, so the bound is evaluated again at the double x = alpha - 1
+    # the search found, from x alone, and rounded up by its terms' magnitudes (a few ulps each).
+    x = math.exp(u)
+    if not 0.0 < x < math.inf:  # alpha - 1 below the smallest double: delta is ~1 there
+        return 1.0
+    gap = x * ((1.0 + x) * rho - eps)
+    log_alpha = math.log1p(x)
+    tail = x * math.log1p(1.0 / x)
+    magnitude = x * ((1.0 + x) * rho + eps) + log_alpha + tail
+    if magnitude == math.inf and log_min < -2000.0:  # far below the smallest double
+        return math.nextafter(0.0, 1.0)
+    log_delta = up_sum(gap - log_alpha - tail, _checks.finite_result("log delta", magnitude))
+    return float(delta_from_log_up(min(0.0, log_delta)))
 
 
 def zcdp_budget(eps: float, *, delta: float, method: Method = DEFAULT_METHOD) -> float:

@@ -19,6 +19,7 @@ import numpy as np
 from scipy import special
 
 from accounting import _checks
+from accounting._outward import delta_from_log_up, log_hockey_stick_up
 from accounting.costs import Gdp, RenyiCurve, Zcdp
 from accounting.curves.pld import Pld, discretise_continuous
 from accounting.curves.rdp import DEFAULT_ORDERS
@@ -73,28 +74,40 @@ def gaussian_gdp(*, sensitivity: float, sigma: float) -> Gdp:
     return Gdp(fraction_up(Fraction(sensitivity) / Fraction(sigma)))
 
 
+def _mu_up(sensitivity: float, sigma: float) -> float:
+    """D / sigma rounded up (delta(eps) increases with mu = D / sigma)."""
+    _mu(sensitivity, sigma)
+    return fraction_up(Fraction(sensitivity) / Fraction(sigma))
+
+
+def _log_delta_up(eps: float, sensitivity: float, sigma: float) -> float:
+    """log delta(eps) rounded up, at mu = D / sigma rounded up."""
+    return float(log_hockey_stick_up(eps, _mu_up(sensitivity, sigma)))
+
+
 def _satisfies(log_delta: float, delta: float) -> bool:
     """delta(eps) <= delta both in log space and as ``gaussian_delta`` returns it."""
-    return log_delta <= math.log(delta) and math.exp(log_delta) <= delta
+    return log_delta <= math.log(delta) and float(delta_from_log_up(log_delta)) <= delta
 
 
 def gaussian_log_delta(eps: float, *, sensitivity: float, sigma: float) -> float:
-    """log of the exact delta(eps) of the Gaussian mechanism (Balle and Wang 2018, Thm. 8).
+    """log of the exact delta(eps) of the Gaussian mechanism (Balle and Wang 2018, Thm. 8),
+    never below it: mu = D / sigma rounded up (delta increases with mu) and the float value
+    rounded up by its error bound, 2^-46 of the terms' magnitudes
+    (:func:`accounting._outward.log_hockey_stick_up`).
 
     Finite even where delta itself underflows, e.g. log delta = -1e4.
     """
     eps = _checks.nonnegative("eps", eps)
-    return _checks.result(
-        "log delta", float(log_gaussian_hockey_stick(eps, _mu(sensitivity, sigma)))
-    )
+    return _checks.result("log delta", _log_delta_up(eps, sensitivity, sigma))
 
 
 def gaussian_delta(eps: float, *, sensitivity: float, sigma: float) -> float:
     """Exact delta(eps) = Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D) of the
-    Gaussian mechanism (Balle and Wang 2018, Thm. 8), accurate to ~1e-12 relative down to
-    1e-300 (see ``accounting.numerics.log_gaussian_hockey_stick``); 0.0 only where
-    delta < 1e-323."""
-    return math.exp(gaussian_log_delta(eps, sensitivity=sensitivity, sigma=sigma))
+    Gaussian mechanism (Balle and Wang 2018, Thm. 8), never below it: e^{gaussian_log_delta}
+    one ulp up (:func:`accounting._outward.delta_from_log_up`), within ~1e-12 relative of
+    the exact value down to 1e-300 and the least positive double where it underflows."""
+    return float(delta_from_log_up(gaussian_log_delta(eps, sensitivity=sensitivity, sigma=sigma)))
 
 
 def gaussian_eps(delta: float, *, sensitivity: float, sigma: float) -> float:
@@ -107,12 +120,16 @@ def gaussian_eps(delta: float, *, sensitivity: float, sigma: float) -> float:
     delta = _checks.open_unit("delta", delta)
     mu = _mu(sensitivity, sigma)
     target = math.log(delta)
-    if log_gaussian_hockey_stick(0.0, mu) <= target:
+    if _satisfies(_log_delta_up(0.0, sensitivity, sigma), delta):
         return 0.0
     # delta(eps) <= Phi(a) <= e^{-a^2/2} / 2 for a <= 0, so this eps is above the root.
     hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * (-target - _LOG2 + 1.0)) + 1.0
-    eps = root_decreasing(lambda e: float(log_gaussian_hockey_stick(e, mu)) - target, 0.0, hi)
-    return nudge_up(lambda e: _satisfies(float(log_gaussian_hockey_stick(e, mu)), delta), eps)
+
+    def gap(e: float) -> float:
+        return float(log_gaussian_hockey_stick(e, mu)) - target
+
+    eps = root_decreasing(gap, 0.0, hi) if gap(0.0) > 0 else 0.0  # else: only the margin
+    return nudge_up(lambda e: _satisfies(_log_delta_up(e, sensitivity, sigma), delta), eps)
 
 
 def gaussian_sigma(eps: float, *, delta: float, sensitivity: float) -> float:
@@ -140,10 +157,7 @@ def gaussian_sigma(eps: float, *, delta: float, sensitivity: float) -> float:
     sigma = sensitivity * math.exp(root)
     if not math.isfinite(sigma):
         raise ValueError(too_large)
-    sigma = nudge_up(
-        lambda s: _satisfies(float(log_gaussian_hockey_stick(eps, sensitivity / s)), delta),
-        sigma,
-    )
+    sigma = nudge_up(lambda s: _satisfies(_log_delta_up(eps, sensitivity, s), delta), sigma)
     if not math.isfinite(sigma):
         raise ValueError(too_large)
     return sigma
@@ -181,15 +195,21 @@ def gaussian_pld(
 
 
 def gaussian_zcdp_delta(rho: float, eps: float) -> float:
-    """Exact delta(eps) of the Gaussian mechanism that is exactly rho-zCDP.
+    """Exact delta(eps) of the Gaussian mechanism that is exactly rho-zCDP, never below it.
 
     rho = Delta^2 / (2 sigma^2) (Bun and Steinke 2016, Prop. 1.6), so mu = Delta / sigma =
-    sqrt(2 rho) and delta is Balle and Wang 2018, Thm. 8 (``gaussian_delta``). No conversion
-    of rho-zCDP can certify a smaller delta, since this mechanism is rho-zCDP.
+    sqrt(2 rho) and delta is Balle and Wang 2018, Thm. 8 (``gaussian_delta``, rounded up);
+    mu is the root rounded up (sqrt rounds to nearest: one ulp up where inexact). No
+    conversion of rho-zCDP can certify a smaller delta, since this mechanism is rho-zCDP.
     """
     rho = _checks.nonnegative("rho", rho)
     eps = _checks.nonnegative("eps", eps)
-    return 0.0 if rho == 0.0 else gaussian_delta(eps, sensitivity=math.sqrt(2.0 * rho), sigma=1.0)
+    if rho == 0.0:
+        return 0.0
+    mu = math.sqrt(2.0 * rho)
+    if Fraction(mu) ** 2 < 2 * Fraction(rho):
+        mu = math.nextafter(mu, math.inf)
+    return gaussian_delta(eps, sensitivity=mu, sigma=1.0)
 
 
 def gaussian_zcdp_eps(rho: float, *, delta: float) -> float:

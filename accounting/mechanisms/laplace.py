@@ -16,7 +16,7 @@ import numpy as np
 from accounting import _checks
 from accounting._outward import TINY, pure_rdp_up
 from accounting.curves.pld import Pld, discretise_continuous
-from accounting.numerics import log1mexp, log_sub_exp
+from accounting.numerics import exact_at_most, exact_upper, log1mexp, log_sub_exp, nudge_up
 
 _LOG2 = math.log(2.0)
 
@@ -25,23 +25,52 @@ def _eps0(sensitivity: float, scale: float) -> float:
     return _checks.sensitivity_ratio(sensitivity, "scale", scale)
 
 
+def _eps0_up(sensitivity: float, scale: float) -> float:
+    """eps0 = D / b rounded up (every cost of the mechanism increases with eps0)."""
+    eps0 = _eps0(sensitivity, scale)
+    if Fraction(eps0) * Fraction(scale) < Fraction(sensitivity):
+        eps0 = math.nextafter(eps0, math.inf)
+    return eps0
+
+
 def laplace_delta(eps: float, *, sensitivity: float, scale: float) -> float:
-    """Exact delta(eps) = max(0, 1 - e^{(eps - eps0)/2}) of the Laplace mechanism.
+    """Exact delta(eps) = max(0, 1 - e^{(eps - eps0)/2}) of the Laplace mechanism, never below
+    it.
 
     Derived from the hockey-stick divergence: the set {L > eps} is o < (D - eps b)/2, whose
     P-mass minus e^eps times its Q-mass is 1 - e^{(eps - eps0)/2} (the same closed form
     as dp_accounting's LaplacePrivacyLoss; Balle et al. 2018 give the general
     construction). It is 0 for eps >= eps0: pure eps0-DP.
+
+    Safe side (docs/accounting.md, "Rounding"): the float -expm1((eps - eps0) / 2), stepped
+    up (``nudge_up``) until it is >= the exact value, decided in interval arithmetic
+    (``exact_at_most``: -expm1((eps - D/b) / 2) at 320 bits, no cancellation at any gap), so
+    within an ulp or two of it: the margin that an inverse (``laplace_eps``) amplifies by
+    1 / (1 - delta) stays small.
     """
     eps = _checks.nonnegative("eps", eps)
     eps0 = _eps0(sensitivity, scale)
-    return -math.expm1((eps - eps0) / 2.0) if eps < eps0 else 0.0
+    if Fraction(eps) * Fraction(scale) >= Fraction(sensitivity):  # eps >= D / b exactly
+        return 0.0
+
+    def exact_ok(d: float) -> bool:
+        return exact_at_most(
+            lambda iv: -iv.expm1((iv.mpf(eps) - iv.mpf(sensitivity) / scale) / 2), d
+        )
+
+    return nudge_up(exact_ok, -math.expm1((eps - eps0) / 2.0))
 
 
 def laplace_eps(delta: float, *, sensitivity: float, scale: float) -> float:
-    """Smallest eps >= 0 with laplace_delta(eps) <= delta: max(0, eps0 + 2 log(1 - delta))."""
+    """Smallest eps >= 0 with laplace_delta(eps) <= delta: max(0, eps0 + 2 log(1 - delta)),
+    never below the exact value: D / b + 2 log(1 - delta) in interval arithmetic, rounded up
+    (``exact_upper``; 320 bits, the float range's cancellation is far below them)."""
     delta = _checks.delta("delta", delta)
-    return max(0.0, _eps0(sensitivity, scale) + 2.0 * math.log1p(-delta))
+    _eps0(sensitivity, scale)
+    eps = exact_upper(
+        lambda iv: iv.mpf(sensitivity) / scale + 2 * iv.log1p(-iv.mpf(delta)),
+    )
+    return max(0.0, eps)
 
 
 def laplace_rdp(alpha: float, *, sensitivity: float, scale: float) -> float:
@@ -60,9 +89,7 @@ def laplace_rdp(alpha: float, *, sensitivity: float, scale: float) -> float:
     mechanism is eps0-DP, hence eps0^2/2-zCDP (Bun and Steinke 2016, Prop. 3.3).
     """
     alpha = _checks.order("alpha", alpha)
-    eps0 = _eps0(sensitivity, scale)
-    if Fraction(eps0) * Fraction(scale) < Fraction(sensitivity):
-        eps0 = math.nextafter(eps0, math.inf)  # D / b rounded up: the RDP increases in eps0
+    eps0 = _eps0_up(sensitivity, scale)  # the RDP increases in eps0
     return _checks.result("laplace_rdp", pure_rdp_up(alpha, eps0, _laplace_rdp_float(alpha, eps0)))
 
 

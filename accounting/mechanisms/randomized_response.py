@@ -9,12 +9,13 @@ also under composition (data processing inequality).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy import special
 
 from accounting import _checks
-from accounting._outward import TINY, pure_rdp_up
+from accounting._outward import TINY, delta_from_log_up, pure_rdp_up, sum_down, up_sum
 from accounting.curves.pld import Pld
 from accounting.mechanisms.finite import FiniteMechanism
 from accounting.numerics import log1mexp, logsumexp
@@ -37,24 +38,41 @@ def pure_dp_delta(eps0: float, eps: float, k: int = 1) -> float:
     (the optimal composition theorem, Kairouz, Oh and Viswanath 2015, Thm. 3.3, written as
     a hockey-stick divergence). For k = 1: (e^eps0 - e^eps)_+ / (1 + e^eps0).
     Summed in log space over non-negative terms only.
+
+    Never below the exact value (docs/accounting.md, "Rounding"): each loss (2j - k) eps0 is
+    rounded up and eps - loss down (``sum_down``), so no positive term is dropped and each
+    log(1 - e^{eps - loss}) is at an argument below the exact one. The rest are the terms
+    log k!, log j!, log (k - j)! (``gammaln``, whose difference log C(k, j) cancels),
+    j log p, (k - j) log(1 - p) and log(1 - e^x), each within 4u (1 + its magnitude)
+    (u = 2^-53), their sums and the log-sum-exp of the n <= k + 1 terms (pairwise
+    summation, within (8 + log2 n) u relative): the float log delta v is within
+    4u (3 + |v| + log2(n) / 4 + the largest sum of one term's magnitudes), which ``up_sum``
+    covers (64u); about 2^-46 k log k relative for large k.
     """
     eps0 = _checks.nonnegative("eps0", eps0)
     eps = _checks.nonnegative("eps", eps)
     k = _checks.integer("k", k)
     j = np.arange(k + 1, dtype=np.float64)
-    loss = (2.0 * j - k) * eps0
+    loss = (2.0 * j - k) * eps0  # (2j - k) is exact: the product rounds once
+    positive = np.flatnonzero(loss > 0.0)
+    below = [i for i in positive if Fraction(loss[i]) < (2 * int(i) - k) * Fraction(eps0)]
+    loss[below] = np.nextafter(loss[below], np.inf)
     keep = loss > eps
     if not np.any(keep):
         return 0.0
     j, loss = j[keep], loss[keep]
-    log_binom = special.gammaln(k + 1.0) - special.gammaln(j + 1.0) - special.gammaln(k - j + 1.0)
-    log_terms = (
-        log_binom
-        + j * special.log_expit(eps0)
-        + (k - j) * special.log_expit(-eps0)
-        + log1mexp(eps - loss)
+    lgammas = (special.gammaln(k + 1.0), special.gammaln(j + 1.0), special.gammaln(k - j + 1.0))
+    parts = (
+        *lgammas,
+        j * special.log_expit(eps0),
+        (k - j) * special.log_expit(-eps0),
+        log1mexp(sum_down(eps, -loss)),  # < 0: every kept loss is above eps
     )
-    return _checks.result("pure_dp_delta", min(1.0, math.exp(logsumexp(log_terms, axis=0))))
+    log_terms = lgammas[0] - lgammas[1] - lgammas[2] + sum(parts[3:])
+    log_delta = float(logsumexp(log_terms, axis=0))
+    magnitude = np.max(sum(np.abs(part) for part in parts)) + 2.0 + math.log2(j.size) / 4.0
+    log_delta = up_sum(log_delta, 1.0 + abs(log_delta) + magnitude)
+    return _checks.result("pure_dp_delta", float(delta_from_log_up(log_delta)))
 
 
 def randomized_response_rdp(alpha: float, eps: float) -> float:

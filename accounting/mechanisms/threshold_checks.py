@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.optimize import brentq
 
 from accounting import _checks
 from accounting.numerics import fraction_up, nudge_up
@@ -168,6 +167,8 @@ def svt_check_noise(eps_check: float, alpha: float, *, sensitivity: float) -> Sv
     eps_check = _checks.positive("eps_check", eps_check)
     alpha = _checks.order("alpha", alpha)
     sensitivity = _checks.positive("sensitivity", sensitivity)
+    from scipy.optimize import brentq  # lazy: slow to import (every job imports accounting)
+
     e1 = brentq(
         lambda e: alpha * (eps_check - e) ** 3 - 32.0 * e**2,
         0.0,

@@ -1,6 +1,7 @@
-"""docs/reproduction.md opens with the per-paper scoreboard summary, written by
+"""docs/reproduction.md opens with the per-paper scoreboard summary and holds a table of every
+checked default number, both written by
 `python -m experiments.scoreboard.summary BOARD --update docs/reproduction.md` from a build,
-never typed (issue 32 item 7)."""
+never typed (issue 32 item 7, issue 30)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,20 @@ import pandas as pd
 import pytest
 
 from experiments.scoreboard.scoring import summary_lines
-from experiments.scoreboard.summary import BEGIN, END, main, update_block
+from experiments.scoreboard.summary import (
+    BEGIN,
+    END,
+    NUMBERS_BEGIN,
+    NUMBERS_END,
+    main,
+    update_block,
+)
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "reproduction.md"
 #: summary_lines' format: what the script writes, nothing else.
 LINE = re.compile(
     r"- [a-z0-9-]+ \(scale \w+\): (\d+) checked, (\d+) matched, (\d+) differ with a measured "
-    r"cause, (\d+) unexplained, (\d+) blocked by data( \(unexplained: [\w, ]+\))?"
+    r"cause, (\d+) unexplained, (\d+) blocked by data( \(unexplained: [\w., ]+\))?"
 )
 
 
@@ -32,7 +40,10 @@ def _board() -> pd.DataFrame:
         ("paper-a", "k3", "differs", "unexplained"),
         ("paper-b", "k4", "no data", ""),
     ]
-    return pd.DataFrame(rows, columns=["source", "key", "status", "cause"])
+    board = pd.DataFrame(rows, columns=["source", "key", "status", "cause"])
+    return board.assign(
+        experiment="exp", where="Sec. 1", paper="1.0", ours="1.0", kind="abs_tol", tolerance="0.1"
+    )
 
 
 def test_page_opens_with_the_generated_summary():
@@ -50,14 +61,17 @@ def test_page_opens_with_the_generated_summary():
 
 def test_update_rewrites_only_the_block(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text(f"# Title\n\nintro\n{BEGIN}\n- typed by hand\n{END}\n\nrest\n")
+    numbers = f"{NUMBERS_BEGIN}\n| typed |\n{NUMBERS_END}\n"
+    page.write_text(f"# Title\n\nintro\n{BEGIN}\n- typed by hand\n{END}\n\nrest\n{numbers}")
     board = tmp_path / "default.csv"
     _board().to_csv(board, index=False)
+    (tmp_path / "default.csv.json").write_text('{"git": {"commit": "0123456789"}}')
     main([str(board), "--update", str(page)])
     text = page.read_text()
     expected = summary_lines(_board(), "default")
     assert _block(text) == expected
-    assert text.startswith("# Title\n\nintro\n") and text.endswith(f"{END}\n\nrest\n")
+    assert text.startswith("# Title\n\nintro\n") and f"{END}\n\nrest\n" in text
+    assert "| typed |" not in text and "Built at commit 0123456" in text
     assert expected[0] == (
         "- paper-a (scale default): 3 checked, 1 matched, 1 differ with a measured cause, "
         "1 unexplained, 0 blocked by data (unexplained: k3)"
@@ -70,3 +84,15 @@ def test_update_rewrites_only_the_block(tmp_path):
 def test_update_refuses_a_page_without_the_markers():
     with pytest.raises(ValueError, match="markers"):
         update_block("# no markers\n", ["- x"])
+
+
+def test_page_holds_the_generated_numbers_table():
+    text = PAGE.read_text()
+    assert text.count(NUMBERS_BEGIN) == 1 and text.count(NUMBERS_END) == 1
+    block = text.split(NUMBERS_BEGIN, 1)[1].split(NUMBERS_END, 1)[0].strip("\n").splitlines()
+    assert block[0].startswith("Built at commit "), "the build that wrote the numbers is named"
+    rows = [line for line in block[4:] if line.startswith("| ")]
+    assert rows, "the numbers table is empty"
+    summary = _block(text)
+    assert len(rows) == sum(int(LINE.fullmatch(line).group(1)) for line in summary)
+    assert all(line.count(" | ") == 5 for line in rows)

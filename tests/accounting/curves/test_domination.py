@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -73,7 +74,19 @@ def test_composed_randomized_response_matches_binomial_formula(k: int) -> None:
     for _ in range(k - 1):
         curve = curve.compose(PiecewiseLinearTradeoff.pure_dp(0.7))
     for eps in (0.0, 0.5, 1.4, 3.0):
-        assert curve.delta(eps) == pytest.approx(pure_dp_delta(0.7, eps, k), abs=1e-14)
+        with mpmath.workdps(40):  # the binomial formula of pure_dp_delta, exactly
+            p = mpmath.e ** mpmath.mpf(0.7) / (1 + mpmath.e ** mpmath.mpf(0.7))
+            exact = mpmath.fsum(
+                mpmath.binomial(k, j)
+                * p**j
+                * (1 - p) ** (k - j)
+                * -mpmath.expm1(eps - (2 * j - k) * mpmath.mpf(0.7))
+                for j in range(k + 1)
+                if (2 * j - k) * mpmath.mpf(0.7) > eps
+            )
+        assert curve.delta(eps) == pytest.approx(float(exact), abs=1e-14)
+        # pure_dp_delta is the formula rounded up by its margin (docs/accounting.md)
+        assert exact <= pure_dp_delta(0.7, eps, k) <= exact * (1 + 1e-12)
 
 
 def test_from_pld_round_trip_and_validation() -> None:

@@ -221,3 +221,30 @@ def test_monotonicity(rho: float, delta: float, factor: float) -> None:
 def test_bad_input_raises(call) -> None:
     with pytest.raises(ValueError):
         call()
+
+
+def _exact_cks_delta(rho: float, eps: float) -> mp.mpf:
+    """Cor. 13's infimum over orders at 50 digits: a scan of t = log(alpha - 1), then golden
+    section around the best grid point."""
+    mp.mp.dps = 50
+    r, e = mp.mpf(rho), mp.mpf(eps)
+
+    def g(t: mp.mpf) -> mp.mpf:
+        x = mp.exp(t)
+        return x * ((1 + x) * r - e) - mp.log1p(x) - x * mp.log1p(1 / x)
+
+    grid = [mp.mpf(i) / 20 for i in range(-800, 800)]
+    best = min(range(len(grid)), key=lambda i: g(grid[i]))
+    lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+    for _ in range(200):
+        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+        lo, hi = (lo, m2) if g(m1) < g(m2) else (m1, hi)
+    return min(mp.mpf(1), mp.exp(g((lo + hi) / 2)))
+
+
+@pytest.mark.parametrize(("rho", "eps"), [(1.0, 0.0), (0.5, 3.0), (1e-12, 0.0), (5.0, 20.0)])
+def test_zcdp_to_delta_is_never_below_the_exact_bound(rho: float, eps: float) -> None:
+    # At (1, 0) the float minimum was 0.7303885968557121, 1e-17 below the exact value.
+    exact = _exact_cks_delta(rho, eps)
+    ours = mp.mpf(zcdp_to_delta(rho, eps))
+    assert exact <= ours <= exact * (1 + mp.mpf(10) ** -11)
