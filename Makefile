@@ -31,7 +31,7 @@ LOCK      := requirements.lock
 LOCK_VENV := .lock-venv
 # Rerunning a command resumes after a crash: a lock left by a killed run is removed (only when
 # no Snakemake runs in this folder) and profiles/local reruns incomplete jobs. Logs: logs/.
-UNLOCK    := $(BIN)/python -m experiments.common.snakemake_lock
+UNLOCK    := $(BIN)/python -m workflow.snakemake_lock
 SNAKEMAKE := $(BIN)/snakemake --profile profiles/local
 
 .PHONY: help setup test figures smoke determinism lint format bench clean lock cluster-up cluster-down test-cluster
@@ -59,7 +59,7 @@ figures: $(STAMP)  ## run the pipeline at SCALE (default) on CORES, write report
 	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE)
 	$(SNAKEMAKE) --config scale=$(SCALE) --report report.html
-	$(BIN)/python -m experiments.common.build_cost $(SCALE)
+	$(BIN)/python -m workflow.build_cost $(SCALE)
 
 # A one-node SLURM on this machine (root; installs Debian's slurm-wlm, slurmdbd, MariaDB):
 # .ci/slurm-up. test-cluster runs the tests marked `slurm` against it (skipped in `make test`).
@@ -76,12 +76,12 @@ smoke: $(STAMP)  ## the whole DAG at scale=smoke on CORES, write report.html
 	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=smoke
 	$(SNAKEMAKE) --config scale=smoke --report report.html
-	$(BIN)/python -m experiments.common.build_cost smoke
+	$(BIN)/python -m workflow.build_cost smoke
 
 # Two clean smoke builds in temporary folders (PYTHONHASHSEED 1 and 2, --cores 1 and 2) must
 # give byte-identical data, results and figures; sidecars may differ only in the facts of the run.
 determinism: $(STAMP)  ## two clean smoke builds must give the same bytes
-	$(BIN)/python -m experiments.common.determinism
+	$(BIN)/python -m workflow.determinism
 
 # Exact versions of everything `pip install -e '.[experiments,dev]'` pulls in today, resolved
 # in a throw-away venv (filterlab itself excluded; local version labels such as +cpu dropped,
@@ -100,7 +100,7 @@ lock:  ## regenerate requirements.lock from a fresh venv
 
 # mypy checks the files of pyproject.toml's [tool.mypy] (accounting and experiments, no module
 # exempt); its cache (.mypy_cache) brings a rerun from about 40 s to a few seconds.
-lint: $(STAMP)  ## ruff check, ruff format --check, mypy (accounting, experiments)
+lint: $(STAMP)  ## ruff check, ruff format --check, mypy (accounting, experiments, workflow)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

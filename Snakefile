@@ -11,11 +11,9 @@
 # the figures downstream of it are newer (Snakemake only looks upstream of jobs that run).
 # Every rule writes its log to log_path(...) = logs/<exp>/<scale>/<rule>[_<wildcards>].log
 # (data: logs/data/) and, every shell rule, its benchmark record (wall and CPU seconds) to
-# bench_path(...) (`python -m experiments.common.build_cost <scale>` tables them); after a
+# bench_path(...) (`python -m workflow.build_cost <scale>` tables them); after a
 # crash, rerun the same command with --profile profiles/local (README.md "Resume after a crash,
 # and where logs are").
-import hashlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -40,9 +38,21 @@ os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.envir
 # Progress bars go to the job's log (stderr is redirected there): one update per 10 s at most.
 os.environ.setdefault("TQDM_MININTERVAL", "10")
 
-from experiments.common.codedeps import code_inputs as _code_inputs
-from experiments.common.local_gpus import visible_nvidia_gpus
-from experiments.common.echo import install as _install_compact_echo
+from workflow.codedeps import code_inputs as _code_inputs
+from workflow.codedeps import module_files as _module_files
+from workflow.configs import config_by_params as _config_by_params
+from workflow.configs import config_digest as _config_digest
+from workflow.configs import experiment_config as _experiment_config
+from workflow.echo import install as _install_compact_echo
+from workflow.local_gpus import visible_nvidia_gpus
+from workflow.orphan_sidecars import remove_orphan_sidecars
+from workflow.paths import bench_path as _bench_path
+from workflow.paths import figure_caption as _figure_caption
+from workflow.paths import figure_outputs as _figure_outputs
+from workflow.paths import log_path as _log_path
+from workflow.run_config import check_config, other_scale_error, other_scales
+from workflow.run_config import per_scale as _per_scale
+from workflow.run_config import refuse_conflicting_config
 from snakemake.logging import logger as _snakemake_logger
 
 # Each job is echoed on short lines: its code inputs counted, not listed (they stay inputs).
@@ -51,63 +61,24 @@ _install_compact_echo(_snakemake_logger)
 # Jobs that may use a GPU declare gpu=1, and profiles/local allows gpu=1 at once: one GPU, one
 # such job. On a host with no NVIDIA GPU they run on the CPU, where that limit would only run
 # them one after another (the MNIST default's twelve single-thread jobs on an idle machine):
-# there it becomes the core count (experiments/common/local_gpus.py).
+# there it becomes the core count (workflow/local_gpus.py).
 if "gpu" in workflow.global_resources and visible_nvidia_gpus() == 0:
     workflow.register_resource("gpu", max(1, workflow.cores or 1))
 
-SCALES = ("smoke", "default", "paper")
-#: Every key `--config` accepts (a typo such as `scal=smoke` must not start a default run).
-CONFIG_KEYS = {
-    "scale": f"one of {SCALES}",
-    "missing_data": "fail (default: fetch every required dataset or stop) or skip",
-}
-
-
-def refuse_conflicting_config(config_args, argv):
-    """Refuse a `--config` value that Snakemake would drop silently: a key given twice with
-    different values (`--config scale=smoke scale=paper`: the last wins) or `--config` given
-    twice (argparse keeps only the last group). `config_args`: the KEY=VALUE strings as typed."""
-    flags = [a for a in argv[1:] if a in ("--config", "-C") or a.startswith("--config=")]
-    if len(flags) > 1:
-        raise ValueError(
-            "--config is given more than once and Snakemake keeps only the last one: give "
-            "every KEY=VALUE after a single --config"
-        )
-    seen = {}
-    for key, _, value in (str(arg).partition("=") for arg in config_args or ()):
-        if seen.setdefault(key, value) != value:
-            raise ValueError(
-                f"--config {key} is given twice with different values ({seen[key]!r} and "
-                f"{value!r}); give it once: {key} ({CONFIG_KEYS.get(key, 'unknown key')})"
-            )
-
-
+# Every key `--config` accepts, checked before any rule is read (workflow/run_config.py): a
+# typo such as `scal=smoke` must not start a default run.
 refuse_conflicting_config(workflow.config_settings.config_args, sys.argv)
-_unknown = sorted(set(config) - set(CONFIG_KEYS))
-if _unknown:
-    raise ValueError(
-        f"unknown --config key(s) {_unknown}; valid keys: "
-        + ", ".join(f"{key} ({valid})" for key, valid in CONFIG_KEYS.items())
-    )
-SCALE = config.get("scale", "default")
-if SCALE not in SCALES:
-    raise ValueError(f"config scale must be one of {SCALES}, got {SCALE!r}")
 #: skip: build only what the raw data found locally (data/raw or the mirror) allows; an
 #: experiment whose dataset is missing is left out (and scored "no data"), e.g. offline.
-MISSING_DATA = config.get("missing_data", "fail")
-if MISSING_DATA not in ("fail", "skip"):
-    raise ValueError(f"config missing_data must be 'fail' or 'skip', got {MISSING_DATA!r}")
+SCALE, MISSING_DATA = check_config(config)
 ALL_FIGURES = []
 ALL_RESULTS = []
 
 
+# The rules files' helpers at this SCALE and repository root (workflow/: plain functions).
 def per_scale(smoke, default, paper):
-    """A rule's resource value at SCALE (runtime in minutes, mem_mb).
-
-    Runtimes are SLURM time limits: at least 5 minutes and twice the per-job cost measured
-    (config/*.yaml, docs/) where one is recorded, so that a job is not killed on a slow node.
-    """
-    return {"smoke": smoke, "default": default, "paper": paper}[SCALE]
+    """A rule's resource value at SCALE (runtime in minutes, mem_mb; workflow/run_config.py)."""
+    return _per_scale(SCALE, smoke, default, paper)
 
 
 def code_inputs(module):
@@ -118,12 +89,15 @@ def code_inputs(module):
     return _code_inputs(module, workflow.basedir)
 
 
+def module_inputs(module):
+    """Repository files importing `module` runs (transitively), without config files: the
+    code input of a module a script imports by name at run time (workflow/codedeps.py)."""
+    return _module_files(module, workflow.basedir)
+
+
 def config_by_params(files):
-    """`files` (a code_inputs list) with its config files as inputs whose edits do not rerun
-    the job (`ancient`): for a rule that declares `params: config=config_digest(...)` of the
-    params its table reads instead, so that an edit reruns only the tables whose own params
-    changed."""
-    return [ancient(f) if f.startswith("config/") else f for f in files]
+    """`files` (a code_inputs list) with its config files `ancient` (workflow/configs.py)."""
+    return _config_by_params(files, ancient)
 
 
 _composed = {}  # experiment -> its config at SCALE, composed once per parse for config_digest
@@ -131,64 +105,34 @@ _composed = {}  # experiment -> its config at SCALE, composed once per parse for
 
 def config_digest(exp, only=None, without=()):
     """A short sha256 of config/<exp>.yaml composed at SCALE, its `params` cut to one table's
-    own: the keys `only` (None: all) less the keys `without` (other tables' own sections).
-
-    As a rule's `params: config=...` (with config_by_params(code_inputs(...))), an edit of
-    the config reruns a job exactly when the params its table reads change (Snakemake's
-    params rerun trigger); the results do not depend on the digest.
-    """
+    own (workflow/configs.py): as a rule's `params: config=...`, with
+    config_by_params(code_inputs(...)), an edit reruns a job exactly when its params change."""
     composed = _composed.get(exp) or _composed.setdefault(exp, experiment_config(exp))
-    params = {
-        key: value
-        for key, value in composed["params"].items()
-        if (only is None or key in only) and key not in without
-    }
-    text = json.dumps({**composed, "params": params}, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def figure_caption(stem):
-    """The report caption file of figure `<experiment>/<name>` (docs/captions.yaml, rendered to
-    docs/captions/ by `python -m experiments.common.captions`); a figure without one stops
-    the parse, so every report figure has a caption."""
-    from experiments.common.captions import resolve, rst_path
-
-    path = Path(workflow.basedir, rst_path(resolve(stem)))  # absolute: rules files are elsewhere
-    if not path.is_file():
-        raise ValueError(f"{path} is missing: run `python -m experiments.common.captions`")
-    return str(path)
+    return _config_digest(composed, only, without)
 
 
 def figure_outputs(exp, names, report_tables=()):
-    """Named outputs `<name>_pdf`, `<name>_png` of figures/<exp>/<SCALE>/<name>.{pdf,png}.
+    """Named outputs `<name>_pdf`, `<name>_png` of figures/<exp>/<SCALE>/<name>.{pdf,png}, the
+    PNGs (but `report_tables`) in `report` with their caption (workflow/paths.py)."""
+    return _figure_outputs(
+        SCALE, exp, names, report_tables, root=workflow.basedir, report=report
+    )
 
-    PNGs are wrapped in `report` (category: the experiment; caption: docs/captions.yaml),
-    so report.html shows them with their caption, except the names in `report_tables`: tables
-    drawn as images for the paper-style PDF, which the report shows as HTML tables instead
-    (rule report_tables).
-    """
-    outputs = {}
-    for name in names:
-        stem = f"figures/{exp}/{SCALE}/{name}"
-        outputs[f"{name}_pdf"] = f"{stem}.pdf"
-        outputs[f"{name}_png"] = (
-            f"{stem}.png"
-            if name in report_tables
-            else report(f"{stem}.png", category=exp, caption=figure_caption(f"{exp}/{name}"))
-        )
-    return outputs
+
+def figure_caption(stem):
+    """The report caption file of figure `<experiment>/<name>` (workflow/paths.py); a figure
+    without one stops the parse, so every report figure has a caption."""
+    return _figure_caption(workflow.basedir, stem)
 
 
 def log_path(exp, rule, *wildcards):
     """logs/<exp>/<SCALE>/<rule>[_{<wildcard>}...].log: one log name convention for every rule."""
-    return f"logs/{exp}/{SCALE}/{rule}" + "".join(f"_{{{w}}}" for w in wildcards) + ".log"
+    return _log_path(SCALE, exp, rule, *wildcards)
 
 
 def bench_path(exp, rule, *wildcards):
-    """logs/bench/<exp>/<SCALE>/<rule>/<{wildcard}_...|job>.tsv: the job's Snakemake benchmark
-    record (wall and CPU seconds), read by `python -m experiments.common.build_cost <scale>`."""
-    job = "_".join(f"{{{w}}}" for w in wildcards) or "job"
-    return f"logs/bench/{exp}/{SCALE}/{rule}/{job}.tsv"
+    """logs/bench/<exp>/<SCALE>/<rule>/<{wildcard}_...|job>.tsv: the job's benchmark record."""
+    return _bench_path(SCALE, exp, rule, *wildcards)
 
 
 def experiment_config(name, scale=None):
@@ -196,12 +140,7 @@ def experiment_config(name, scale=None):
 
     Rules read sweep lists from it to expand wildcards.
     """
-    from omegaconf import OmegaConf
-
-    from experiments.common.config import compose_config
-
-    cfg = compose_config(name, scale or SCALE)
-    return OmegaConf.to_container(cfg, resolve=True)
+    return _experiment_config(name, scale or SCALE)
 
 
 _table_jobs = {}  # experiment -> its job lists at SCALE, built once per parse
@@ -256,8 +195,6 @@ rule all:
 onstart:
     # A sidecar whose table is gone (deleted, or removed by Snakemake before a rerun that then
     # failed) describes nothing: removed before any job runs (not on dry runs).
-    from experiments.common.orphan_sidecars import remove_orphan_sidecars
-
     for _orphan in remove_orphan_sidecars("results", "data/processed"):
         print(f"removed {_orphan}: the file it describes is gone", file=sys.stderr)
 
@@ -284,13 +221,8 @@ rule figure_list:
 
 
 def other_scale_target(wildcards):
-    """Stop a requested target of another scale with what to run instead: no rule makes it
-    at this scale, and Snakemake's MissingRuleException would not say that the scale is why."""
-    target = f"{wildcards.area}/{wildcards.exp}/{wildcards.scale}{wildcards.rest}"
-    raise ValueError(
-        f"{target} belongs to scale={wildcards.scale} and this run is scale={SCALE}: "
-        f"run with --config scale={wildcards.scale}"
-    )
+    """Stop a requested target of another scale with what to run instead."""
+    raise other_scale_error(wildcards.area, wildcards.exp, wildcards.scale, wildcards.rest, SCALE)
 
 
 rule other_scale:
@@ -303,6 +235,6 @@ rule other_scale:
     wildcard_constraints:
         area="results|figures",
         exp="[^/]+",
-        scale="|".join(s for s in SCALES if s != SCALE),
+        scale=other_scales(SCALE),
         rest=r"/.+|\.csv",
     localrule: True

@@ -10,16 +10,21 @@ SCOREBOARD_EXPERIMENTS = sorted(
     if (p.parent.parent / f"{p.parent.name}.yaml").is_file()
 )
 # run.py imports each experiments/<exp>/metrics.py by name at run time, which code_inputs
-# cannot see: those and the paper.yaml files are listed here.
-SCOREBOARD_CODE = [
-    *code_inputs("experiments.scoreboard.run"),
-    *(f"config/{e}/paper.yaml" for e in SCOREBOARD_EXPERIMENTS),
-    *(
-        f"experiments/{e}/metrics.py"
-        for e in SCOREBOARD_EXPERIMENTS
-        if Path(workflow.basedir, "experiments", e, "metrics.py").is_file()
-    ),
-]
+# cannot see: those (with what they import) and the paper.yaml files are listed here.
+SCOREBOARD_CODE = list(
+    dict.fromkeys(
+        [
+            *code_inputs("experiments.scoreboard.run"),
+            *(f"config/{e}/paper.yaml" for e in SCOREBOARD_EXPERIMENTS),
+            *(
+                path
+                for e in SCOREBOARD_EXPERIMENTS
+                if Path(workflow.basedir, "experiments", e, "metrics.py").is_file()
+                for path in module_inputs(f"experiments.{e}.metrics")
+            ),
+        ]
+    )
+)
 
 
 def _scoreboard_figures(wildcards):

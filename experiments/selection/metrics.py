@@ -4,7 +4,8 @@ Every key is computed from the merged tables in ``results/selection/<scale>/``; 
 table leaves its keys out. Definitions fixed before looking at results:
 
 * ``eps90``: the smallest eps at which a mechanism reaches accuracy 0.9 (eq. 39), by linear
-  interpolation of accuracy in log eps between the grid points around the crossing.
+  interpolation of accuracy in log eps between the grid points around the crossing
+  (summaries.py).
 * "less than half the budget": eps90 of ours < eps90 of post-processing / 2.
 * "competitive": the better of EM / permute-and-flip needs at most 1.2 x ours' eps90.
 * online "benefit": mean final eps of FSRC below the Whitehouse filter's at that sigma_X.
@@ -21,11 +22,10 @@ import pandas as pd
 
 from experiments.scoreboard.scoring import NUMBER, any_of
 from experiments.selection.calibration import MECHANISMS, READINGS
-from experiments.selection.plot import online_final
 from experiments.selection.scalings import SCALINGS
 from experiments.selection.schema import DATASETS
+from experiments.selection.summaries import TARGET_ACCURACY, eps_at_accuracy, online_final
 
-TARGET_ACCURACY = 0.9
 COMPETITIVE_FACTOR = 1.2
 #: The offline table's mechanisms (eps90 keys).
 OFFLINE_MECHANISMS = (
@@ -73,22 +73,6 @@ KEYS = (
     "rnm_max_difference",
     "rnm_max_difference_at_max_d_min_sigma",
 )
-
-
-def eps_at_accuracy(eps: np.ndarray, accuracy: np.ndarray, target: float) -> float:
-    """Smallest eps reaching ``target`` accuracy (interpolated in log eps); inf if the grid
-    never reaches it (more than its largest eps is needed)."""
-    order = np.argsort(eps)
-    eps, accuracy = np.asarray(eps)[order], np.asarray(accuracy)[order]
-    above = np.flatnonzero(accuracy >= target)
-    if above.size == 0:
-        return float("inf")
-    i = int(above[0])
-    if i == 0:
-        return float(eps[0])
-    x0, x1 = np.log(eps[i - 1]), np.log(eps[i])
-    y0, y1 = accuracy[i - 1], accuracy[i]
-    return float(np.exp(x0 + (target - y0) * (x1 - x0) / (y1 - y0)))
 
 
 def offline_metrics(df: pd.DataFrame) -> dict[str, float | bool]:

@@ -29,6 +29,7 @@ from experiments.common.plotting import (
     save,
     sci,
 )
+from experiments.selection.summaries import TARGET_ACCURACY, eps_at_accuracy, online_final
 
 LABELS = {
     "gaussian_ours": r"Gaussian RNM, ours ($\delta = 0$)",
@@ -127,12 +128,6 @@ def plot_offline(df: pd.DataFrame, outdir: Path) -> None:
             )
             legend_outside(fig, ax, ncols=1)
             save(fig, outdir / f"baselines_{ds}_d{d}")
-
-
-def online_final(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (dataset, sigma_X, run): F1 and the final spend of each accountant."""
-    keys = ["dataset", "threshold", "sigma_x", "run"]
-    return df.sort_values("instance").groupby(keys, as_index=False).last()
 
 
 def plot_online(df: pd.DataFrame, outdir: Path) -> None:
@@ -350,8 +345,6 @@ def plot_scalings(df: pd.DataFrame, outdir: Path) -> None:
 def plot_calibration(df: pd.DataFrame, outdir: Path, offline: pd.DataFrame) -> None:
     """Figs. 12b/15: eps at 90% accuracy of EM and permute-and-flip under each reading, per
     offline task; the line is ours' (right of it: ours needs less, the paper's claim)."""
-    from experiments.selection.metrics import TARGET_ACCURACY, eps_at_accuracy
-
     tasks = offline_tasks(df)
     readings = list(dict.fromkeys(df.reading))
     with panel_figure(len(tasks), 3, panel_height=2.9, sharey=True) as (fig, axes, firsts):

@@ -8,10 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from experiments.common import captions
+from workflow import captions
 
 ROOT = Path(__file__).resolve().parents[2]
-RULE_FILES = [ROOT / "Snakefile", *sorted(ROOT.glob("experiments/*/rules.smk"))]
+#: Where report() is called: the rules files and workflow/paths.py (figure_outputs).
+RULE_FILES = [
+    ROOT / "Snakefile",
+    ROOT / "workflow" / "paths.py",
+    *sorted(ROOT.glob("experiments/*/rules.smk")),
+]
 PAPERS = {
     "feldman-zrnic-individual-renyi-filter",
     "lebensold-gaussian-selection-mechanisms",
@@ -36,10 +41,10 @@ def _report_calls(text: str) -> list[str]:
 
 def test_every_report_output_has_a_caption():
     calls = [(p.name, c) for p in RULE_FILES for c in _report_calls(p.read_text())]
-    # figures go through the Snakefile's figure_outputs (one report() call for all of them;
+    # figures go through figure_outputs (workflow/paths.py: one report() call for all of them;
     # figure_caption stops the parse for a figure without a caption); the HTML tables have
     # their own calls in scoreboard/rules.smk
-    assert any(name == "Snakefile" and "figure_caption" in call for name, call in calls)
+    assert any(name == "paths.py" and "figure_caption" in call for name, call in calls)
     assert len(calls) >= 4
     missing = [(name, call.split(",")[0]) for name, call in calls if "caption=" not in call]
     assert not missing, f"report() without caption=: {missing}"
@@ -54,7 +59,7 @@ def test_caption_names_a_paper_figure(key):
 
 
 def test_rendered_captions_match_the_yaml():
-    assert captions.write(check=True) == [], "run `python -m experiments.common.captions`"
+    assert captions.write(check=True) == [], "run `python -m workflow.captions`"
 
 
 @pytest.mark.parametrize(

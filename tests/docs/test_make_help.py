@@ -66,6 +66,6 @@ def test_make_smoke_and_figures_end_with_the_report_and_the_cost_table():
             text=True,
             check=True,
         ).stdout.splitlines()
-        assert "-m experiments.common.build_cost" in dry[-1], dry  # the per-rule cost table
+        assert "-m workflow.build_cost" in dry[-1], dry  # the per-rule cost table
         assert "--report report.html" in dry[-2] and scale in dry[-2], dry
         assert f"--cores all --config {scale}" in dry[-3], dry

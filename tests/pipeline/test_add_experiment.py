@@ -171,7 +171,7 @@ def _add_tiny(work: Path) -> None:
         (work / name).write_text(text)
     with (work / "docs/captions.yaml").open("a") as captions:
         captions.write(CAPTION)
-    _run(work, "-m", "experiments.common.captions")
+    _run(work, "-m", "workflow.captions")
     with (work / "docs/privacy.md").open("a") as privacy:
         privacy.write(PRIVACY)
     with (work / "docs/report/experiments.yaml").open("a") as front:
@@ -184,7 +184,7 @@ def test_the_checklist_names_every_file_the_test_adds():
     generic = {name.replace("tiny", "<exp>") for name in FILES if not name.endswith("__init__.py")}
     generic |= {
         "docs/captions.yaml",
-        "python -m experiments.common.captions",
+        "python -m workflow.captions",
         "docs/privacy.md",
         "docs/report/experiments.yaml",
     }

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.common.codedeps import code_inputs
+from workflow.codedeps import code_inputs, module_files
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,3 +59,21 @@ def test_every_python_module_rule_declares_its_code_inputs(rules):
             if missing:
                 undeclared[name] = f"python -m {module} lacks {sorted(missing)[:3]}"
     assert not undeclared, undeclared
+
+
+def test_the_scoreboard_declares_what_the_metrics_it_imports_by_name_import(rules):
+    """scoreboard.run imports each scored experiments/<exp>/metrics.py by name at run time:
+    the rule lists those and every repository file they import (selection's metrics read
+    eps90 from summaries.py), so editing any of them reruns the scoreboard."""
+    scored = sorted(
+        p.parent.name
+        for p in REPO.glob("experiments/*/metrics.py")
+        if (REPO / "config" / p.parent.name / "paper.yaml").is_file()
+    )
+    assert "selection" in scored
+    inputs = rules["scoreboard_run"][1]
+    undeclared = {
+        exp: sorted(set(module_files(f"experiments.{exp}.metrics", REPO)) - inputs)[:3]
+        for exp in scored
+    }
+    assert not {exp: files for exp, files in undeclared.items() if files}

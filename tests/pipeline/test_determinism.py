@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from experiments.common import timings
-from experiments.common.determinism import VOLATILE, differences
+from workflow.determinism import VOLATILE, differences
 
 
 def _build(root: Path, *, csv: str = "a,b\n1,2\n", record: dict | None = None) -> Path:

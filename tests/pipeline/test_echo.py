@@ -1,7 +1,7 @@
 """Snakemake's job echo fits a line; code inputs stay declared (issue 32 item 3).
 
 Each job was echoed with its whole code-input list (lines of up to 6,292 characters): the
-Snakefile installs experiments.common.echo, which counts the code/config files instead of
+Snakefile installs workflow.echo, which counts the code/config files instead of
 listing them, cuts long lists and commands, and wraps the dry-run reason summary.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from workflow_copy import copy_workflow
 
-from experiments.common.echo import (
+from workflow.echo import (
     compact_command,
     compact_files,
     compact_reason,

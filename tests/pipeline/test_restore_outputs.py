@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from workflow_copy import copy_workflow
 
-from experiments.common.orphan_sidecars import orphan_sidecars, remove_orphan_sidecars
+from workflow.orphan_sidecars import orphan_sidecars, remove_orphan_sidecars
 
 DELETED = ("results/selection/smoke/parts/offline/0.csv", "results/selection/smoke/offline.csv")
 

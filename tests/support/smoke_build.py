@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.common.determinism import make_workdir
 from experiments.data.fetch import MIRROR_ENV, default_mirror
+from workflow.determinism import make_workdir
 
 TIMEOUT_S = 1200
 #: Python's hash seed of every process of the build (hash_seed_jobs reruns jobs under another).

@@ -7,7 +7,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 # docs: the report captions (docs/captions*) and front page the Snakefile reads at parse time
-SOURCES = ("Snakefile", "accounting", "config", "docs", "experiments", "profiles")
+SOURCES = ("Snakefile", "accounting", "config", "docs", "experiments", "profiles", "workflow")
 
 
 def copy_workflow(dest: Path, extra_rules: str | None = None) -> Path:

@@ -24,7 +24,6 @@ from accounting.mechanisms.sparse_vector import (
 from experiments.common.config import compose_config, load_params
 from experiments.selection import run as selection_run
 from experiments.selection.jobs import online_jobs
-from experiments.selection.metrics import eps_at_accuracy
 from experiments.selection.offline import exact_accuracy, noisy_max_accuracy
 from experiments.selection.online import (
     Instance,
@@ -35,6 +34,7 @@ from experiments.selection.online import (
 )
 from experiments.selection.sampler import resolve_device, rnm_eps_monte_carlo
 from experiments.selection.schema import Params
+from experiments.selection.summaries import eps_at_accuracy
 
 REPO = Path(__file__).resolve().parents[3]
 

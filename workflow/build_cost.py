@@ -5,8 +5,8 @@ Every rule declares ``benchmark: bench_path(...)`` (the Snakefile), so each job 
 record, whose ``s`` column is the job's wall seconds and ``cpu_time`` the CPU seconds (user +
 system) of the job's processes. This prints one row per rule, most CPU first:
 
-    python -m experiments.common.build_cost default            # markdown table
-    python -m experiments.common.build_cost default --root logs/bench
+    python -m workflow.build_cost default            # markdown table
+    python -m workflow.build_cost default --root logs/bench
 
 Columns: experiment, rule, jobs, CPU-minutes, wall-minutes (summed over the jobs) and the
 rule's share of the build's CPU-minutes, then the total and the elapsed time from the first

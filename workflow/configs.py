@@ -1,0 +1,51 @@
+"""Experiment configs as rules read them, and the inputs that make an edit rerun a job.
+
+A rule reads sweep lists from :func:`experiment_config`; a rule whose table reads only part
+of the params declares ``params: config=config_digest(...)`` of that part and lists its config
+files through :func:`config_by_params`, so that an edit reruns exactly the tables whose own
+params changed (Snakemake's params rerun trigger). The results never depend on the digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any
+
+
+def experiment_config(name: str, scale: str) -> dict[str, Any]:
+    """config/<name>.yaml composed at ``scale`` as the Hydra app sees it, as a dict."""
+    from omegaconf import OmegaConf
+
+    from experiments.common.config import compose_config
+
+    container = OmegaConf.to_container(compose_config(name, scale), resolve=True)
+    if not isinstance(container, dict):
+        raise ValueError(f"config {name!r} must compose to a mapping, got {type(container)}")
+    return {str(key): value for key, value in container.items()}
+
+
+def config_digest(
+    composed: Mapping[str, Any],
+    only: Collection[str] | None = None,
+    without: Collection[str] = (),
+) -> str:
+    """A short sha256 of a ``composed`` experiment config, its ``params`` cut to one table's
+    own: the keys ``only`` (None: all) less the keys ``without`` (other tables' own sections).
+    """
+    params = {
+        key: value
+        for key, value in composed["params"].items()
+        if (only is None or key in only) and key not in without
+    }
+    text = json.dumps({**composed, "params": params}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def config_by_params(files: Iterable[str], ancient: Callable[[str], Any]) -> list[Any]:
+    """``files`` (a code_inputs list) with its config files (under config/) wrapped in
+    ``ancient`` (Snakemake's: edits of them do not rerun the job), the code files as they are:
+    for a rule that declares ``params: config=config_digest(...)`` of the params its table
+    reads instead."""
+    return [ancient(f) if f.startswith("config/") else f for f in files]
