@@ -71,7 +71,24 @@ def _parsed_imports(path: Path, module: str, mtime_ns: int, size: int) -> frozen
             found.add(base)
             # ``from pkg import name``: name may be a submodule; kept if a file defines it.
             found.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+        elif deferred := _deferred_module(node):
+            found.add(deferred)
     return frozenset(found)
+
+
+def _deferred_module(node: ast.AST) -> str:
+    """The module of a registry's ``deferred("module", "name")`` (experiments/common/job.py):
+    imported when the job runs, so a code input of it like any import; "" for other nodes."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "deferred"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return node.args[0].value
+    return ""
 
 
 def module_files(module: str, root: str | os.PathLike[str]) -> list[str]:

@@ -13,6 +13,7 @@ so each path is named once, in the rule.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,6 +104,22 @@ def _named(paths: Mapping[str, Any], name: str, what: str) -> str:
 
 #: A table function: one tidy table of one job.
 TableFn = Callable[[Job, Any, np.random.Generator], pd.DataFrame]
+
+
+def deferred(module: str, name: str) -> TableFn:
+    """The table function ``module.name``, imported at its first call.
+
+    For a registry whose builds import torch or JAX: the Snakefile reads every registry's job
+    lists once per parse (each dry run, each SLURM job), and that must not import them.
+    """
+
+    def build(job: Job, params: Any, rng: np.random.Generator) -> pd.DataFrame:
+        fn: TableFn = getattr(importlib.import_module(module), name)
+        return fn(job, params, rng)
+
+    build.__name__ = build.__qualname__ = name
+    build.__module__ = module
+    return build
 
 
 @dataclass(frozen=True)

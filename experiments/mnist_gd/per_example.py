@@ -38,15 +38,15 @@ import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.grad import conv2d_weight
 
-ConvMethod = Literal["patches", "grouped", "unfold"]
-CONV_METHODS: tuple[ConvMethod, ...] = ("patches", "grouped", "unfold")
+from experiments.mnist_gd.conv_method import CONV_METHODS, ConvMethod
+
 _CLIP_FLOOR = 1e-30  # norms below this count as 0: the example contributes 0 either way
 
 

@@ -40,16 +40,16 @@ scale), so their difference is a paired comparison.
 from __future__ import annotations
 
 from experiments.common.app import experiment_main
-from experiments.common.job import Table
+from experiments.common.job import Table, deferred
 from experiments.mnist_gd import jobs
 from experiments.mnist_gd.schema import Params
-from experiments.mnist_gd.tables import (
-    fixed_table,
-    search_table,
-    select_table,
-    summary_table,
-    train_table,
-)
+
+# The builds import torch: imported when a job runs, not when the Snakefile reads the job lists.
+search_table = deferred("experiments.mnist_gd.tables", "search_table")
+select_table = deferred("experiments.mnist_gd.tables", "select_table")
+fixed_table = deferred("experiments.mnist_gd.tables", "fixed_table")
+train_table = deferred("experiments.mnist_gd.tables", "train_table")
+summary_table = deferred("experiments.mnist_gd.tables", "summary_table")
 
 SEARCH, TRAIN = 0, 1  # first SeedSequence entry after the experiment seed (data: SUBSET)
 

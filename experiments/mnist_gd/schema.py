@@ -20,7 +20,7 @@ from experiments.common.params import (
     param,
     positive,
 )
-from experiments.mnist_gd.per_example import CONV_METHODS
+from experiments.mnist_gd.conv_method import CONV_METHODS
 
 MNIST_TRAIN = 60000
 MNIST_TEST = 10000

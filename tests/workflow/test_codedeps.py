@@ -272,3 +272,23 @@ def test_code_edit_reruns_exactly_the_importing_jobs(up_to_date_copy, edited, di
             assert edited in reason or "updated by another job" in reason, (
                 f"{rule} planned for an unrelated reason: {reason}"
             )
+
+
+def test_a_deferred_build_is_a_code_input_like_an_import(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "experiments/__init__.py": "",
+            "experiments/exp/__init__.py": "",
+            "experiments/exp/run.py": 'build = deferred("experiments.exp.tables", "table")\n',
+            "experiments/exp/tables.py": "from experiments.exp import heavy\n",
+            "experiments/exp/heavy.py": "",
+        },
+    )
+    assert module_files("experiments.exp.run", tmp_path) == [
+        "experiments/__init__.py",
+        "experiments/exp/__init__.py",
+        "experiments/exp/heavy.py",
+        "experiments/exp/run.py",
+        "experiments/exp/tables.py",
+    ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,7 @@ from experiments.common.job import (
     Job,
     Table,
     build_table,
+    deferred,
     job_rng,
     load_job,
     substream,
@@ -215,3 +218,18 @@ def test_merge_keeps_the_given_order_and_gathers_the_sidecars(tmp_path):
     with pytest.raises(FileNotFoundError):
         merge(tmp_path / "n.csv", [a, tmp_path / "missing.csv"])
     assert not (tmp_path / "n.csv").exists()
+
+
+def test_a_deferred_build_imports_its_module_at_the_first_call():
+    code = (
+        "import sys\n"
+        "from experiments.mnist_gd import run\n"
+        "assert 'torch' not in sys.modules, 'reading the registry imported torch'\n"
+        "assert 'experiments.mnist_gd.tables' not in sys.modules\n"
+        "assert run.TABLES['train'].build.__name__ == 'train_table'\n"
+    )
+    root = Path(__file__).resolve().parents[3]
+    subprocess.run([sys.executable, "-c", code], cwd=root, check=True)
+    build = deferred("experiments.common.merge", "nonexistent_function")
+    with pytest.raises(AttributeError, match="nonexistent_function"):
+        build(None, None, np.random.default_rng(0))
