@@ -18,13 +18,17 @@ ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/{stem}.csv" for stem in ADULT_RELEA
 ADULT_SYNTH_RUN = f"python -m experiments.adult_synth.run scale={SCALE}"
 ADULT_SYNTH_DATA = "inputs.data={input.data} inputs.domain={input.domain}"
 ADULT_VARIANT_DIR = f"{ADULT_SYNTH_DIR}/variants/{{variant}}"
-ADULT_VARIANT_RUN = ADULT_SYNTH_RUN + " params.variant={wildcards.variant}"
 ADULT_VARIANT_NAMES = "|".join(name for name in VARIANTS if name != "paper")
 
 
 def adult_paper_data(wildcards):
     """The processed table the paper run reads."""
     return {"data": PROCESSED["adult"], "domain": PROCESSED["adult_domain"]}
+
+
+def adult_variant_command(wildcards):
+    """The command that runs a variant's job (the paper run's, with params.variant)."""
+    return f"{ADULT_SYNTH_RUN} params.variant={wildcards.variant}"
 
 
 def adult_variant_data(wildcards):
@@ -35,11 +39,14 @@ def adult_variant_data(wildcards):
 
 class AdultRun(NamedTuple):
     """One run of the five stages: its rule-name prefix, folder, command, data inputs, and the
-    wildcards (with their constraints) that name one of its jobs besides the repeat."""
+    wildcards (with their constraints) that name one of its jobs besides the repeat.
+
+    The command reaches each rule as `params.run`: a `shell:` string is evaluated when the job
+    runs, so one naming the loop variable would run every rule with the last run's command."""
 
     prefix: str
     folder: str
-    run: str
+    run: str | Callable[..., str]
     data: Callable[..., dict[str, str]]
     constraints: dict[str, str]
 
@@ -49,7 +56,7 @@ ADULT_RUNS = (
     AdultRun(
         "adult_synth_variant",
         ADULT_VARIANT_DIR,
-        ADULT_VARIANT_RUN,
+        adult_variant_command,
         adult_variant_data,
         {"variant": ADULT_VARIANT_NAMES},
     ),
@@ -73,12 +80,14 @@ for _run in ADULT_RUNS:
             bench_path("adult_synth", f"{_run.prefix}_selection", *_wildcards),
         wildcard_constraints:
             **_run.constraints,
+        params:
+            run=_run.run,
         threads: 1
         resources:
             runtime=per_scale(10, 10, 30),
             mem_mb=4000,
         shell:
-            f"{_run.run} table=selection {ADULT_SYNTH_DATA} out={{output}} > {{log}} 2>&1"
+            "{params.run} table=selection " + ADULT_SYNTH_DATA + " out={output} > {log} 2>&1"
 
     rule:
         name:
@@ -97,13 +106,14 @@ for _run in ADULT_RUNS:
             **_run.constraints,
             repeat=r"\d+",
         params:
+            run=_run.run,
             index=lambda w, output: ADULT_RELEASE_STEMS.index(Path(output[0]).stem),
         threads: 1
         resources:
             runtime=per_scale(10, 10, 30),
             mem_mb=4000,
         shell:
-            f"{_run.run} table=release index={{params.index}} {ADULT_SYNTH_DATA} "
+            "{params.run} table=release index={params.index} " + ADULT_SYNTH_DATA + " "
             "inputs.selection={input.selection} out={output} > {log} 2>&1"
 
     rule:
@@ -121,12 +131,14 @@ for _run in ADULT_RUNS:
             bench_path("adult_synth", f"{_run.prefix}_baseline", *_wildcards),
         wildcard_constraints:
             **_run.constraints,
+        params:
+            run=_run.run,
         threads: 1
         resources:
             runtime=per_scale(10, 10, 30),
             mem_mb=4000,
         shell:
-            f"{_run.run} table=baseline {ADULT_SYNTH_DATA} "
+            "{params.run} table=baseline " + ADULT_SYNTH_DATA + " "
             "inputs.selection={input.selection} out={output} > {log} 2>&1"
 
     rule:
@@ -164,12 +176,14 @@ for _run in ADULT_RUNS:
             bench_path("adult_synth", f"{_run.prefix}_checks", *_wildcards),
         wildcard_constraints:
             **_run.constraints,
+        params:
+            run=_run.run,
         threads: 1
         resources:
             runtime=5,
             mem_mb=2000,
         shell:
-            f"{_run.run} table=checks inputs.releases={{input.releases}} out={{output}} > {{log}} 2>&1"
+            "{params.run} table=checks inputs.releases={input.releases} out={output} > {log} 2>&1"
 
 
 rule adult_synth_table3:
