@@ -17,6 +17,7 @@ ADULT_RELEASE_STEMS = [job.stem for job in table_jobs("adult_synth")["release"]]
 ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/{stem}.csv" for stem in ADULT_RELEASE_STEMS]
 ADULT_SYNTH_RUN = f"python -m experiments.adult_synth.run scale={SCALE}"
 ADULT_SYNTH_DATA = "inputs.data={input.data} inputs.domain={input.domain}"
+ADULT_VARIANT_RUN = ADULT_SYNTH_RUN + " params.variant={wildcards.variant}"
 ADULT_VARIANT_DIR = f"{ADULT_SYNTH_DIR}/variants/{{variant}}"
 ADULT_VARIANT_NAMES = "|".join(name for name in VARIANTS if name != "paper")
 
@@ -28,7 +29,7 @@ def adult_paper_data(wildcards):
 
 def adult_variant_command(wildcards):
     """The command that runs a variant's job (the paper run's, with params.variant)."""
-    return f"{ADULT_SYNTH_RUN} params.variant={wildcards.variant}"
+    return ADULT_VARIANT_RUN.format(wildcards=wildcards)
 
 
 def adult_variant_data(wildcards):
