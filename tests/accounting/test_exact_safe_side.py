@@ -587,6 +587,20 @@ def _gdp_composed(data: st.DataObject) -> None:
         assert mpf(out) >= mp.log(min(exact, 1))
 
 
+def _composition_dominated(data: st.DataObject) -> None:
+    """True only if G_nu (x) Q <= G_mu: checked at 25 eps points, both signs, exactly."""
+    mu, share = data.draw(st.floats(0.3, 4.0)), data.draw(st.floats(0.5, 0.9999))
+    eps0 = data.draw(st.floats(0.01, 2.0))
+    nu = mu * share
+    query = me.randomized_response_pld(eps0)
+    if not _try(cv.composition_dominated, nu, mu, query):
+        return
+    reach = mu * mu / 2.0 + 4.0 * mu + eps0
+    for eps in [reach * (i / 12.0 - 1.0) for i in range(25)]:
+        with mp.workdps(80):
+            assert _composed_exact(eps, nu, query) <= gaussian_hockey_stick(eps, mu, 45)
+
+
 def _gdp_profile_delta(data: st.DataObject) -> None:
     eps, mu = data.draw(st.floats(-20.0, 30.0)), data.draw(st.just(0.0) | st.floats(1e-6, 10.0))
     reveal = data.draw(st.sampled_from([0.0, 1e-300, 1e-12, 0.5, 0.9, 1.0]) | st.floats(0, 1))
@@ -622,6 +636,8 @@ REGISTRY.update(
         "gdp_composed_log_delta": Entry("cost", _gdp_composed, 15),
         # a method of a public class (checked by name in the coverage test)
         "GdpProfile.delta": Entry("cost", _gdp_profile_delta, 25),
+        # a certificate that the GDP residue filter's budget relies on (True must be true)
+        "composition_dominated": Entry("cost", _composition_dominated, 8),
     }
 )
 
@@ -674,7 +690,7 @@ NOT_A_COST: dict[str, str] = {
         ),
         "a schedule or order list": "fixed_schedule rdp_usable_orders",
         "a yes/no domination or feasibility check": (
-            "composition_dominated hockey_stick_dominated is_dominated gaussian_first_step_ok"
+            "hockey_stick_dominated is_dominated gaussian_first_step_ok"
         ),
         "simulation, stopping times, survival or attacks (analysis of filters)": (
             "adaptive_attack adaptive_attacks adaptive_rr_transcripts additive_stopping_time "
