@@ -58,6 +58,12 @@ def up_sum(value: float | np.ndarray, magnitude: float | np.ndarray) -> float | 
     return float(out) if np.ndim(out) == 0 else out
 
 
+def down_sum(value: float | np.ndarray, magnitude: np.ndarray | float) -> np.ndarray:
+    """``value`` moved below every real x with |value - x| <= SUM_REL * magnitude / 2: the
+    mirror of :func:`up_sum` (-inf and exact zeros returned as they are). Elementwise."""
+    return -np.asarray(up_sum(-np.asarray(value, dtype=np.float64), magnitude))
+
+
 #: Twice the relative error bound of the float RDP of randomized response and Laplace
 #: (their ``_*_rdp_float`` docstrings derive 2^-46).
 PURE_RDP_MARGIN = 2.0**-45
@@ -113,39 +119,52 @@ def _inverse_mills_bound(x: np.ndarray) -> np.ndarray:
 def log_hockey_stick_up(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
     """log delta_mu(eps) = log(Phi(a) - e^eps Phi(b)), a = mu/2 - eps/mu, b = a - mu (Balle and
     Wang 2018, Thm. 8; Dong, Roth and Su 2022, Cor. 2.13) for real eps and mu > 0, rounded
-    up: never below the exact value.
-
-    eps >= 0: :func:`accounting.numerics.log_gaussian_hockey_stick` moved up by its error
-    bound (:func:`_nonnegative_up`). eps < 0: delta(eps) = (1 - e^eps) + e^eps delta(-eps)
-    ((x - t)_+ = x - t + (t - x)_+ with E_Q[dP/dQ] = 1, and y -> mu - y swaps P and Q; the
-    symmetry in :mod:`accounting.curves.gdp`), a sum of two non-negative terms:
-    log(1 - e^eps) within 4u (1 + |log(1 - e^eps)|) and eps + log delta(-eps) (rounded up)
-    within u (|eps| + |log delta(-eps)|), u = 2^-53, so their float log-sum v is within
-    8u (1 + |v| + w_1 |log(1 - e^eps)| + w_2 (|eps| + |log delta(-eps)|)), w_i each term's
-    share of the sum, which :func:`up_sum` covers (64u). The result is capped at 0
-    (delta <= 1); a positive delta whose log is below the doubles (-inf in floats) gives
-    -(largest double). A mu below 2^-1000 is raised to it (delta increases with mu), so that
-    no intermediate is subnormal.
-    """
-    e = np.asarray(eps, dtype=np.float64)
-    pos = np.asarray(_nonnegative_up(np.abs(e), max(mu, _MU_FLOOR)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gap = np.log(-np.expm1(np.minimum(e, 0.0)))  # log(1 - e^eps); -inf at eps >= 0
-        shifted = e + pos
-        both = np.logaddexp(gap, shifted)
-        share_gap, share_shifted = np.exp(gap - both), np.exp(shifted - both)
-        size = 1.0 + np.abs(both) + _times(share_gap, np.abs(gap))
-        size = size + _times(share_shifted, np.abs(e) + np.abs(pos))
-        neg = up_sum(both, size)
-    out = np.minimum(np.where(e < 0.0, neg, pos), 0.0)
-    out = np.where(np.isneginf(out) & (e < np.inf), _LOG_FLOOR, out)
+    up: never below the exact value. The upper end of :func:`log_hockey_stick_bounds`."""
+    out = log_hockey_stick_bounds(eps, mu)[1]
     return float(out) if out.ndim == 0 else out
 
 
-def _nonnegative_up(e: np.ndarray, mu: float) -> np.ndarray:
-    """log delta_mu(e) for e >= 0 rounded up: the float value v of
-    :func:`accounting.numerics.log_gaussian_hockey_stick` plus 2^-46 M (:func:`up_sum`,
-    which covers 64u M), capped by log Phi(a) rounded up (delta <= Phi(a)).
+def log_hockey_stick_bounds(eps: float | np.ndarray, mu: float) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) with lo <= log delta_mu(eps) <= hi in exact arithmetic (arrays), delta_mu as in
+    :func:`log_hockey_stick_up`; lo may be -inf (a delta below the doubles).
+
+    eps >= 0: :func:`accounting.numerics.log_gaussian_hockey_stick` moved down and up by its
+    error bound (:func:`_nonnegative_bounds`). eps < 0: delta(eps) = (1 - e^eps) + e^eps
+    delta(-eps) ((x - t)_+ = x - t + (t - x)_+ with E_Q[dP/dQ] = 1, and y -> mu - y swaps P
+    and Q; the symmetry in :mod:`accounting.curves.gdp`), a sum of two non-negative terms:
+    log(1 - e^eps) within 4u (1 + |log(1 - e^eps)|) and eps + log delta(-eps) (each end of
+    its bounds) within u (|eps| + |log delta(-eps)|), u = 2^-53, so their float log-sum v is
+    within 8u (1 + |v| + w_1 |log(1 - e^eps)| + w_2 (|eps| + |log delta(-eps)|)), w_i each
+    term's share of the sum, which :func:`up_sum` and :func:`down_sum` cover (64u). hi is
+    capped at 0 (delta <= 1); a positive delta whose log is below the doubles (-inf in
+    floats) gives hi = -(largest double). A mu below 2^-1000 is raised to it for hi (delta
+    increases with mu), so that no intermediate is subnormal; lo is then -inf.
+    """
+    e = np.asarray(eps, dtype=np.float64)
+    pos_lo, pos_hi = _nonnegative_bounds(np.abs(e), max(mu, _MU_FLOOR))
+    if mu < _MU_FLOOR:
+        pos_lo = np.full(pos_lo.shape, -np.inf)
+    bounds = []
+    for pos, move in ((pos_lo, down_sum), (pos_hi, up_sum)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gap = np.log(-np.expm1(np.minimum(e, 0.0)))  # log(1 - e^eps); -inf at eps >= 0
+            shifted = e + pos
+            both = np.logaddexp(gap, shifted)
+            share_gap, share_shifted = np.exp(gap - both), np.exp(shifted - both)
+            size = 1.0 + np.abs(both) + _times(share_gap, np.abs(gap))
+            size = size + _times(share_shifted, np.abs(e) + np.abs(pos))
+            neg = move(both, size)
+        bounds.append(np.where(e < 0.0, neg, pos))
+    lo, hi = np.minimum(bounds[0], 0.0), np.minimum(bounds[1], 0.0)
+    hi = np.where(np.isneginf(hi) & (e < np.inf), _LOG_FLOOR, hi)
+    return lo, hi
+
+
+def _nonnegative_bounds(e: np.ndarray, mu: float) -> tuple[np.ndarray, np.ndarray]:
+    """log delta_mu(e) for e >= 0 rounded down and up: the float value v of
+    :func:`accounting.numerics.log_gaussian_hockey_stick` minus and plus 2^-46 M
+    (:func:`down_sum`, :func:`up_sum`, which cover 64u M), the upper end capped by
+    log Phi(a) rounded up (delta <= Phi(a)).
 
     Error bound (u = 2^-53; exp, log, log1p, expm1, erfcx, log_ndtr within 4u, relative or
     absolute for the logs, plus each argument's error times its condition number). With
@@ -189,7 +208,7 @@ def _nonnegative_up(e: np.ndarray, mu: float) -> np.ndarray:
         low = (1.0 + np.abs(a)) ** 2 + _times(mu_rb, s) + np.where(short, 0.0, subtracted)
         magnitude = 1.0 + np.abs(v) + np.where(high, by_terms, low)
         cap = up_sum(la, 1.0 + np.abs(la) + lam_a_s)
-        return np.minimum(up_sum(v, magnitude), cap)
+        return down_sum(v, magnitude), np.minimum(up_sum(v, magnitude), cap)
 
 
 def delta_from_log_up(log_delta: float | np.ndarray) -> float | np.ndarray:

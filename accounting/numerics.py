@@ -132,7 +132,8 @@ def _neg_erfcx_prime(t: np.ndarray) -> np.ndarray:
     small = np.where(big, 0.0, t)
     out = 2.0 / _SQRT_PI - 2.0 * small * special.erfcx(small)
     tb = np.where(big, t, 1.0)
-    inv2 = 1.0 / (tb * tb)
+    with np.errstate(over="ignore"):  # t > 1.3e154: 1/t^2 is below the doubles, 0
+        inv2 = 1.0 / (tb * tb)
     term = inv2.copy()
     series = term.copy()
     for n in range(1, 8):
@@ -144,7 +145,8 @@ def _neg_erfcx_prime(t: np.ndarray) -> np.ndarray:
 def erfcx_diff_is_short(u: np.ndarray, h: np.ndarray) -> np.ndarray:
     """Where :func:`log_erfcx_diff` integrates (h <= l(u) / 10, see there) rather than
     subtracts; shared with the error bound of :func:`accounting._outward.log_hockey_stick_up`."""
-    length = np.where(u >= 0, np.maximum(1.0, u), 1.0 / np.maximum(1.0, -2.0 * u))
+    neg = np.minimum(u, 0.0)  # the u < 0 branch only (-2u would overflow at u near 1e308)
+    length = np.where(u >= 0, np.maximum(1.0, u), 1.0 / np.maximum(1.0, -2.0 * neg))
     return h <= _SHORT * length
 
 
@@ -195,7 +197,10 @@ def log_gaussian_hockey_stick(eps: float | np.ndarray, mu: float) -> float | np.
     tests/accounting/mechanisms/test_gaussian.py.
     """
     e = np.asarray(eps, dtype=np.float64)
-    a = mu / 2.0 - e / mu
+    # |eps| / mu beyond the doubles makes a = +-inf, both handled: +inf takes the a >= 5
+    # branch (log Phi(inf) = 0, so log delta = log(1 - e^eps)), -inf is an exact -inf below
+    with np.errstate(over="ignore"):
+        a = mu / 2.0 - e / mu
     out = np.full(a.shape, np.nan)
     high = a >= 5.0
     low = np.isfinite(a) & (a < 5.0)
@@ -205,7 +210,11 @@ def log_gaussian_hockey_stick(eps: float | np.ndarray, mu: float) -> float | np.
         out[high] = log_sub_exp(special.log_ndtr(ah), eh + special.log_ndtr(ah - mu))
     if np.any(low):
         al = a[low]
-        out[low] = -0.5 * al * al - _LOG2 + log_erfcx_diff(-al / _SQRT2, mu / _SQRT2)
+        # a^2 overflows for a < -1.3e154: -inf is then the right float log delta (<= -a^2/2,
+        # below -(largest double)); the erfcx term is <= 0 there, so no inf - inf
+        with np.errstate(over="ignore"):
+            half_sq = -0.5 * al * al
+        out[low] = half_sq - _LOG2 + log_erfcx_diff(-al / _SQRT2, mu / _SQRT2)
     return float(out) if out.ndim == 0 else out
 
 

@@ -23,12 +23,14 @@ maximum of the hockey-stick curves and the lower convex envelope of the trade-of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Protocol
 
 import numpy as np
 
 from accounting import _checks
+from accounting._outward import SUM_REL
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.numerics import logsumexp
@@ -126,7 +128,13 @@ def mixture_below_certificate(
     (left, right) ends, shape (n, k); ``slopes`` holds d log c_i / dx there; ``log_up``
     holds log U at the ends. True iff sum_i c_i(l) e^{s_i (x - l)} <= U(x) at x = l and
     x = r (tangents of log c_i above, the chord of log U below; the ratio is convex), or
-    the same from the right end. ``margin`` (in log) errs on False. Proof:
+    the same from the right end. ``margin`` (in log) errs on False; to it is added
+    2^-46 M per interval (``SUM_REL``), M = k + 2 + 2 log k + 3 max_i(|t_i|, |s_i| w) +
+    |u_l| + |u_r| + margin over the interval's k components, which covers this function's
+    own rounding in exact arithmetic (u = 2^-53): the width w within u, t_i + s_i w within
+    3u (|t_i| + |s_i| w), the log-sum-exp within 10u (k + 1 + log k + its terms' sizes;
+    :func:`accounting.curves.gdp.gdp_composed_log_delta`), u - margin within u (|u| +
+    margin), so True is proved for the exact inputs. Proof:
     ``docs/proofs/mixture_below_certificate.md``.
     """
     xl, xr = _checks.finite_array("left", left), _checks.finite_array("right", right)
@@ -142,13 +150,18 @@ def mixture_below_certificate(
     if any(np.any(np.isnan(a)) for a in (t_l, t_r, s_l, s_r, u_l, u_r)):
         raise ValueError("log values and slopes must not be NaN")
     width = (xr - xl)[:, None]
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         from_l = np.where(np.isfinite(t_l), t_l + s_l * width, -np.inf)
         from_r = np.where(np.isfinite(t_r), t_r - s_r * width, -np.inf)
+        sizes = [np.abs(v) for v in (t_l, t_r, s_l * width, s_r * width)]
+        big = np.max([np.where(np.isfinite(v), v, 0.0).max(axis=-1) for v in sizes], axis=0)
+        k = t_l.shape[-1]
+        size = k + 2.0 + 2.0 * math.log(max(k, 1)) + 3.0 * big + np.abs(u_l) + np.abs(u_r)
+        slack = margin + SUM_REL * (size + margin)
     right_valid = np.all(np.isfinite(t_r) | ~np.isfinite(t_l), axis=-1)
-    ends = (logsumexp(t_l, axis=-1) <= u_l - margin) & (logsumexp(t_r, axis=-1) <= u_r - margin)
-    left_ok = logsumexp(from_l, axis=-1) <= u_r - margin
-    right_ok = right_valid & (logsumexp(from_r, axis=-1) <= u_l - margin)
+    ends = (logsumexp(t_l, axis=-1) <= u_l - slack) & (logsumexp(t_r, axis=-1) <= u_r - slack)
+    left_ok = logsumexp(from_l, axis=-1) <= u_r - slack
+    right_ok = right_valid & (logsumexp(from_r, axis=-1) <= u_l - slack)
     return ends & (left_ok | right_ok)
 
 

@@ -238,21 +238,42 @@ def pure_dp_mu(eps: float) -> float:
 
 
 def gdp_composed_log_delta(eps: float | np.ndarray, mu: float, pld: Pld) -> float | np.ndarray:
-    """log hockey-stick of G_mu composed with a finite PLD (losses L_i, P-masses p_i).
+    """log hockey-stick of G_mu composed with a finite PLD (losses L_i, P-masses p_i), never
+    below the exact value of the formula at the Pld's doubles (docs/accounting.md,
+    "Rounding"); capped at 0 (delta <= 1).
 
     The losses of independent mechanisms add, so with L = L_G + L_pld,
     delta(eps) = E[(1 - e^{eps - L})_+] = sum_i p_i delta_mu(eps - L_i) + P(L_pld = +inf),
-    exactly (conditioning on the finite part). Evaluated as a log-sum-exp.
+    exactly (conditioning on the finite part; Balle et al. 2018, Thm. 1 for the PLD form,
+    DRS 2022, Cor. 2.13 for delta_mu). Evaluated as a log-sum-exp of t_i = log p_i + v_i,
+    v_i = log delta_mu rounded up (:func:`accounting._outward.log_hockey_stick_up`) at
+    eps - L_i rounded down (delta_mu decreases in eps), the +inf mass a term with v = 0.
+    Error of the float log-sum-exp v of the k terms (u = 2^-53; log, exp within 4u): log p_i
+    and the sum t_i within 5u (1 + |log p_i| + |v_i|), the shift by the largest t_i (at most
+    |v| + log k) within u (|t_i| + |v| + log k), exp 4u, so each e^{t_i - top} within
+    10u (1 + |log p_i| + |v_i| + |v| + log k) relative; the sum of k non-negative terms adds
+    (k - 1) u, the log 4u (1 + log k), the shift back u (|v| + log k): in all within
+    10u M, M = k + 1 + |v| + log k + sum_i w_i (1 + |log p_i| + |v_i|) (w_i each term's share),
+    which ``up_sum`` covers (64u M).
     """
     mu = _checks.positive("mu", mu)
     if not isinstance(pld, Pld):
         raise ValueError(f"pld must be a Pld, got {type(pld).__name__}")
     e = _eps_array(eps)
-    terms = gdp_log_delta(e[..., None] - pld.losses, mu) + np.log(pld.probs)
+    v = np.asarray(log_hockey_stick_up(sum_down(e[..., None], -pld.losses), mu))
+    log_p = np.log(pld.probs)
     if pld.inf_mass > 0:
-        terms = np.concatenate([terms, np.full(e.shape + (1,), math.log(pld.inf_mass))], -1)
+        v = np.concatenate([v, np.zeros(e.shape + (1,))], -1)
+        log_p = np.append(log_p, math.log(pld.inf_mass))
+    terms = log_p + v
     out = logsumexp(terms, axis=-1)
-    return float(out) if e.ndim == 0 else out
+    k = terms.shape[-1]
+    with np.errstate(invalid="ignore", over="ignore"):
+        share = np.exp(terms - out[..., None])
+        size = np.where(share > 0.0, share * (1.0 + np.abs(log_p) + np.abs(v)), 0.0)
+        magnitude = k + 1.0 + math.log(k) + np.abs(out) + size.sum(axis=-1)
+    bounded = np.minimum(up_sum(out, magnitude), 0.0)
+    return float(bounded) if e.ndim == 0 else bounded
 
 
 def gdp_pure_dp_delta(eps: float | np.ndarray, mu: float, eps0: float) -> float | np.ndarray:
@@ -327,7 +348,19 @@ class GdpProfile:
         object.__setattr__(self, "reveal", _checks.delta("reveal", self.reveal))
 
     def delta(self, eps: float | np.ndarray) -> float | np.ndarray:
-        return self.reveal + (1.0 - self.reveal) * gdp_delta(eps, self.mu)
+        """reveal + (1 - reveal) delta_mu(eps), never below the exact value
+        (docs/accounting.md, "Rounding"): delta_mu is :func:`gdp_delta` (rounded up), and
+        the two terms are non-negative, so the float 1 - reveal, product and sum (three
+        roundings, a subnormal product within 2^-1075) are within 3u = 3 2^-53 of the sum
+        relative, plus 2^-1075: nothing cancels, so the sum itself is the magnitude that
+        ``up_sum`` covers (64u), moved at least one ulp up. Capped at 1; reveal = 0 is
+        delta_mu itself (no rounding)."""
+        delta = gdp_delta(eps, self.mu)
+        if self.reveal == 0.0:
+            return delta
+        total = self.reveal + (1.0 - self.reveal) * np.asarray(delta)
+        out = np.minimum(up_sum(total, total), 1.0)
+        return float(out) if np.ndim(out) == 0 else out
 
     def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray:
         a = np.asarray(alpha, dtype=np.float64)

@@ -15,10 +15,16 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from accounting import _checks
+from accounting._outward import (
+    _inverse_mills_bound,
+    down_sum,
+    log_hockey_stick_bounds,
+    sum_down,
+    up_sum,
+)
 from accounting.curves.domination import mixture_below_certificate
-from accounting.curves.gdp import gdp_log_delta_slope
 from accounting.curves.pld import Pld
-from accounting.numerics import log_gaussian_hockey_stick, logsumexp
+from accounting.numerics import logsumexp
 
 _MASS_TOL = 1e-12  # +inf / -inf masses below this are float noise of a PLD's construction
 _TAIL_CAP = 1e5
@@ -47,23 +53,41 @@ def _is_symmetric(pld: Pld) -> bool:
     )
 
 
-def _tail_start(nu: float, mu: float, l_max: float) -> float | None:
+def _tail_start(nu: float, mu: float, l_max: float, log_mass: float) -> float | None:
     """An e_hi beyond which G_nu (x) Q is below G_mu, proved in closed form (or None).
 
-    Needs nu < mu; compares P_nu(L > e - L_max) with (1 - e^-s) P_mu(L >= e + s),
-    s = mu^2 / e_hi. Derivation: docs/proofs/gdp_domination.md, step 3.
+    Needs nu < mu; compares P_nu(L > e - L_max), times the total mass (at most
+    e^log_mass), with (1 - e^-s) P_mu(L >= e + s), s = mu^2 / e_hi, in exact arithmetic
+    (:func:`_tail_holds`). Derivation: docs/proofs/gdp_domination.md, step 3.
     """
     if not nu < mu:
         return None
     e_hi = max(l_max, 0.0) + mu * mu / 2.0 + mu
     while e_hi <= _TAIL_CAP:
         s = mu * mu / max(e_hi, 1.0)
-        x1 = -(e_hi - l_max) / nu + nu / 2.0
-        x2 = -(e_hi + s) / mu + mu / 2.0
-        if x1 <= x2 and log_ndtr(x1) <= math.log(-math.expm1(-s)) + log_ndtr(x2):
+        if s > 0.0 and _tail_holds(nu, mu, l_max, e_hi, s, log_mass):
             return e_hi
         e_hi *= 1.25
     return None
+
+
+def _tail_holds(nu: float, mu: float, l_max: float, e: float, s: float, log_mass: float) -> bool:
+    """x1 <= x2 and P (sum_i p_i) Phi(x1) <= (1 - e^-s) Phi(x2) at e, in exact arithmetic
+    (docs/proofs/gdp_domination.md, step 3; P the exact sum of the masses, log P <= log_mass).
+
+    Each side is rounded outward by 2^-46 times its terms' magnitudes (u = 2^-53): x1 and x2
+    within 3u (|e| + |l_max| + s) / nu-or-mu + u nu-or-mu, so x1 is moved up and x2 down
+    (Phi increases); log_ndtr and log(-expm1) within 4u (1 + |value|) at those doubles, the
+    sums within u of their terms' magnitudes."""
+    x1 = up_sum(-(e - l_max) / nu + nu / 2.0, 1.0 + (abs(e) + abs(l_max)) / nu + nu)
+    x2 = float(down_sum(-(e + s) / mu + mu / 2.0, 1.0 + (abs(e) + s) / mu + mu))
+    if not x1 <= x2:
+        return False
+    l1 = float(log_ndtr(x1))
+    l2, gap = float(log_ndtr(x2)), math.log(-math.expm1(-s))
+    lhs = up_sum(l1 + log_mass, 1.0 + 2.0 * abs(l1) + abs(log_mass))
+    rhs = float(down_sum(gap + l2, 2.0 + 2.0 * abs(gap) + 2.0 * abs(l2)))
+    return bool(lhs <= rhs)
 
 
 def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) -> bool:
@@ -71,28 +95,37 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
 
     The composed hockey stick is the mixture sum_i p_i delta_nu(e - L_i) of log-concave,
     decreasing components, and delta_mu is log-concave (:func:`gdp_log_delta_slope`), so
-    :func:`mixture_below_certificate` applies.
+    :func:`mixture_below_certificate` applies. Its inputs are bounds in exact arithmetic
+    (docs/accounting.md, "Rounding"): a component's log at the double y = e - L_i rounded
+    down (it is decreasing, so its tangent at y lies above it on [e, e + w]) rounded up, plus
+    log p_i rounded up; log delta_mu rounded down (:func:`log_hockey_stick_bounds`); slopes
+    by :func:`_slope_bounds`.
     """
-    log_p = np.log(pld.probs)
+    log_p = up_sum(np.log(pld.probs), 1.0 + np.abs(np.log(pld.probs)))
 
-    def evaluate(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        shifted = x[:, None] - pld.losses
-        return (
-            np.asarray(log_gaussian_hockey_stick(shifted, nu)) + log_p,
-            np.asarray(gdp_log_delta_slope(shifted, nu)),
-            np.asarray(log_gaussian_hockey_stick(x, mu)),
-        )
+    def evaluate(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        shifted = sum_down(x[:, None], -pld.losses)
+        lo, hi = log_hockey_stick_bounds(shifted, nu)
+        slope_up, slope_down = _slope_bounds(shifted, nu, lo, hi)
+        with np.errstate(over="ignore", invalid="ignore"):
+            terms = up_sum(hi + log_p, 1.0 + np.abs(hi) + np.abs(log_p))
+        return terms, slope_up, slope_down, log_hockey_stick_bounds(x, mu)[0]
 
     grid = np.linspace(0.0, e_hi, math.ceil(e_hi / step) + 1)
     vals = evaluate(grid)
-    if np.any(logsumexp(vals[0], axis=-1) > vals[2]):
-        return False  # violated at a grid point
+    if not np.all(np.isfinite(vals[3])) or np.any(logsumexp(vals[0], axis=-1) > vals[3]):
+        return False  # violated at a grid point (or delta_mu below the doubles)
     xl, xr = grid[:-1], grid[1:]
-    left, right = [v[:-1] for v in vals], [v[1:] for v in vals]
+    t_l, t_r, s_l, s_r, u_l, u_r = (
+        vals[0][:-1],
+        vals[0][1:],
+        vals[1][:-1],
+        vals[2][1:],
+        vals[3][:-1],
+        vals[3][1:],
+    )
     for level in range(_REFINE_LEVELS + 1):
-        ok = mixture_below_certificate(
-            xl, xr, (left[0], right[0]), (left[1], right[1]), (left[2], right[2])
-        )
+        ok = mixture_below_certificate(xl, xr, (t_l, t_r), (s_l, s_r), (u_l, u_r))
         if ok.all():
             return True
         bad = ~ok
@@ -101,16 +134,37 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
         sub = xl[bad, None] + (xr - xl)[bad, None] * np.linspace(0.0, 1.0, _SPLIT + 1)
         flat = evaluate(sub.ravel())
         shape = sub.shape
-        terms = flat[0].reshape(shape + flat[0].shape[-1:])
-        slopes = flat[1].reshape(shape + flat[1].shape[-1:])
-        up = flat[2].reshape(shape)
-        if np.any(logsumexp(terms, axis=-1) > up):
+        k = pld.losses.size  # mixture components
+        terms, s_up, s_down = (v.reshape(shape + (k,)) for v in flat[:3])
+        up = flat[3].reshape(shape)
+        if not np.all(np.isfinite(up)) or np.any(logsumexp(terms, axis=-1) > up):
             return False  # violated at a sample point: refining cannot help
         xl, xr = sub[:, :-1].ravel(), sub[:, 1:].ravel()
-        k = pld.losses.size  # mixture components
-        left = [terms[:, :-1].reshape(-1, k), slopes[:, :-1].reshape(-1, k), up[:, :-1].ravel()]
-        right = [terms[:, 1:].reshape(-1, k), slopes[:, 1:].reshape(-1, k), up[:, 1:].ravel()]
+        t_l, t_r = terms[:, :-1].reshape(-1, k), terms[:, 1:].reshape(-1, k)
+        s_l, s_r = s_up[:, :-1].reshape(-1, k), s_down[:, 1:].reshape(-1, k)
+        u_l, u_r = up[:, :-1].ravel(), up[:, 1:].ravel()
     return False
+
+
+def _slope_bounds(
+    y: np.ndarray, nu: float, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds (above, below) on d log delta_nu / d eps = -e^y Phi(b) / delta_nu(y),
+    b = -y/nu - nu/2 (:func:`gdp_log_delta_slope`), in exact arithmetic, given
+    lo <= log delta_nu(y) <= hi. The rounded b is within 2.01u (|y|/nu + nu/2) (u = 2^-53)
+    and log Phi is Lipschitz with constant phi/Phi (:func:`_inverse_mills_bound`), log_ndtr
+    within 4u (1 + |value|); the exponent y + log Phi(b) - log delta within u of its terms'
+    sizes; each moved by 2^-46 of its magnitudes, which also covers exp's 4u. The upper
+    bound (towards 0) is at least -e^700 (a delta far below the doubles: a valid, loose
+    tangent); the lower may be -inf."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        b = -y / nu - nu / 2.0
+        lb = log_ndtr(b)
+        size_b = 1.0 + np.abs(lb) + _inverse_mills_bound(b) * (1.0 + np.abs(y) / nu + nu)
+        lb_lo, lb_hi = down_sum(lb, size_b), up_sum(lb, size_b)
+        z_lo = down_sum(y + lb_lo - hi, 1.0 + np.abs(y) + np.abs(lb_lo) + np.abs(hi))
+        z_hi = up_sum(y + lb_hi - lo, 1.0 + np.abs(y) + np.abs(lb_hi) + np.abs(lo))
+        return -np.exp(np.minimum(z_lo, 700.0)), -np.exp(z_hi)
 
 
 def composition_dominated(nu: float, mu: float, query: Pld, step: float = 0.05) -> bool:
@@ -130,7 +184,8 @@ def composition_dominated(nu: float, mu: float, query: Pld, step: float = 0.05) 
         pld = _strip_noise(side)
         if pld is None:
             return False
-        e_hi = _tail_start(nu, mu, float(pld.losses.max()))
+        log_mass = up_sum(math.log(math.fsum(pld.probs)), 2.0)  # fsum: correctly rounded
+        e_hi = _tail_start(nu, mu, float(pld.losses.max()), log_mass)
         if e_hi is None or e_hi / step > _MAX_POINTS:
             return False
         if not _side_certified(nu, mu, pld, e_hi, step):

@@ -19,6 +19,7 @@ from accounting.numerics import (
     exact_upper,
     fraction_down,
     fraction_up,
+    log_gaussian_hockey_stick,
     logsumexp,
     nudge_down,
     nudge_up,
@@ -111,3 +112,23 @@ def test_exact_upper_and_lower_enclose_transcendental_values() -> None:
     assert exact_at_most(lambda c: c.sqrt(c.mpf(2)), 1.4142135623730951)
     assert not exact_at_most(lambda c: c.sqrt(c.mpf(2)), 1.414213562373095)
     assert exact_at_most(lambda c: c.mpf(1e308) * 10, math.inf)
+
+
+@pytest.mark.parametrize("mu", [5e-324, 1e-300, 1e-10, 1.0, 1e150, 1.7976931348623157e308])
+def test_gaussian_hockey_stick_extremes_without_warnings(mu) -> None:
+    """|eps| / mu and a^2 beyond the doubles overflowed with numpy warnings; the values are
+    unchanged: log delta = -inf where eps / mu overflows to +inf or a^2 does (delta below the
+    doubles), log(1 - e^eps) = -0.0 where eps is hugely negative, never NaN."""
+    big = [0.0, 5e-324, 1e-300, 1.0, 1e5, 1e150, 1e300, 1.7976931348623157e308]
+    eps = np.array([s * x for x in big for s in (1.0, -1.0)] + [np.inf, -np.inf])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = np.asarray(log_gaussian_hockey_stick(eps, mu))
+        single = [log_gaussian_hockey_stick(float(e), mu) for e in eps]
+    np.testing.assert_array_equal(out, single)
+    assert not np.any(np.isnan(out)) and np.all(out <= 0.0)
+    assert out[-2] == -np.inf and out[-1] == 0.0
+    if mu <= 1e-10:  # eps / mu overflows at eps = 1e300
+        assert out[eps == 1e300][0] == -np.inf and out[eps == -1e300][0] == 0.0
+    if mu == 1.0:  # a = 0.5 - 1e300: a^2 overflows
+        assert out[eps == 1e300][0] == -np.inf

@@ -201,3 +201,23 @@ def test_is_dominated_by_gdp_matches_grid_check() -> None:
     assert as_tradeoff(curve) is curve
     with pytest.raises(ValueError, match="Pld or PiecewiseLinearTradeoff"):
         as_tradeoff(GdpProfile(1.0))
+
+
+def test_certificate_covers_its_own_rounding() -> None:
+    """log c(x) = t + s x and log U(x) = -3e6 - 1e6 x on [0, 1] (both log-linear, so the
+    preconditions hold), with c(1) > U(1) by 2^-32 - 2^-40 in log. At -4e6 the ulp is 2^-31:
+    t + s rounds to -4e6 = log U(1), the nearest double of log c(1) is -4e6 too, and
+    -4e6 - 1e-10 rounds back to -4e6, so the fixed 1e-10 margin certified the false claim;
+    the margin now grows by 2^-46 of the magnitudes."""
+    t, s = -4e6 + 2.0**-31, -(2.0**-32 + 2.0**-40)
+    with mpmath.workdps(50):
+        assert mpmath.mpf(t) + mpmath.mpf(s) > mpmath.mpf(-4e6)  # the claim is false at x = 1
+    assert t + s == -4e6
+    ok = mixture_below_certificate(
+        np.array([0.0]),
+        np.array([1.0]),
+        (np.array([[t]]), np.array([[-4e6]])),
+        (np.array([[s]]), np.array([[s]])),
+        (np.array([-3e6]), np.array([-4e6])),
+    )
+    assert not ok[0]

@@ -12,6 +12,7 @@ from dp_accounting.pld import privacy_loss_mechanism as plm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accounting._outward import log_hockey_stick_bounds, log_hockey_stick_up
 from accounting.costs import EpsDelta, Gdp, PureDP, Zcdp
 from accounting.curves.domination import is_dominated
 from accounting.curves.gdp import (
@@ -270,3 +271,18 @@ def test_profile_delta_and_tradeoff_are_consistent() -> None:
         assert prof.tradeoff(a) == pytest.approx(sup, abs=1e-6)
     with pytest.raises(ValueError, match="reveal"):
         GdpProfile(1.0, 1.0)
+
+
+def test_log_hockey_stick_bounds_bracket_the_exact_value() -> None:
+    """lo <= log delta_mu(eps) <= hi (80-digit mpmath) on both sides of eps = 0, and hi is
+    log_hockey_stick_up's value (the GDP domination certificate uses both ends)."""
+    eps = np.array([-30.0, -3.0, -0.5, -1e-9, 0.0, 1e-9, 0.7, 4.0, 25.0, 300.0])
+    for mu in (1e-3, 0.3, 1.0, 4.0, 20.0):
+        lo, hi = log_hockey_stick_bounds(eps, mu)
+        np.testing.assert_array_equal(hi, log_hockey_stick_up(eps, mu))
+        for e, low, high in zip(eps.tolist(), lo.tolist(), hi.tolist(), strict=True):
+            with mp.workdps(80):
+                m, x = mp.mpf(mu), mp.mpf(e)
+                exact = mp.log(mp.ncdf(m / 2 - x / m) - mp.exp(x) * mp.ncdf(-m / 2 - x / m))
+                assert mp.mpf(low) <= exact <= mp.mpf(high), (e, mu)
+                assert high - low <= 1e-9 * (1 + abs(float(exact))), (e, mu)
