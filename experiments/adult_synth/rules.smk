@@ -11,7 +11,7 @@ from experiments.adult_synth.variants import VARIANTS
 
 ADULT_SYNTH = experiment_config("adult_synth")["params"]
 ADULT_SYNTH_DIR = f"results/adult_synth/{SCALE}"
-ADULT_SYNTH_CODE = code_inputs("experiments.adult_synth.run")
+ADULT_SYNTH_CODE = config_by_params(code_inputs("experiments.adult_synth.run"))
 #: The release jobs' file stems (one job per repeat), the same in every run.
 ADULT_RELEASE_STEMS = [job.stem for job in table_jobs("adult_synth")["release"]]
 ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/{stem}.csv" for stem in ADULT_RELEASE_STEMS]
@@ -73,6 +73,8 @@ for _run in ADULT_RUNS:
             bench_path("adult_synth", f"{_run.prefix}_selection", *_wildcards),
         wildcard_constraints:
             **_run.constraints,
+        params:
+            config=table_digest("adult_synth", "selection"),
         threads: 1
         resources:
             runtime=per_scale(10, 10, 30),
@@ -98,6 +100,7 @@ for _run in ADULT_RUNS:
             repeat=r"\d+",
         params:
             index=lambda w, output: ADULT_RELEASE_STEMS.index(Path(output[0]).stem),
+            config=table_digest("adult_synth", "release"),
         threads: 1
         resources:
             runtime=per_scale(10, 10, 30),
@@ -121,6 +124,8 @@ for _run in ADULT_RUNS:
             bench_path("adult_synth", f"{_run.prefix}_baseline", *_wildcards),
         wildcard_constraints:
             **_run.constraints,
+        params:
+            config=table_digest("adult_synth", "baseline"),
         threads: 1
         resources:
             runtime=per_scale(10, 10, 30),
@@ -164,6 +169,8 @@ for _run in ADULT_RUNS:
             bench_path("adult_synth", f"{_run.prefix}_checks", *_wildcards),
         wildcard_constraints:
             **_run.constraints,
+        params:
+            config=table_digest("adult_synth", "checks"),
         threads: 1
         resources:
             runtime=5,
@@ -181,6 +188,8 @@ rule adult_synth_table3:
         log_path("adult_synth", "adult_synth_table3"),
     benchmark:
         bench_path("adult_synth", "adult_synth_table3"),
+    params:
+        config=table_digest("adult_synth", "table3"),
     threads: 1
     resources:
         runtime=5,
@@ -195,7 +204,7 @@ rule adult_synth_plot:
         checks=f"{ADULT_SYNTH_DIR}/checks.csv",
         baseline=f"{ADULT_SYNTH_DIR}/baseline.csv",
         table3=f"{ADULT_SYNTH_DIR}/table3.csv",
-        code=code_inputs("experiments.adult_synth.plot"),
+        code=config_by_params(code_inputs("experiments.adult_synth.plot")),
     output:
         **figure_outputs("adult_synth", ("fig1", "fig2", "table3"), report_tables=("table3",)),
     log:
@@ -243,6 +252,7 @@ rule adult_synth_variant_row:
         variant="|".join(VARIANTS),
     params:
         inputs=adult_variant_inputs,
+        config=table_digest("adult_synth", "variant"),
     threads: 1
     resources:
         runtime=5,
