@@ -36,7 +36,8 @@ from experiments.selection.tables import (
 
 DATA = ("data",)
 
-#: Job i of a table is seeded from (seed, key, i): a new table takes the next free key.
+#: Job i of a table is seeded from (seed, key, i): a new table takes the next free key. The
+#: last field: the params the table reads (``Table.reads``; a config edit reruns it for those).
 TABLES: dict[str, Table[Params]] = {
     "offline": Table(
         tagged(offline_table), (0,), jobs.offline_jobs, DATA, ("seed", "data", "offline")
