@@ -96,19 +96,9 @@ def module_inputs(module):
 
 
 def config_by_params(files):
-    """`files` (a code_inputs list) with its config files `ancient` (workflow/configs.py)."""
+    """`files` (a code_inputs list) with its config files `ancient` (workflow/configs.py): the
+    code input of a rule whose params are `config=table_digest(...)` or that reads no config."""
     return _config_by_params(files, ancient)
-
-
-_composed = {}  # experiment -> its config at SCALE, composed once per parse for config_digest
-
-
-def config_digest(exp, only=None, without=()):
-    """A short sha256 of config/<exp>.yaml composed at SCALE, its `params` cut to one table's
-    own (workflow/configs.py): as a rule's `params: config=...`, with
-    config_by_params(code_inputs(...)), an edit reruns a job exactly when its params change."""
-    composed = _composed.get(exp) or _composed.setdefault(exp, experiment_config(exp))
-    return _config_digest(composed, only, without)
 
 
 def figure_outputs(exp, names, report_tables=()):
@@ -143,7 +133,18 @@ def experiment_config(name, scale=None):
     return _experiment_config(name, scale or SCALE)
 
 
-_table_jobs = {}  # experiment -> its job lists at SCALE, built once per parse
+_registries = {}  # experiment -> (its registry TABLES, its params at SCALE), read once per parse
+
+
+def _registry(exp):
+    if exp not in _registries:
+        import importlib
+
+        from experiments.common.config import load_params
+
+        run = importlib.import_module(f"experiments.{exp}.run")
+        _registries[exp] = (run.TABLES, load_params(experiment_config(exp), run.Params))
+    return _registries[exp]
 
 
 def table_jobs(exp):
@@ -151,15 +152,23 @@ def table_jobs(exp):
     experiments/<exp>/run.py with config/<exp>.yaml at SCALE: the rules' one source of table
     names and job lists. Job i of a table runs as `index=i`; its setting's `stem` names the
     file it writes (experiments/common/job.py)."""
-    if exp not in _table_jobs:
-        import importlib
+    tables, params = _registry(exp)
+    return {name: table.settings(params) for name, table in tables.items()}
 
-        from experiments.common.config import load_params
 
-        run = importlib.import_module(f"experiments.{exp}.run")
-        params = load_params(experiment_config(exp), run.Params)
-        _table_jobs[exp] = {name: table.settings(params) for name, table in run.TABLES.items()}
-    return _table_jobs[exp]
+_composed = {}  # experiment -> its config at SCALE, composed once per parse for table_digest
+
+
+def table_digest(exp, table):
+    """config_digest of the params that table `table` of experiments/<exp>/run.py's registry
+    reads (its `reads`; None: every one): a job's `params: config=...`, its config files
+    through config_by_params, so that a config edit reruns exactly the tables whose own params
+    changed (workflow/configs.py)."""
+    tables, _ = _registry(exp)
+    if table not in tables:
+        raise ValueError(f"table must be one of {sorted(tables)} of {exp}, got {table!r}")
+    composed = _composed.get(exp) or _composed.setdefault(exp, experiment_config(exp))
+    return _config_digest(composed, tables[table].reads)
 
 
 # The report's front page (`snakemake --report report.html`): the experiments the report

@@ -1,9 +1,10 @@
 """Experiment configs as rules read them, and the inputs that make an edit rerun a job.
 
 A rule reads sweep lists from :func:`experiment_config`; a rule whose table reads only part
-of the params declares ``params: config=config_digest(...)`` of that part and lists its config
-files through :func:`config_by_params`, so that an edit reruns exactly the tables whose own
-params changed (Snakemake's params rerun trigger). The results never depend on the digest.
+of the params (its registry entry's ``reads``) declares ``params: config=<the digest of that
+part>`` (the Snakefile's ``table_digest``) and lists its config files through
+:func:`config_by_params`, so that an edit reruns exactly the tables whose own params changed
+(Snakemake's params rerun trigger). The results never depend on the digest.
 """
 
 from __future__ import annotations
@@ -26,18 +27,11 @@ def experiment_config(name: str, scale: str) -> dict[str, Any]:
     return {str(key): value for key, value in container.items()}
 
 
-def config_digest(
-    composed: Mapping[str, Any],
-    only: Collection[str] | None = None,
-    without: Collection[str] = (),
-) -> str:
+def config_digest(composed: Mapping[str, Any], only: Collection[str] | None = None) -> str:
     """A short sha256 of a ``composed`` experiment config, its ``params`` cut to one table's
-    own: the keys ``only`` (None: all) less the keys ``without`` (other tables' own sections).
-    """
+    own: the keys ``only`` (None: all; a table's ``reads``, experiments/common/job.py)."""
     params = {
-        key: value
-        for key, value in composed["params"].items()
-        if (only is None or key in only) and key not in without
+        key: value for key, value in composed["params"].items() if only is None or key in only
     }
     text = json.dumps({**composed, "params": params}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -46,6 +40,6 @@ def config_digest(
 def config_by_params(files: Iterable[str], ancient: Callable[[str], Any]) -> list[Any]:
     """``files`` (a code_inputs list) with its config files (under config/) wrapped in
     ``ancient`` (Snakemake's: edits of them do not rerun the job), the code files as they are:
-    for a rule that declares ``params: config=config_digest(...)`` of the params its table
-    reads instead."""
+    for a rule that declares ``params: config=table_digest(...)`` (the digest of the params its
+    table reads) instead, or whose script reads no config (a plot reads its tables)."""
     return [ancient(f) if f.startswith("config/") else f for f in files]

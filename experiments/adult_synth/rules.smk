@@ -11,7 +11,7 @@ from experiments.adult_synth.variants import VARIANTS
 
 ADULT_SYNTH = experiment_config("adult_synth")["params"]
 ADULT_SYNTH_DIR = f"results/adult_synth/{SCALE}"
-ADULT_SYNTH_CODE = code_inputs("experiments.adult_synth.run")
+ADULT_SYNTH_CODE = config_by_params(code_inputs("experiments.adult_synth.run"))
 #: The release jobs' file stems (one job per repeat), the same in every run.
 ADULT_RELEASE_STEMS = [job.stem for job in table_jobs("adult_synth")["release"]]
 ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/{stem}.csv" for stem in ADULT_RELEASE_STEMS]
@@ -83,6 +83,7 @@ for _run in ADULT_RUNS:
             **_run.constraints,
         params:
             run=_run.run,
+            config=table_digest("adult_synth", "selection"),
         threads: 1
         resources:
             runtime=per_scale(10, 10, 30),
@@ -109,6 +110,7 @@ for _run in ADULT_RUNS:
         params:
             run=_run.run,
             index=lambda w, output: ADULT_RELEASE_STEMS.index(Path(output[0]).stem),
+            config=table_digest("adult_synth", "release"),
         threads: 1
         resources:
             runtime=per_scale(10, 10, 30),
@@ -134,6 +136,7 @@ for _run in ADULT_RUNS:
             **_run.constraints,
         params:
             run=_run.run,
+            config=table_digest("adult_synth", "baseline"),
         threads: 1
         resources:
             runtime=per_scale(10, 10, 30),
@@ -179,6 +182,7 @@ for _run in ADULT_RUNS:
             **_run.constraints,
         params:
             run=_run.run,
+            config=table_digest("adult_synth", "checks"),
         threads: 1
         resources:
             runtime=5,
@@ -196,6 +200,8 @@ rule adult_synth_table3:
         log_path("adult_synth", "adult_synth_table3"),
     benchmark:
         bench_path("adult_synth", "adult_synth_table3"),
+    params:
+        config=table_digest("adult_synth", "table3"),
     threads: 1
     resources:
         runtime=5,
@@ -210,7 +216,7 @@ rule adult_synth_plot:
         checks=f"{ADULT_SYNTH_DIR}/checks.csv",
         baseline=f"{ADULT_SYNTH_DIR}/baseline.csv",
         table3=f"{ADULT_SYNTH_DIR}/table3.csv",
-        code=code_inputs("experiments.adult_synth.plot"),
+        code=config_by_params(code_inputs("experiments.adult_synth.plot")),
     output:
         **figure_outputs("adult_synth", ("fig1", "fig2", "table3"), report_tables=("table3",)),
     log:
@@ -258,6 +264,7 @@ rule adult_synth_variant_row:
         variant="|".join(VARIANTS),
     params:
         inputs=adult_variant_inputs,
+        config=table_digest("adult_synth", "variant"),
     threads: 1
     resources:
         runtime=5,

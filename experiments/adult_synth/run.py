@@ -63,18 +63,32 @@ def in_variant(build: TableFn) -> TableFn:
     return table
 
 
+#: The params each table reads (``Table.reads``): the split (fixed_split, under the variant),
+#: the query selection (which the releases and baseline redo with one_way_in_model or
+#: compress_domain), the model fits.
+SPLIT = ("seed", "variant", "target", "n_rows", "train_frac", "val_frac")
+SELECTION = (*SPLIT, "eps_query", "alpha", "one_way_share", "compress_domain")
+FIT = (*SELECTION, "one_way_in_model", "pgm_iters", "gbc_estimators")
+
 TABLES: dict[str, Table[Params]] = {
-    "selection": Table(in_variant(selection_table), inputs=DATA),
+    "selection": Table(in_variant(selection_table), inputs=DATA, reads=SELECTION),
     # one job per repeat; its streams are keyed by the repeat (above), not by the job
     "release": Table(
         in_variant(release_table),
         jobs=lambda p: [Repeat(r) for r in range(p.repeats)],
         inputs=(*DATA, "selection"),
+        reads=(*FIT, "repeats", "eps", "n_synth"),
     ),
-    "baseline": Table(in_variant(baseline_table), inputs=(*DATA, "selection")),
-    "checks": Table(in_variant(checks_table), inputs=("releases",)),
-    "variant": Table(in_variant(variant_table), inputs=("baseline",)),
-    "table3": Table(table3),
+    "baseline": Table(
+        in_variant(baseline_table), inputs=(*DATA, "selection"), reads=(*FIT, "n_baseline")
+    ),
+    "checks": Table(
+        in_variant(checks_table),
+        inputs=("releases",),
+        reads=("seed", "variant", "eps", "threshold", "eps_check", "alpha", "eps_query"),
+    ),
+    "variant": Table(in_variant(variant_table), inputs=("baseline",), reads=("seed", "variant")),
+    "table3": Table(table3, reads=("seed", "eps", "alpha", "delta")),
 }
 
 main = experiment_main("adult_synth", Params, TABLES)

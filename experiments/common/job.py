@@ -129,13 +129,17 @@ class Table(Generic[P]):
     ``key``: the table's entries of the seed sequence after the experiment seed. ``jobs``:
     the setting of each job, in job order (its length is the number of jobs; each gives its
     further seed entries and file stem); None means one job, :data:`ONLY_JOB`. ``inputs``:
-    the names of the files the table reads.
+    the names of the files the table reads. ``reads``: the top-level ``params`` keys its
+    build and ``jobs`` read (``seed`` where it draws randomness), None for every one (the safe
+    default): the rules rerun a table's jobs when those keys change, not on other config
+    edits (the Snakefile's ``table_digest``), so a key left out is a stale-result bug.
     """
 
     build: TableFn
     key: tuple[int, ...] = ()
     jobs: Callable[[P], Sequence[Setting]] | None = None
     inputs: tuple[str, ...] = ()
+    reads: tuple[str, ...] | None = None
 
     def settings(self, params: P) -> list[Setting]:
         """The setting of every job, in job order."""

@@ -11,7 +11,7 @@ def _filter_comparison_norms(wildcards):
 
 rule filter_comparison_run:
     input:
-        code=code_inputs("experiments.filter_comparison.run"),
+        code=config_by_params(code_inputs("experiments.filter_comparison.run")),
         norms=_filter_comparison_norms,
     output:
         f"results/filter_comparison/{SCALE}/{{workload}}.csv",
@@ -19,6 +19,7 @@ rule filter_comparison_run:
         workload="|".join(FILTER_COMPARISON_WORKLOADS),
     params:
         scale=SCALE,
+        config=lambda w: table_digest("filter_comparison", w.workload),
     log:
         log_path("filter_comparison", "filter_comparison_run", "workload"),
     benchmark:
@@ -53,7 +54,7 @@ rule filter_comparison_merge:
 rule filter_comparison_plot:
     input:
         table=f"results/filter_comparison/{SCALE}/comparison.csv",
-        code=code_inputs("experiments.filter_comparison.plot"),
+        code=config_by_params(code_inputs("experiments.filter_comparison.plot")),
     output:
         **figure_outputs("filter_comparison", ("comparison",)),
     params:

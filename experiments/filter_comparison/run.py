@@ -22,9 +22,21 @@ from experiments.common.job import Table
 from experiments.filter_comparison.schema import WORKLOADS, Params
 from experiments.filter_comparison.tables import workload_table
 
+#: The params every workload reads (the budget, the streams' length and runs) and each one's own.
+SHARED = ("seed", "eps", "delta", "horizon", "max_queries", "runs", "rdp_orders")
+OWN = {
+    "a": "sigmas",
+    "b": "hetero",
+    "c": "mixed",
+    "d": "above_threshold",
+    "e": "gradients",
+    "f": "subsampled",
+}
+
 #: Workload w is seeded from (seed, w); its streams from (seed, w, setting, run).
 TABLES: dict[str, Table[Params]] = {
-    name: Table(workload_table, key=(w,)) for w, name in enumerate(WORKLOADS)
+    name: Table(workload_table, key=(w,), reads=(*SHARED, OWN[name]))
+    for w, name in enumerate(WORKLOADS)
 }
 
 main = experiment_main("filter_comparison", Params, TABLES)

@@ -12,7 +12,7 @@ MNIST_TRAIN_STEMS = [job.stem for job in table_jobs("mnist_gd")["train"]]
 MNIST_SEARCH_PARTS = [f"{MNIST_DIR}/search/{stem}.csv" for stem in MNIST_SEARCH_STEMS]
 MNIST_TRAIN_PARTS = [f"{MNIST_DIR}/runs/{stem}.csv" for stem in MNIST_TRAIN_STEMS]
 MNIST_FIXED = MNIST_P["tuned"]["source"] == "fixed"
-MNIST_CODE = code_inputs("experiments.mnist_gd.run")
+MNIST_CODE = config_by_params(code_inputs("experiments.mnist_gd.run"))
 MNIST_RUN = f"python -m experiments.mnist_gd.run scale={SCALE}"
 #: SLURM time limit of a default-scale train job (CPU): twice the longest job, 245 steps of
 #: 60,000 images at the step cost measured in config/mnist_gd.yaml
@@ -34,6 +34,7 @@ rule mnist_gd_search:
         point=r"\d+",
     params:
         index=lambda w, output: MNIST_SEARCH_STEMS.index(Path(output[0]).stem),
+        config=table_digest("mnist_gd", "search"),
     threads: 1
     resources:
         runtime=per_scale(5, 10, 5),
@@ -72,6 +73,8 @@ rule mnist_gd_select:
         log_path("mnist_gd", "mnist_gd_select"),
     benchmark:
         bench_path("mnist_gd", "mnist_gd_select"),
+    params:
+        config=table_digest("mnist_gd", "fixed" if MNIST_FIXED else "select"),
     threads: 1
     resources:
         runtime=5,
@@ -100,6 +103,7 @@ rule mnist_gd_train:
         trial=r"\d+",
     params:
         index=lambda w, output: MNIST_TRAIN_STEMS.index(Path(output[0]).stem),
+        config=table_digest("mnist_gd", "train"),
     threads: 1
     resources:
         runtime=per_scale(5, MNIST_TRAIN_MINUTES, 5),
@@ -135,6 +139,7 @@ rule mnist_gd_train_with_norms:
         bench_path("mnist_gd", "mnist_gd_train_with_norms"),
     params:
         index=MNIST_NORMS_INDEX,
+        config=table_digest("mnist_gd", "train"),
     threads: 1
     resources:
         runtime=per_scale(5, MNIST_TRAIN_MINUTES, 5),
@@ -173,6 +178,8 @@ rule mnist_gd_summary:
         log_path("mnist_gd", "mnist_gd_summary"),
     benchmark:
         bench_path("mnist_gd", "mnist_gd_summary"),
+    params:
+        config=table_digest("mnist_gd", "summary"),
     threads: 1
     resources:
         runtime=5,
@@ -185,7 +192,7 @@ rule mnist_gd_plot:
     input:
         table=f"{MNIST_DIR}/table.csv",
         runs=f"{MNIST_DIR}/runs.csv",
-        code=code_inputs("experiments.mnist_gd.plot"),
+        code=config_by_params(code_inputs("experiments.mnist_gd.plot")),
     output:
         **figure_outputs("mnist_gd", ("table", "fig1"), report_tables=("table",)),
     log:

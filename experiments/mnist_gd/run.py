@@ -54,11 +54,12 @@ summary_table = deferred("experiments.mnist_gd.tables", "summary_table")
 SEARCH, TRAIN = 0, 1  # first SeedSequence entry after the experiment seed (data: SUBSET)
 
 TABLES: dict[str, Table[Params]] = {
+    # search and train read nearly every param (the data, the model, the accountant): all
     "search": Table(search_table, key=(SEARCH,), jobs=jobs.search_jobs, inputs=("data",)),
-    "select": Table(select_table, inputs=("search",)),
-    "fixed": Table(fixed_table),
+    "select": Table(select_table, inputs=("search",), reads=("seed", "search")),
+    "fixed": Table(fixed_table, reads=("seed", "eps", "tuned")),
     "train": Table(train_table, key=(TRAIN,), jobs=jobs.train_jobs, inputs=("data", "tuned")),
-    "summary": Table(summary_table, inputs=("runs",)),
+    "summary": Table(summary_table, inputs=("runs",), reads=("seed", "n_train", "conversion")),
 }
 
 main = experiment_main("mnist_gd", Params, TABLES)

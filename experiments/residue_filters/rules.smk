@@ -5,13 +5,14 @@ RESIDUE_TABLES = tuple(table_jobs("residue_filters"))  # one figure each
 
 rule residue_filters_run:
     input:
-        code=code_inputs("experiments.residue_filters.run"),
+        code=config_by_params(code_inputs("experiments.residue_filters.run")),
     output:
         f"results/residue_filters/{SCALE}/{{table}}.csv",
     wildcard_constraints:
         table="|".join(RESIDUE_TABLES),
     params:
         scale=SCALE,
+        config=lambda w: table_digest("residue_filters", w.table),
     log:
         log_path("residue_filters", "residue_filters_run", "table"),
     benchmark:
@@ -28,7 +29,7 @@ rule residue_filters_run:
 rule residue_filters_plot:
     input:
         tables=[f"results/residue_filters/{SCALE}/{t}.csv" for t in RESIDUE_TABLES],
-        code=code_inputs("experiments.residue_filters.plot"),
+        code=config_by_params(code_inputs("experiments.residue_filters.plot")),
     output:
         **figure_outputs("residue_filters", RESIDUE_TABLES),
     params:

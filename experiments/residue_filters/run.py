@@ -31,10 +31,10 @@ from experiments.residue_filters.schema import Params
 from experiments.residue_filters.tables import counts_table, fig1_table, fig2_table, fig3_table
 
 TABLES: dict[str, Table[Params]] = {
-    "fig1": Table(fig1_table),
-    "fig2": Table(fig2_table),
-    "fig3": Table(fig3_table),
-    "counts": Table(counts_table),
+    "fig1": Table(fig1_table, reads=("seed", "alpha_points", "fig1")),
+    "fig2": Table(fig2_table, reads=("seed", "alpha_points", "check_eps", "fig2")),
+    "fig3": Table(fig3_table, reads=("seed", "alpha_points", "check_eps", "fig3")),
+    "counts": Table(counts_table, reads=("seed", "counts")),
 }
 
 main = experiment_main("residue_filters", Params, TABLES)

@@ -6,7 +6,7 @@ import sys
 
 from experiments.selection.plot import figure_names as _selection_figures
 
-SELECTION_CODE = code_inputs("experiments.selection.run")
+SELECTION_CODE = config_by_params(code_inputs("experiments.selection.run"))
 SELECTION_DATA = {"bikes": PROCESSED["bikes"], "lcl": PROCESSED["lcl_matrix"],
                   "near": PROCESSED["near_matrix"]}
 #: Every selection table's job settings, in the registry's table order.
@@ -55,6 +55,7 @@ rule selection_job:
         job=r"\d+",
     params:
         scale=SCALE,
+        config=lambda w: table_digest("selection", w.table),
     threads: 1
     resources:
         runtime=5,
@@ -84,6 +85,7 @@ rule selection_rnm_mc_job:
         gpu=1,
     params:
         scale=SCALE,
+        config=table_digest("selection", "rnm_mc"),
     shell:
         "python -m experiments.selection.run scale={params.scale} table=rnm_mc "
         "index={wildcards.job} device=auto out={output} > {log} 2>&1"
@@ -132,7 +134,7 @@ for _table in SELECTION_JOBS:
         input:
             table=f"results/selection/{SCALE}/{_table}.csv",
             extra=[f"results/selection/{SCALE}/{t}.csv" for t in _SELECTION_PLOT_EXTRA.get(_table, [])],
-            code=code_inputs("experiments.selection.plot"),
+            code=config_by_params(code_inputs("experiments.selection.plot")),
         output:
             **figure_outputs("selection", _selection_figure_names(_table)),
         log:

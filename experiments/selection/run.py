@@ -36,16 +36,35 @@ from experiments.selection.tables import (
 
 DATA = ("data",)
 
-#: Job i of a table is seeded from (seed, key, i): a new table takes the next free key.
+#: Job i of a table is seeded from (seed, key, i): a new table takes the next free key. The
+#: last field: the params the table reads (``Table.reads``; a config edit reruns it for those).
 TABLES: dict[str, Table[Params]] = {
-    "offline": Table(tagged(offline_table), (0,), jobs.offline_jobs, DATA),
-    "online": Table(tagged(online_table), (1,), jobs.online_jobs, DATA),
-    "heatmap": Table(tagged(heatmap_table), (2,), jobs.heatmap_jobs),
-    "threshold_sweep": Table(tagged(threshold_sweep_table), (3,), jobs.one_job),
-    "rnm_mc": Table(tagged(rnm_mc_table), (4,), jobs.rnm_mc_jobs),
-    "rnm_bounds": Table(tagged(rnm_bounds_table), (5,), jobs.one_job),
-    "scalings": Table(tagged(scalings_table), (6,), jobs.scalings_jobs, (*DATA, "daily")),
-    "calibration": Table(tagged(calibration_table), (7,), jobs.calibration_jobs, DATA),
+    "offline": Table(
+        tagged(offline_table), (0,), jobs.offline_jobs, DATA, ("seed", "data", "offline")
+    ),
+    "online": Table(tagged(online_table), (1,), jobs.online_jobs, DATA, ("seed", "data", "online")),
+    "heatmap": Table(tagged(heatmap_table), (2,), jobs.heatmap_jobs, (), ("seed", "heatmap")),
+    "threshold_sweep": Table(
+        tagged(threshold_sweep_table), (3,), jobs.one_job, (), ("seed", "threshold_sweep")
+    ),
+    "rnm_mc": Table(tagged(rnm_mc_table), (4,), jobs.rnm_mc_jobs, (), ("seed", "rnm_mc")),
+    "rnm_bounds": Table(tagged(rnm_bounds_table), (5,), jobs.one_job, (), ("seed", "rnm_bounds")),
+    # the online runs' settings (online_runs) under each scaling; data: clip30 is data's clip
+    "scalings": Table(
+        tagged(scalings_table),
+        (6,),
+        jobs.scalings_jobs,
+        (*DATA, "daily"),
+        ("seed", "data", "online", "scalings"),
+    ),
+    # the offline tasks and eps grid under each reading
+    "calibration": Table(
+        tagged(calibration_table),
+        (7,),
+        jobs.calibration_jobs,
+        DATA,
+        ("seed", "data", "offline", "calibration"),
+    ),
 }
 
 main = experiment_main("selection", Params, TABLES)

@@ -1,8 +1,5 @@
 # Taylor et al., "Realisation-Level Privacy Filtering", Sec. V: survival of filter stopping times.
 TAYLOR_SURVIVAL_TABLES = tuple(table_jobs("taylor_survival"))
-#: The params each table reads (config_digest): puredp only its section and the seed, survival
-#: everything else; a config edit reruns only the table whose own params changed.
-TAYLOR_SURVIVAL_OWN = {"survival": {"without": ("puredp",)}, "puredp": {"only": ("seed", "puredp")}}
 
 
 rule taylor_survival_run:
@@ -14,7 +11,7 @@ rule taylor_survival_run:
         table="|".join(TAYLOR_SURVIVAL_TABLES),
     params:
         scale=SCALE,
-        config=lambda w: config_digest("taylor_survival", **TAYLOR_SURVIVAL_OWN[w.table]),
+        config=lambda w: table_digest("taylor_survival", w.table),
     log:
         log_path("taylor_survival", "taylor_survival_run", "table"),
     benchmark:
@@ -32,7 +29,7 @@ rule taylor_survival_plot:
     input:
         survival=f"results/taylor_survival/{SCALE}/survival.csv",
         puredp=f"results/taylor_survival/{SCALE}/puredp.csv",
-        code=code_inputs("experiments.taylor_survival.plot"),
+        code=config_by_params(code_inputs("experiments.taylor_survival.plot")),
     output:
         **figure_outputs("taylor_survival", ("survival", "survival_at_n", "puredp")),
     params:

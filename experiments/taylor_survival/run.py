@@ -22,9 +22,13 @@ from experiments.common.job import Table
 from experiments.taylor_survival.schema import Params
 from experiments.taylor_survival.tables import puredp_table, survival_table
 
+#: The params each table reads (``Table.reads``): survival every key but ``puredp``.
+SURVIVAL = ("seed", "sensitivity", "sigmas", "n_maxes", "deltas", "eps", "plot_eps")
+SURVIVAL_RUN = ("published", "pairs", "n_paths", "chunk", "quadrature_nodes")
+
 TABLES: dict[str, Table[Params]] = {
-    "survival": Table(survival_table),
-    "puredp": Table(puredp_table),
+    "survival": Table(survival_table, reads=(*SURVIVAL, *SURVIVAL_RUN)),
+    "puredp": Table(puredp_table, reads=("seed", "puredp")),
 }
 
 main = experiment_main("taylor_survival", Params, TABLES)

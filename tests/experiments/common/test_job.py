@@ -109,6 +109,23 @@ def test_every_job_is_a_frozen_setting_with_its_own_seed_and_file(exp, scale):
             assert all(s.stem for s in settings), name
 
 
+@pytest.mark.parametrize("exp", EXPERIMENTS)
+def test_every_table_reads_params_of_its_schema(exp):
+    """``Table.reads`` (the params a config edit must rerun the table for; the Snakefile's
+    table_digest) names top-level fields of the experiment's ``Params``, each once: a typo
+    would leave the table's real param out of its digest (a stale result). The experiments
+    with several tables declare it, each table with the seed its stream is keyed by."""
+    run = importlib.import_module(f"experiments.{exp}.run")
+    fields = {f.name for f in dataclasses.fields(run.Params)}
+    declared = {name: entry.reads for name, entry in run.TABLES.items() if entry.reads is not None}
+    for name, reads in declared.items():
+        assert set(reads) <= fields, (name, sorted(set(reads) - fields))
+        assert len(set(reads)) == len(reads), (name, reads)
+        assert "seed" in reads, name
+    if exp != "scoreboard":
+        assert declared, f"{exp}: no table declares the params it reads"
+
+
 @dataclass(frozen=True)
 class _Key:
     seed: tuple[int, ...]
