@@ -27,8 +27,11 @@ from accounting.costs import (
     RenyiCurve,
     Zcdp,
 )
+from accounting.curves.domination import mixture_below_certificate
 from accounting.curves.gdp import (
+    GdpProfile,
     gdp_budget,
+    gdp_composed_log_delta,
     gdp_delta,
     gdp_eps,
     gdp_log_delta,
@@ -36,8 +39,10 @@ from accounting.curves.gdp import (
     gdp_tradeoff,
     pure_dp_mu,
 )
+from accounting.curves.gdp_domination import composition_dominated
 from accounting.curves.pld import (
     Pld,
+    PureDpPld,
     compose_discretised,
     discretise,
     discretise_continuous,
@@ -63,7 +68,7 @@ from accounting.curves.zcdp import (
 from accounting.filters.base import Analyst, Filter, Query, Record, Transcript, run_interaction
 from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
 from accounting.filters.expost import ExPostRdpComposition, FilteredSelfReportingComposition
-from accounting.filters.gdp import GdpFilter, GdpResidueFilter
+from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
 from accounting.filters.individual import IndividualRenyiFilter
 from accounting.filters.natural import NaturalFilter
 from accounting.filters.realisation import (
@@ -162,6 +167,7 @@ __all__ = [
     "GaussianAboveThreshold",
     "Gdp",
     "GdpFilter",
+    "GdpProfile",
     "GdpResidueFilter",
     "IndividualRenyiFilter",
     "InvalidNaiveRealisationFilter",
@@ -170,6 +176,7 @@ __all__ = [
     "ProbabilisticDP",
     "PureDP",
     "PureDpFilterViaZcdp",
+    "PureDpPld",
     "Query",
     "RdpDpFilter",
     "RealisationFilter",
@@ -187,6 +194,7 @@ __all__ = [
     "binary_erasure_laws",
     "canonical_laws",
     "compose_discretised",
+    "composition_dominated",
     "discretise",
     "discretise_continuous",
     "exponential_mechanism",
@@ -216,10 +224,12 @@ __all__ = [
     "gaussian_zcdp_delta",
     "gaussian_zcdp_eps",
     "gdp_budget",
+    "gdp_composed_log_delta",
     "gdp_delta",
     "gdp_eps",
     "gdp_log_delta",
     "gdp_pure_dp_delta",
+    "gdp_residue",
     "gdp_tradeoff",
     "laplace_delta",
     "laplace_eps",
@@ -229,6 +239,7 @@ __all__ = [
     "laplace_report_noisy_max_eps",
     "log_stopping_time_moment",
     "log_stopping_time_moment_bound",
+    "mixture_below_certificate",
     "noise_multiplier_for",
     "permute_and_flip",
     "permute_and_flip_probabilities",

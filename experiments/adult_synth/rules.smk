@@ -42,8 +42,9 @@ class AdultRun(NamedTuple):
     """One run of the five stages: its rule-name prefix, folder, command, data inputs, and the
     wildcards (with their constraints) that name one of its jobs besides the repeat.
 
-    The command reaches each rule as `params.run`: a `shell:` string is evaluated when the job
-    runs, so one naming the loop variable would run every rule with the last run's command."""
+    The command reaches each rule as `params.run`: a shell command string is evaluated when
+    the job runs, so one naming the loop variable would run every rule with the last run's
+    command."""
 
     prefix: str
     folder: str
