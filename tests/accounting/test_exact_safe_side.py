@@ -670,6 +670,11 @@ NUMERICAL: dict[str, str] = {
         ),
         "a threshold (not a spend) of Prop. 1; tests/accounting/analysis/"
         "test_realisation_gaussian.py": "gaussian_kappa",
+        "the residue certificate's pieces: the largest nu and the mixture bound that "
+        "composition_dominated (walked above) certifies; tests/accounting/curves/"
+        "test_domination.py and filters/test_filters_gdp.py": (
+            "gdp_residue mixture_below_certificate"
+        ),
     }.items()
     for name in names.split()
 }
