@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hash_seed_jobs import EXPERIMENTS
 
 from experiments.common.config import compose_config, load_params
 from experiments.common.job import (
@@ -75,17 +76,6 @@ def test_mnist_arms_of_a_trial_share_their_seed():
         assert isinstance(job, jobs.TrainJob) and job.arm in jobs.ARMS
         arms.setdefault((job.eps_index, job.regime, job.trial), set()).add(job.seed)
     assert all(len(v) == 1 for v in arms.values()) and len(arms) == 2
-
-
-EXPERIMENTS = (
-    "adult_synth",
-    "filter_comparison",
-    "mnist_gd",
-    "residue_filters",
-    "scoreboard",
-    "selection",
-    "taylor_survival",
-)
 
 
 @pytest.mark.parametrize("scale", ["smoke", "default"])
