@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from workflow_copy import copy_workflow
+from workflow_copy import copy_workflow, run_snakemake
 
 TARGET = "figures/taylor_survival/smoke/survival.png"
 SCALE_FILE = "config/taylor_survival/scale/smoke.yaml"
@@ -38,18 +36,7 @@ EDITS = (
 
 
 def _snakemake(work: Path, *args: str, targets: tuple[str, ...] = (TARGET,)) -> str:
-    env = {**os.environ, "FILTERLAB_DATA_MIRROR": str(work / "no-mirror")}
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args, "--config", "scale=smoke", "--", *targets],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=500,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return result.stdout + result.stderr
+    return run_snakemake(work, [*args, "--config", "scale=smoke", "--", *targets], timeout=500)
 
 
 def _planned(dry_run: str) -> set[str]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,3 +32,24 @@ def copy_workflow(dest: Path, extra_rules: str | None = None) -> Path:
         (dest / "experiments" / "tiny").mkdir()
         (dest / "experiments" / "tiny" / "rules.smk").write_text(extra_rules)
     return dest
+
+
+def run_snakemake(
+    work: Path, args: list[str], *, env: dict[str, str] | None = None, timeout: int = 300
+) -> str:
+    """Run ``python -m snakemake ARGS`` in the copy ``work`` with its empty data mirror and this
+    interpreter first on PATH, in ``env`` (default: this process's environment); its stdout
+    and stderr, or an assertion naming their tails."""
+    base = os.environ if env is None else env
+    full_env = {**base, "FILTERLAB_DATA_MIRROR": str(work / "no-mirror")}
+    full_env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), full_env.get("PATH", "")])
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=work,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return result.stdout + result.stderr

@@ -19,7 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from workflow_copy import copy_workflow
+from workflow_copy import copy_workflow, run_snakemake
 
 from workflow.codedeps import code_inputs, config_files, module_files
 
@@ -203,18 +203,7 @@ def test_every_rule_module_declares_what_it_really_imports():
 
 
 def _snakemake(work: Path, *args: str) -> str:
-    env = {**os.environ, "FILTERLAB_DATA_MIRROR": str(work / "no-mirror")}
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "1", *args, "--config", "scale=smoke"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return result.stdout + result.stderr
+    return run_snakemake(work, ["--cores", "1", *args, "--config", "scale=smoke"])
 
 
 def _planned(dry_run: str) -> dict[str, set[str]]:
