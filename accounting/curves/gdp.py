@@ -43,7 +43,6 @@ _MU_MARGIN = 1e-12  # relative safety margin on float-computed dominating mu
 _SMALL_EPS = 2.0**-5  # below: pure_dp_mu by erfinv(tanh(eps / 2))
 _TINY_EPS = 2.0**-500  # below: pure_dp_mu by its first-order term sqrt(pi / 2) eps
 _SQRT2 = math.sqrt(2.0)
-_FLAT_TOL = 1e-12  # Q-mass deficit below this is float noise, not an atom of loss -inf
 
 
 def _eps_array(eps: float | np.ndarray) -> np.ndarray:
@@ -384,16 +383,17 @@ def tradeoff_dominating_mu(curve: PiecewiseLinearTradeoff) -> float:
     (alpha, beta) that is mu >= z(alpha) + z(beta) (module doc); at the ends it requires
     start = 1 (no mass at +inf loss, since G_mu(0) = 1) and no flat segment before alpha = 1
     (no mass at -inf loss, since G_mu > 0 on [0, 1)). Otherwise no finite mu dominates
-    and the infimum, +inf, is returned. Vertex coordinates and their complements are
+    and the infimum, +inf, is returned. Both tests are exact, with no tolerance
+    (docs/accounting.md, "Rounding"): the curve's start and segments are its data (a flat
+    segment of any width is refused; :meth:`PiecewiseLinearTradeoff.from_pld` adds one only
+    for a Q-mass deficit beyond rounding). Vertex coordinates and their complements are
     summed from their small ends; a relative margin of 1e-12 covers the rounding.
     """
-    if curve.start < 1.0 - _FLAT_TOL:
+    if curve.start < 1.0:
         return math.inf
     w, d = curve.widths, curve.drops
-    if w.size and d[-1] == 0.0:
-        if w[-1] > _FLAT_TOL:
-            return math.inf
-        w, d = w[:-1], d[:-1]
+    if w.size and d[-1] == 0.0:  # segments have width > 0: a flat final segment
+        return math.inf
     if w.size < 2:
         return 0.0
     alpha = np.cumsum(w)[:-1]
@@ -411,7 +411,10 @@ def smallest_dominating_mu(cost: object) -> float:
     1 + 1e-12, never below the exact value (tests: mpmath, eps from 1e-12 to 50).
     EpsDelta(eps, delta): pure DP when delta = 0; +inf when delta > 0, since an
     (eps, delta)-DP pair may put mass delta at loss +inf (f(0) = 1 - delta < 1 = G_mu(0)).
-    Pld and PiecewiseLinearTradeoff: :func:`tradeoff_dominating_mu`, exact. GdpProfile: mu,
+    Pld and PiecewiseLinearTradeoff: :func:`tradeoff_dominating_mu`, exact; a Pld with any
+    inf_mass > 0 (even subnormal) or a Q-mass deficit beyond rounding (:meth:`Pld.q_deficit`)
+    is +inf, so a pessimistic grid PLD with truncation mass at +inf is never dominated (pass
+    the analytic cost, e.g. ``Gdp``, instead). GdpProfile: mu,
     or +inf with reveal > 0. Results are pessimistic by construction (a relative margin of
     1e-12 over the float evaluation); +inf is the true infimum of an empty set, never a
     numerical failure.
@@ -427,6 +430,8 @@ def smallest_dominating_mu(cost: object) -> float:
         # a subnormal product rounds by up to 2^-1075 absolute: one ulp up covers it
         return mu if mu == 0.0 or mu >= sys.float_info.min else math.nextafter(mu, math.inf)
     if isinstance(cost, Pld):
+        if cost.inf_mass > 0.0:
+            return math.inf
         return tradeoff_dominating_mu(PiecewiseLinearTradeoff.from_pld(cost))
     if isinstance(cost, PiecewiseLinearTradeoff):
         return tradeoff_dominating_mu(cost)

@@ -26,7 +26,6 @@ from accounting.curves.domination import mixture_below_certificate
 from accounting.curves.pld import Pld
 from accounting.numerics import logsumexp
 
-_MASS_TOL = 1e-12  # +inf / -inf masses below this are float noise of a PLD's construction
 _TAIL_CAP = 1e5
 _MAX_POINTS = 1e6
 _REFINE_LEVELS = 4
@@ -34,22 +33,16 @@ _SPLIT = 8
 _MAX_BAD_INTERVALS = 50_000
 
 
-def _strip_noise(pld: Pld) -> Pld | None:
-    """Drop a +inf mass below 1e-12 (rounding); None if a real +inf mass remains."""
-    if pld.inf_mass == 0:
-        return pld
-    if pld.inf_mass > _MASS_TOL:
-        return None
-    return Pld(pld.losses, pld.probs / pld.probs.sum(), 0.0)
-
-
 def _is_symmetric(pld: Pld) -> bool:
+    """The query equals its dual (randomized response): then only one side is checked.
+    Both +inf masses must be exactly 0 (the dual's is the Q-mass at -inf)."""
     dual = pld.dual()
     return (
         dual.losses.shape == pld.losses.shape
         and bool(np.allclose(dual.losses, pld.losses, rtol=0, atol=1e-12))
         and bool(np.allclose(dual.probs, pld.probs, rtol=0, atol=1e-15))
-        and dual.inf_mass <= _MASS_TOL
+        and dual.inf_mass == 0.0
+        and pld.inf_mass == 0.0
     )
 
 
@@ -174,15 +167,17 @@ def composition_dominated(nu: float, mu: float, query: Pld, step: float = 0.05) 
     checked on eps >= 0: on [0, e_hi] by the log-concave grid certificate
     (:func:`mixture_below_certificate`, grid spacing <= ``step``, failing intervals split
     8-fold up to 4 times), beyond e_hi by :func:`_tail_start`. A query with mass at +-inf
-    loss is never dominated. Proof: docs/proofs/gdp_domination.md.
+    loss is never dominated (G_mu(0) = 1 and G_mu > 0 on [0, 1)), however small the mass:
+    any inf_mass > 0 of the query or of its dual (the Q-mass at -inf,
+    :meth:`Pld.q_deficit`, none within rounding) is False, with no tolerance.
+    Proof: docs/proofs/gdp_domination.md.
     """
     nu = _checks.positive("nu", nu)
     mu = _checks.positive("mu", mu)
     step = _checks.positive("step", step)
     sides = [query] if _is_symmetric(query) else [query, query.dual()]
-    for side in sides:
-        pld = _strip_noise(side)
-        if pld is None:
+    for pld in sides:
+        if pld.inf_mass > 0.0:
             return False
         log_mass = up_sum(math.log(math.fsum(pld.probs)), 2.0)  # fsum: correctly rounded
         e_hi = _tail_start(nu, mu, float(pld.losses.max()), log_mass)

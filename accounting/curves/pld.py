@@ -19,6 +19,13 @@ A rounded-up PLD has Q-mass sum_i p_i e^{-L_i} <= 1; it is still a valid upper b
 delta and on the trade-off curve, and ``dual`` puts the missing Q-mass at +inf, which is
 again pessimistic.
 
+Masses at infinite loss (docs/accounting.md, "Rounding"). The +inf mass ``inf_mass`` is
+stored data and exact: any positive value, however small, is mass at +inf. The -inf mass
+(outcomes with P = 0 < Q) is not stored; it is the Q-mass deficit 1 - sum_i p_i e^{-L_i},
+computed by :meth:`Pld.q_deficit` with a rigorous bound on its rounding, and read as none
+when within that bound: doubles cannot represent a Q-mass of exactly 1 (randomized
+response's is 1 up to a few ulps), so a deficit within rounding is that of the masses.
+
 Connect-the-dots (``discretisation="connect_dots"``; Doroshenko, Ghazi, Kamath, Kumar and
 Manurangsi 2022, "Connect the Dots: Tighter Discrete Approximations of Privacy Loss
 Distributions", Alg. 1 and Thm. 4.2) is the tighter grid: the mass of a loss between grid
@@ -49,6 +56,9 @@ from accounting._outward import SUM_REL, sum_down
 from accounting.numerics import nudge_up
 
 _MASS_TOL = 1e-9
+_U = 2.0**-53  # unit roundoff of float64
+# |fsum(q) - sum_i p_i e^{-L_i}| <= _Q_SUM_REL fsum(q) + _U (see ``Pld.q_deficit``)
+_Q_SUM_REL = 16.0 * _U
 _MAX_GRID = 2**24  # 128 MiB of float64 per grid vector
 _ULP = 2.0**-52
 # Absolute error assumed of the log interval masses given to ``discretise_continuous``
@@ -219,10 +229,36 @@ class Pld:
         inf_mass = self.inf_mass + other.inf_mass - self.inf_mass * other.inf_mass
         return Pld(losses, probs, inf_mass)
 
+    def q_deficit(self) -> float:
+        """The Q-mass at loss -inf, 1 - sum_i p_i e^{-L_i}, or 0 if within rounding.
+
+        Outcomes with P = 0 < Q are not stored; their Q-mass is what the finite losses
+        leave of 1. Each q_i = p_i e^{-L_i} is computed as p_i exp(-L_i) (or, where exp(-L_i)
+        overflows, (p_i a) a with a = exp(-L_i / 2)) and summed by ``math.fsum`` (correctly
+        rounded). With exp within 4u relative (u = 2^-53; -L_i / 2 is exact where used) and
+        each product within u, a q_i is within 10.01u of its exact value relative, plus
+        2^-1072 absolute for subnormals; with the correctly rounded sum, the sum S is within
+        11.02u Q + (n + 1) 2^-1072 of the exact Q-mass Q of these doubles, so within
+        16u S + u (for n < 2^1000, also after the bound's own rounding). 1 - S counts only
+        when above that bound (it is then exact: Sterbenz for S >= 1/2, and above the bound
+        anyway for S < 1/2), and is returned; otherwise the deficit is read as none (module
+        doc): an exact Q-mass of 1 never shows a deficit, and one read as none is at most
+        about 2 (16u + u) ~ 4e-15.
+        """
+        with np.errstate(over="ignore"):
+            q = self.probs * np.exp(-self.losses)
+            big = ~np.isfinite(q)
+            if np.any(big):
+                half = np.exp(-0.5 * self.losses[big])
+                q[big] = (self.probs[big] * half) * half
+        total = math.fsum(q)
+        gap = 1.0 - total
+        return gap if gap > _Q_SUM_REL * total + _U else 0.0
+
     def dual(self) -> Pld:
-        """The PLD of the swapped pair (Q, P): losses -L with probabilities Q(o)."""
-        q = np.exp(self._log_q)
-        return Pld(-self.losses, q, max(0.0, 1.0 - float(q.sum())))
+        """The PLD of the swapped pair (Q, P): losses -L with probabilities Q(o), and the
+        Q-mass at loss -inf (:meth:`q_deficit`) as the dual's mass at +inf."""
+        return Pld(-self.losses, np.exp(self._log_q), self.q_deficit())
 
     def mean(self) -> float:
         """E_P[L] = KL(P || Q); +inf if there is mass at +inf."""

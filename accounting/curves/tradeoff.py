@@ -24,6 +24,7 @@ start * start'. This equals the PLD convolution :meth:`accounting.curves.pld.Pld
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -34,7 +35,6 @@ from accounting import _checks
 from accounting.curves.pld import Pld
 
 _TOL = 1e-9
-_GAP_TOL = 1e-12  # a Q-mass deficit below this is rounding, not an atom of loss -inf
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,8 +101,10 @@ class PiecewiseLinearTradeoff:
     def from_pld(cls, pld: Pld) -> PiecewiseLinearTradeoff:
         """The (exact) trade-off curve of a finite PLD: atoms sorted by decreasing loss.
 
-        A Q-mass deficit 1 - sum_i p_i e^-L_i is an atom of loss -inf (a flat final
-        segment); below 1e-12 it is taken as rounding and dropped.
+        The Q-mass at loss -inf (:meth:`Pld.q_deficit`: 1 - sum_i p_i e^-L_i beyond its
+        rounding bound, else none) is a flat final segment. start = 1 - inf_mass, moved
+        below 1 when a positive +inf mass would round it to 1, so that the curve keeps it
+        (pessimistic: a lower curve).
         """
         if not isinstance(pld, Pld):
             raise ValueError(f"pld must be a Pld, got {type(pld).__name__}")
@@ -110,10 +112,12 @@ class PiecewiseLinearTradeoff:
         q_total = float(q.sum())
         if q_total > 1.0 + _TOL:
             raise ValueError(f"not a PLD: E_P[exp(-L)] = {q_total} > 1")
-        gap = 1.0 - q_total if q_total < 1.0 - _GAP_TOL else 0.0
-        widths = np.append(q[::-1], gap)
+        widths = np.append(q[::-1], pld.q_deficit())
         drops = np.append(pld.probs[::-1], 0.0)
-        return cls(widths, drops, 1.0 - pld.inf_mass)
+        start = 1.0 - pld.inf_mass
+        if pld.inf_mass > 0.0 and start == 1.0:
+            start = math.nextafter(1.0, 0.0)
+        return cls(widths, drops, start)
 
     @classmethod
     def from_vertices(cls, alpha: np.ndarray, beta: np.ndarray) -> PiecewiseLinearTradeoff:

@@ -29,6 +29,7 @@ from accounting.curves.gdp import (
     gdp_tradeoff,
     pure_dp_mu,
     smallest_dominating_mu,
+    tradeoff_dominating_mu,
 )
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
@@ -286,3 +287,33 @@ def test_log_hockey_stick_bounds_bracket_the_exact_value() -> None:
                 exact = mp.log(mp.ncdf(m / 2 - x / m) - mp.exp(x) * mp.ncdf(-m / 2 - x / m))
                 assert mp.mpf(low) <= exact <= mp.mpf(high), (e, mu)
                 assert high - low <= 1e-9 * (1 + abs(float(exact))), (e, mu)
+
+
+TINY_INF_MASSES = [1e-13, 1e-300, 5e-324]  # the last: the smallest positive subnormal
+
+
+@pytest.mark.parametrize("inf_mass", TINY_INF_MASSES)
+def test_any_mass_at_plus_inf_is_dominated_by_no_gaussian(inf_mass: float) -> None:
+    """G_mu(0) = 1, so a real +inf mass, however small, has no finite dominating mu (issue
+    28: masses below 1e-12 had been dropped as float noise, giving mu = 0.62 for RR_0.5)."""
+    rr = randomized_response_pld(0.5)
+    query = Pld(rr.losses, rr.probs * (1.0 - inf_mass), inf_mass)
+    assert query.inf_mass > 0.0
+    assert smallest_dominating_mu(query) == math.inf
+    curve = PiecewiseLinearTradeoff.from_pld(query)
+    assert curve.start < 1.0  # kept by the curve even where 1 - inf_mass rounds to 1
+    assert tradeoff_dominating_mu(curve) == math.inf
+
+
+def test_a_q_deficit_beyond_rounding_is_dominated_by_no_gaussian() -> None:
+    """Losses of RR_0.5 moved up by 1e-14: Q-mass e^-1e-14, i.e. mass 1e-14 at loss -inf,
+    and G_mu > 0 on [0, 1) (it had been dropped below 1e-12). A flat final segment of any
+    width is refused too; RR itself (deficit within rounding) keeps its closed-form mu."""
+    rr = randomized_response_pld(0.5)
+    assert smallest_dominating_mu(Pld(rr.losses + 1e-14, rr.probs)) == math.inf
+    flat = PiecewiseLinearTradeoff.from_vertices(
+        np.array([0.0, 0.5, 1.0 - 1e-14, 1.0]), np.array([1.0, 0.3, 0.0, 0.0])
+    )
+    assert tradeoff_dominating_mu(flat) == math.inf
+    mu = smallest_dominating_mu(rr)
+    assert pure_dp_mu(0.5) <= mu <= pure_dp_mu(0.5) * (1.0 + 1e-9)

@@ -260,3 +260,60 @@ def test_disjoint_supports_give_full_disclosure_even_when_mass_rounds_above_one(
     pld = Pld.from_distributions(p, np.array([0.0, 0.0, 1.0]))
     assert pld.inf_mass == 1.0
     assert pld.delta(50.0) == 1.0
+
+
+U = 2.0**-53
+
+
+def exact_q_mass(pld: Pld) -> mpmath.mpf:
+    """sum_i p_i e^{-L_i} of the stored doubles, to 60 digits."""
+    with mpmath.workdps(60):
+        return mpmath.fsum(
+            mpmath.mpf(float(p)) * mpmath.exp(-mpmath.mpf(float(x)))
+            for p, x in zip(pld.probs, pld.losses, strict=True)
+        )
+
+
+@settings(max_examples=200, deadline=None)
+@given(distribution_pairs(), st.sampled_from([0.0, 1e-15, 1e-14, 1e-9, 0.3]))
+def test_q_deficit_is_within_its_rounding_bound(pair, hidden):
+    """q_deficit is 1 - S (S the float Q-mass), returned only beyond 16u S + u: so an exact
+    deficit of the doubles beyond twice that is always reported, one <= 0 never, and a
+    reported one is within the bound of the exact value (60-digit reference)."""
+    p, q = pair
+    q = np.append(q * (1.0 - hidden), hidden)  # Q-mass `hidden` where P = 0 (loss -inf)
+    pld = Pld.from_distributions(np.append(p, 0.0), q)
+    with mpmath.workdps(60):
+        exact = 1 - exact_q_mass(pld)
+        got = pld.q_deficit()
+        assert (pld.dual().inf_mass > 0.0) == (got > 0.0)
+        if exact <= 0:
+            assert got == 0.0
+        if exact > 2 * (17 * U):
+            assert got > 0.0
+        if got > 0.0:
+            assert abs(mpmath.mpf(got) - exact) <= 17 * U
+
+
+def test_q_deficit_of_randomized_response_is_none_and_of_a_shifted_one_is_counted():
+    """Randomized response's Q-mass is 1 up to rounding: no -inf mass, so its dual has no
+    +inf mass. Losses moved up by 1e-14 leave a Q-mass of e^-1e-14: a deficit of 1e-14,
+    which the dual puts at +inf (it had been dropped as noise below 1e-12)."""
+    for eps in np.geomspace(1e-12, 700.0, 400):
+        rr = randomized_response_pld(float(eps))
+        assert rr.q_deficit() == 0.0 and rr.dual().inf_mass == 0.0
+    rr = randomized_response_pld(0.5)
+    shifted = Pld(rr.losses + 1e-14, rr.probs)
+    assert shifted.q_deficit() == pytest.approx(1e-14, rel=1e-3)
+    assert shifted.dual().inf_mass == pytest.approx(shifted.q_deficit(), rel=1e-12)
+
+
+def test_q_deficit_where_exp_of_minus_the_loss_overflows():
+    """A loss below -709.78 (P-mass subnormal, Q-mass ~ 1/4): exp(-L) overflows; the
+    deficit (~1/4) is still computed, against 60 digits."""
+    tiny = 0.25 * math.exp(-360.0) * math.exp(-360.0)  # ~ e^-720 / 4: subnormal
+    pld = Pld(np.array([-720.0, math.log(2.0)]), np.array([tiny, 1.0 - tiny]))
+    with mpmath.workdps(60):
+        exact = 1 - exact_q_mass(pld)
+    assert 0.2 < exact < 0.3
+    assert abs(mpmath.mpf(pld.q_deficit()) - exact) <= 17 * U

@@ -26,7 +26,7 @@ from scipy.special import log_ndtr, logsumexp, ndtri_exp
 from accounting.audit import AuditResult, Promise, randomized_response_laws
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
 from accounting.curves.gdp import gdp_composed_log_delta, gdp_delta, pure_dp_mu
-from accounting.curves.gdp_domination import composition_dominated
+from accounting.curves.gdp_domination import _is_symmetric, composition_dominated
 from accounting.curves.pld import Pld
 from accounting.filters.base import Query, run_interaction
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
@@ -287,3 +287,38 @@ class TestGdpResidueFilterContract(TestGdpFilterContract):
         audits = super().audits()
         del audits["threshold_search"]  # the random threshold search audits GdpFilter only
         return audits
+
+
+@pytest.mark.parametrize("inf_mass", [1e-13, 1e-300, 5e-324])
+def test_residue_refuses_a_query_with_any_mass_at_plus_inf(inf_mass: float) -> None:
+    """Issue 28: RR_0.5 with a real +inf mass of 1e-13 was admitted (gdp_residue(2, q) =
+    1.936, certified for nu up to there) because masses below 1e-12 were read as float
+    noise; no Gaussian dominates any +inf mass (G_mu(0) = 1), also a subnormal one."""
+    rr = randomized_response_pld(0.5)
+    query = Pld(rr.losses, rr.probs * (1.0 - inf_mass), inf_mass)
+    with pytest.raises(ValueError, match="not dominated"):
+        gdp_residue(2.0, query)
+    assert not any(composition_dominated(nu, 2.0, query) for nu in (0.1, 1.0, 1.5, 1.9))
+    filt = GdpResidueFilter(2.0)
+    assert not filt.request(query) and filt.halted
+
+
+def test_residue_refuses_a_query_with_a_q_deficit_beyond_rounding() -> None:
+    """RR_0.5 with its losses moved up by 1e-14 has Q-mass 1 - 1e-14: mass at loss -inf,
+    i.e. at +inf on the dual side, which G_mu > 0 on [0, 1) never dominates."""
+    rr = randomized_response_pld(0.5)
+    query = Pld(rr.losses + 1e-14, rr.probs)
+    assert query.dual().inf_mass > 0.0
+    with pytest.raises(ValueError, match="not dominated"):
+        gdp_residue(2.0, query)
+    assert not any(composition_dominated(nu, 2.0, query) for nu in (0.1, 1.0, 1.5, 1.9))
+
+
+def test_randomized_response_is_symmetric_and_still_certified() -> None:
+    """RR's Q-deficit is within rounding, so its dual has no +inf mass and it is checked
+    on one side; its residue stays above the naive update (an exact inf_mass of 0)."""
+    for eps in (0.01, 0.1, 0.5, 1.0, 3.0, 10.0):
+        assert _is_symmetric(randomized_response_pld(eps))
+    nu = gdp_residue(2.0, PureDP(0.5))
+    assert nu > math.sqrt(4.0 - pure_dp_mu(0.5) ** 2)
+    assert composition_dominated(nu, 2.0, randomized_response_pld(0.5))
