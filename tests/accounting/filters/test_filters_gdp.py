@@ -322,3 +322,15 @@ def test_randomized_response_is_symmetric_and_still_certified() -> None:
     nu = gdp_residue(2.0, PureDP(0.5))
     assert nu > math.sqrt(4.0 - pure_dp_mu(0.5) ** 2)
     assert composition_dominated(nu, 2.0, randomized_response_pld(0.5))
+
+
+def test_a_pld_symmetric_only_up_to_rounding_is_checked_on_both_sides() -> None:
+    """Only randomized response is symmetric in exact arithmetic; a finite PLD whose dual
+    matches it within 1e-15 (here RR's atoms as a plain Pld, and one loss moved by 1e-15)
+    is not taken as symmetric, so the certificate checks its dual as well."""
+    rr = randomized_response_pld(0.5)
+    for query in (Pld(rr.losses, rr.probs), Pld(rr.losses + [0.0, 1e-15], rr.probs)):
+        assert type(query) is Pld
+        assert not _is_symmetric(query)
+    nu = gdp_residue(2.0, Pld(rr.losses, rr.probs))
+    assert nu == pytest.approx(gdp_residue(2.0, PureDP(0.5)), rel=1e-8)
