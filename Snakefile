@@ -14,6 +14,7 @@
 # bench_path(...) (`python -m workflow.build_cost <scale>` tables them); after a
 # crash, rerun the same command with --profile profiles/local (README.md "Resume after a crash,
 # and where logs are").
+import copy
 import os
 import sys
 from pathlib import Path
@@ -71,6 +72,11 @@ refuse_conflicting_config(workflow.config_settings.config_args, sys.argv)
 #: skip: build only what the raw data found locally (data/raw or the mirror) allows; an
 #: experiment whose dataset is missing is left out (and scored "no data"), e.g. offline.
 SCALE, MISSING_DATA = check_config(config)
+#: How a shell rule starts `python -m <module>`: at the smoke scale, where a job's own work is
+#: a fraction of a second beside ~1.5 CPU-s of imports, in a process forked from a warm server
+#: that has those imports done (workflow/warm.py; FILTERLAB_WARM=off runs them cold); at the
+#: other scales as a fresh process, so that each job's benchmark record holds its CPU time.
+PYTHON_M = "python -m workflow.warm" if SCALE == "smoke" else "python -m"
 ALL_FIGURES = []
 ALL_RESULTS = []
 
@@ -125,12 +131,19 @@ def bench_path(exp, rule, *wildcards):
     return _bench_path(SCALE, exp, rule, *wildcards)
 
 
+_configs = {}  # (experiment, scale) -> its composed config: Hydra composes each once a parse
+
+
 def experiment_config(name, scale=None):
-    """config/<name>.yaml composed at `scale` (default SCALE) as the Hydra app sees it, as a dict.
+    """config/<name>.yaml composed at `scale` (default SCALE) as the Hydra app sees it, as a dict
+    (a copy: the caller may change it).
 
     Rules read sweep lists from it to expand wildcards.
     """
-    return _experiment_config(name, scale or SCALE)
+    key = (name, scale or SCALE)
+    if key not in _configs:
+        _configs[key] = _experiment_config(*key)
+    return copy.deepcopy(_configs[key])
 
 
 _registries = {}  # experiment -> (its registry TABLES, its params at SCALE), read once per parse
@@ -156,9 +169,6 @@ def table_jobs(exp):
     return {name: table.settings(params) for name, table in tables.items()}
 
 
-_composed = {}  # experiment -> its config at SCALE, composed once per parse for table_digest
-
-
 def table_digest(exp, table):
     """config_digest of the params that table `table` of experiments/<exp>/run.py's registry
     reads (its `reads`; None: every one): a job's `params: config=...`, its config files
@@ -167,8 +177,7 @@ def table_digest(exp, table):
     tables, _ = _registry(exp)
     if table not in tables:
         raise ValueError(f"table must be one of {sorted(tables)} of {exp}, got {table!r}")
-    composed = _composed.get(exp) or _composed.setdefault(exp, experiment_config(exp))
-    return _config_digest(composed, tables[table].reads)
+    return _config_digest(_configs.get((exp, SCALE)) or experiment_config(exp), tables[table].reads)
 
 
 # The report's front page (`snakemake --report report.html`): the experiments the report

@@ -38,6 +38,8 @@ from accounting.curves.gdp import (
     gdp_pure_dp_delta,
     gdp_tradeoff,
     pure_dp_mu,
+    smallest_dominating_mu,
+    tradeoff_dominating_mu,
 )
 from accounting.curves.gdp_domination import composition_dominated
 from accounting.curves.pld import (
@@ -59,6 +61,7 @@ from accounting.curves.rdp import (
     rdp_to_pdp,
     rdp_usable_orders,
 )
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.curves.zcdp import (
     pure_to_zcdp,
     zcdp_budget,
@@ -172,6 +175,7 @@ __all__ = [
     "IndividualRenyiFilter",
     "InvalidNaiveRealisationFilter",
     "NaturalFilter",
+    "PiecewiseLinearTradeoff",
     "Pld",
     "ProbabilisticDP",
     "PureDP",
@@ -258,6 +262,7 @@ __all__ = [
     "report_noisy_max_ratio",
     "run_interaction",
     "self_compose_discretised",
+    "smallest_dominating_mu",
     "subsampled_gaussian_eps",
     "subsampled_gaussian_pld",
     "subsampled_gaussian_rdp",
@@ -265,6 +270,7 @@ __all__ = [
     "svt_check_noise",
     "svt_check_noise_for_split",
     "svt_check_rdp",
+    "tradeoff_dominating_mu",
     "zcdp_budget",
     "zcdp_to_delta",
     "zcdp_to_eps",

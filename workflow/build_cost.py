@@ -14,8 +14,11 @@ job's start to the last job's end (a file's mtime is its job's end; minus ``s``,
 
 Snakemake samples ``cpu_time`` (snakemake/benchmark.py: every 0.5 s for the first ~15 s of a
 job, then every 30 s) and keeps the last sample, so a job's CPU time is a lower bound, short
-by at most the CPU of its last 30 s; ``s`` is exact. A job whose record is ``NA`` (it ended
-before the first sample) counts its wall time as CPU time and is counted in the footnote.
+by at most the CPU of its last 30 s; ``s`` is exact. At the smoke scale a job runs in a process
+forked from the warm server (workflow/warm.py), outside the process tree Snakemake samples,
+so only wall times are meaningful there (said under the table). A job whose record is ``NA``
+(it ended before the first sample) counts its wall time as CPU time and is counted in the
+footnote.
 """
 
 from __future__ import annotations
@@ -148,6 +151,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--root", type=Path, default=BENCH_ROOT, help="benchmark folder")
     args = parser.parse_args(argv)
     print(table(read_jobs(args.scale, args.root)))
+    if args.scale == "smoke":
+        print(
+            "At the smoke scale jobs run in processes forked from workflow.warm's server: "
+            "their CPU time is not in these records (their wall time is)."
+        )
 
 
 if __name__ == "__main__":

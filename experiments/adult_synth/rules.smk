@@ -15,7 +15,7 @@ ADULT_SYNTH_CODE = config_by_params(code_inputs("experiments.adult_synth.run"))
 #: The release jobs' file stems (one job per repeat), the same in every run.
 ADULT_RELEASE_STEMS = [job.stem for job in table_jobs("adult_synth")["release"]]
 ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/{stem}.csv" for stem in ADULT_RELEASE_STEMS]
-ADULT_SYNTH_RUN = f"python -m experiments.adult_synth.run scale={SCALE}"
+ADULT_SYNTH_RUN = f"{PYTHON_M} experiments.adult_synth.run scale={SCALE}"
 ADULT_SYNTH_DATA = "inputs.data={input.data} inputs.domain={input.domain}"
 ADULT_VARIANT_RUN = ADULT_SYNTH_RUN + " params.variant={wildcards.variant}"
 ADULT_VARIANT_DIR = f"{ADULT_SYNTH_DIR}/variants/{{variant}}"
@@ -165,7 +165,7 @@ for _run in ADULT_RUNS:
             runtime=5,
             mem_mb=2000,
         shell:
-            "python -m experiments.common.merge {output} {input.parts} > {log} 2>&1"
+            "{PYTHON_M} experiments.common.merge {output} {input.parts} > {log} 2>&1"
 
     rule:
         name:
@@ -231,7 +231,7 @@ rule adult_synth_plot:
         runtime=5,
         mem_mb=2000,
     shell:
-        "python -m experiments.adult_synth.plot {input.releases} {input.checks} {input.baseline}"
+        "{PYTHON_M} experiments.adult_synth.plot {input.releases} {input.checks} {input.baseline}"
         " {input.table3} {params.outdir} > {log} 2>&1"
 
 
@@ -292,7 +292,7 @@ rule adult_synth_variants:
         runtime=5,
         mem_mb=2000,
     shell:
-        "python -m experiments.common.merge {output} {input.parts} > {log} 2>&1"
+        "{PYTHON_M} experiments.common.merge {output} {input.parts} > {log} 2>&1"
 
 
 if DATA_AVAILABLE["adult"]:

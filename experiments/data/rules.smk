@@ -68,7 +68,7 @@ rule fetch_raw:
     benchmark:
         bench_path("data", "fetch_raw", "path")
     shell:
-        "python -m experiments.data.fetch --raw-dir data/raw {wildcards.path:q} > {log:q} 2>&1"
+        "{PYTHON_M} experiments.data.fetch --raw-dir data/raw {wildcards.path:q} > {log:q} 2>&1"
 
 
 for _name in sorted(RAW):
@@ -92,5 +92,5 @@ for _name in sorted(RAW):
         benchmark:
             bench_path("data", f"preprocess_{_name}")
         shell:
-            "python -m experiments.data.preprocess dataset={params.dataset}"
+            "{PYTHON_M} experiments.data.preprocess dataset={params.dataset}"
             " raw_dir=data/raw out_dir=data/processed > {log} 2>&1"
