@@ -69,9 +69,12 @@ PRELOAD = (
     "matplotlib.backends.backend_agg",
     "matplotlib.backends.backend_pdf",
     "threadpoolctl",
+    "snakemake.cli",
 )
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 _INT = struct.Struct("!i")
+#: The server's own main module, under both names (multiprocessing adds ``__mp_main__``).
+_MAIN = ("__main__", "__mp_main__")
 _MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
 
@@ -217,7 +220,7 @@ def _job(conn: socket.socket) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    for name in [n for n, m in sys.modules.items() if _is_own(m) and n != "__main__"]:
+    for name in [n for n, m in sys.modules.items() if _is_own(m) and n not in _MAIN]:
         del sys.modules[name]
     sys.path[0] = os.getcwd()
     code = 0
@@ -234,9 +237,9 @@ def _job(conn: socket.socket) -> None:
 
         traceback.print_exc()
         code = 1
-    import logging
+    import atexit
 
-    logging.shutdown()
+    atexit._run_exitfuncs()  # what a normal exit runs (logging.shutdown among them)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
@@ -274,7 +277,7 @@ def serve(path: Path) -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
     for name in PRELOAD:
         importlib.import_module(name)
-    own = sorted(n for n, m in sys.modules.items() if _is_own(m) and n != "__main__")
+    own = sorted(n for n, m in sys.modules.items() if _is_own(m) and n not in _MAIN)
     if own != ["workflow"]:
         raise RuntimeError(f"the preloads imported modules that are not installed ones: {own}")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # jobs are reaped by the kernel

@@ -2,7 +2,8 @@
 
     python -m experiments.selection.plot TABLE CSV OUTDIR [OTHER_TABLE_CSV...]
 
-``figure_names(table, df)`` lists what a table produces (rules.smk uses the same names).
+The file stems each table's plot writes are listed by ``experiments.selection.figures``
+(rules.smk reads them there without importing matplotlib).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -47,23 +47,6 @@ LABELS = {
 def offline_tasks(df: pd.DataFrame) -> list[tuple[str, int]]:
     """(dataset, d) of every task in the offline table, in table order."""
     return list(dict.fromkeys(zip(df["dataset"], df["d"], strict=True)))
-
-
-def figure_names(table: str, tasks: list[tuple[str, int]] | list[str]) -> list[str]:
-    """File stems a table's plot writes; ``tasks``: (dataset, d) pairs or online datasets."""
-    if table == "offline":
-        pairs = cast(list[tuple[str, int]], tasks)  # the offline table's tasks are pairs
-        return [f"{kind}_{ds}_d{d}" for ds, d in pairs for kind in ("privacy_utility", "baselines")]
-    if table == "online":
-        return [f"{kind}_{ds}" for ds in tasks for kind in ("online_f1", "online_spend")]
-    return {
-        "heatmap": ["heatmap_above_threshold"],
-        "threshold_sweep": ["expost_vs_threshold"],
-        "rnm_mc": ["rnm_monte_carlo"],
-        "rnm_bounds": ["rnm_bounds"],
-        "scalings": ["lcl_scalings"],
-        "calibration": ["calibration_readings"],
-    }[table]
 
 
 def _band(ax, x, y, se, color, label, marker=None) -> None:

@@ -4,7 +4,7 @@
 # only with the NEAR raw file.
 import sys
 
-from experiments.selection.plot import figure_names as _selection_figures
+from experiments.selection.figures import figure_names as _selection_figures
 
 SELECTION_CODE = config_by_params(code_inputs("experiments.selection.run"))
 SELECTION_DATA = {"bikes": PROCESSED["bikes"], "lcl": PROCESSED["lcl_matrix"],

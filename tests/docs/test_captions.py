@@ -79,7 +79,7 @@ def test_every_figure_stem_resolves(stem):
 
 def test_selection_figure_names_resolve():
     """Every stem the selection plots can write (their names come from the tables)."""
-    from experiments.selection.plot import figure_names
+    from experiments.selection.figures import figure_names
 
     stems = figure_names("offline", [("bikes", 90), ("lcl", 365), ("near", 364)])
     stems += figure_names("online", ["bikes", "lcl"])

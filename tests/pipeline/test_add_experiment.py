@@ -204,10 +204,20 @@ def test_an_experiment_added_by_the_checklist_reaches_the_report(tmp_path):
     assert " passed" in _run(work, *tests, "-k", "not is_linked")
 
     smoke = ("--config", "scale=smoke", "--", FIGURE)
-    _run(work, "-m", "snakemake", "--profile", "profiles/local", "--cores", "1", *smoke)
+    _run(
+        work,
+        "-m",
+        "workflow.warm",
+        "snakemake",
+        "--profile",
+        "profiles/local",
+        "--cores",
+        "1",
+        *smoke,
+    )
     assert (work / "results/tiny/smoke/draws.csv").read_text().count("\n") == 6  # header + n = 5
-    assert "Nothing to be done" in _run(work, "-m", "snakemake", "-n", *smoke)
-    _run(work, "-m", "snakemake", "--report", "report.html", *smoke)
+    assert "Nothing to be done" in _run(work, "-m", "workflow.warm", "snakemake", "-n", *smoke)
+    _run(work, "-m", "workflow.warm", "snakemake", "--report", "report.html", *smoke)
     report = (work / "report.html").read_text()
     assert LINE.split(": ", 1)[1] in report  # the front page's line
     assert re.search(r"draws\.png", report)  # the figure, in its category

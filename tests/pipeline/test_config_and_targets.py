@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from snakemake_command import snakemake_cmd
 from workflow_copy import copy_workflow
 
 
@@ -28,7 +29,7 @@ def _snakemake(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "FILTERLAB_DATA_MIRROR": str(work / "no-mirror")}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", *args],
+        snakemake_cmd("-n", "--cores", "1", *args),
         cwd=work,
         env=env,
         capture_output=True,

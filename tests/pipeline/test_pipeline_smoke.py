@@ -27,6 +27,7 @@ from hash_seed_jobs import (
     write_synthetic_data,
 )
 from smoke_build import BUILD_HASH_SEED, check, local_mirror
+from smoke_checks import check_mnist_smoke, check_selection_rnm_bounds
 
 #: A column name that looks like a wall time (step_s, seconds_per_query, wall_time, ...).
 WALL_TIME = re.compile(r"(^|_)(s|secs?|seconds|wall|elapsed|duration)(_|$)").search
@@ -56,6 +57,39 @@ def test_every_smoke_table_has_a_sidecar_and_no_wall_times(smoke_build):
             # a wall time would make the table differ on every run: it belongs in the sidecar
             timed = [c for c in table.read_text().split("\n", 1)[0].split(",") if WALL_TIME(c)]
             assert not timed, f"{table.relative_to(work)} has wall-time columns {timed}"
+
+
+def test_smoke_rules_run(smoke_build):
+    """A data-free selection table through the DAG: job, merge with sidecar, plot (moved here
+    from the selection tests, which built it again in a folder of their own)."""
+    check_selection_rnm_bounds(smoke_build.work)
+
+
+def test_smoke_rules_build_table_and_fig1(smoke_build):
+    """MNIST's rules in the shared build (with the data mirror; without it the MNIST test
+    runs them on synthetic data)."""
+    if not smoke_build.with_data:
+        pytest.skip(
+            "no MNIST data in this build: test_mnist_experiment.py runs it on synthetic data"
+        )
+    check_mnist_smoke(smoke_build.work)
+
+
+#: Start-up noise a job's log must not hold (issue 30 item 4): JAX probing for a TPU, mbi's
+#: warning against the compilation cache these jobs use on purpose (jax_setup.py).
+LOG_NOISE = ("Unable to initialize backend", "compilation cache is enabled")
+
+
+def test_job_logs_hold_no_start_up_noise(smoke_build):
+    logs = sorted((smoke_build.work / "logs").rglob("*.log"))
+    assert logs
+    noisy = [
+        f"{log.relative_to(smoke_build.work)}: {noise}"
+        for log in logs
+        for noise in LOG_NOISE
+        if noise in log.read_text(errors="replace")
+    ]
+    assert not noisy, noisy
 
 
 def test_a_second_smoke_run_has_nothing_to_do(smoke_build):

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from snakemake_command import snakemake_cmd
 from workflow_copy import copy_workflow
 
 from workflow.orphan_sidecars import orphan_sidecars, remove_orphan_sidecars
@@ -33,7 +34,7 @@ def _env(work: Path) -> dict[str, str]:
 
 def _snakemake(work: Path, *args: str) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args, "--config", "scale=smoke"],
+        snakemake_cmd(*args, "--config", "scale=smoke"),
         cwd=work,
         env=_env(work),
         capture_output=True,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from snakemake_command import snakemake_cmd
 
 from experiments.data.fetch import MIRROR_ENV, default_mirror
 from workflow.determinism import make_workdir
@@ -60,7 +61,7 @@ def run_snakemake(
     env[MIRROR_ENV] = str(mirror.resolve() if mirror else work / "no-mirror")
     env["PYTHONHASHSEED"] = BUILD_HASH_SEED
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", *args, "--config", "scale=smoke", *config],
+        snakemake_cmd(*args, "--config", "scale=smoke", *config),
         cwd=work,
         env=env,
         capture_output=True,

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from snakemake_command import snakemake_cmd
+
 REPO = Path(__file__).resolve().parents[2]
 # docs: the report captions (docs/captions*) and front page the Snakefile reads at parse time
 SOURCES = ("Snakefile", "accounting", "config", "docs", "experiments", "profiles", "workflow")
@@ -44,7 +46,7 @@ def run_snakemake(
     full_env = {**base, "FILTERLAB_DATA_MIRROR": str(work / "no-mirror")}
     full_env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), full_env.get("PATH", "")])
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args],
+        snakemake_cmd(*args),
         cwd=work,
         env=full_env,
         capture_output=True,

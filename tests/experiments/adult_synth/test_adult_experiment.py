@@ -17,6 +17,7 @@ import pytest
 from fake_adult import DOMAIN, fake_adult, write_fake
 from hydra import compose, initialize_config_dir
 from metric_keys import assert_declared
+from snakemake_command import snakemake_cmd
 
 from accounting.mechanisms.threshold_checks import svt_check_noise_for_split
 from experiments.adult_synth.checks import accepted_index
@@ -398,16 +399,13 @@ def test_smoke_every_stage_and_figures(tmp_path):
 def test_dag_has_one_job_per_repeat():
     """Dry run of the merge target: one release job per repeat of the smoke config."""
     out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
+        snakemake_cmd(
             "results/adult_synth/smoke/releases.csv",
             "--dry-run",
             "--forceall",
             "--config",
             "scale=smoke",
-        ],
+        ),
         cwd=REPO,
         capture_output=True,
         text=True,

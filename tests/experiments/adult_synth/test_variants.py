@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 from fake_adult import DOMAIN, fake_adult, write_fake
 from metric_keys import assert_declared
+from snakemake_command import snakemake_cmd
 from test_adult_experiment import REPO, write_fake_checks
 
 from experiments.adult_synth import variants
@@ -159,16 +159,13 @@ def test_variant_metrics(tmp_path):
 
 def _dry_run(scale: str) -> dict[str, str]:
     out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
+        snakemake_cmd(
             f"results/adult_synth/{scale}/variants.csv",
             "--dry-run",
             "--forceall",
             "--config",
             f"scale={scale}",
-        ],
+        ),
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 from omegaconf import OmegaConf
@@ -243,37 +239,6 @@ def test_a_bad_job_or_table_names_the_key(table, index, message):
     cfg = compose_config("selection", "smoke", [f"table={table}", f"index={index}", "out=x.csv"])
     with pytest.raises(ValueError, match=message):
         load_job(cfg, TABLES, load_params(cfg, Params))
-
-
-def test_smoke_rules_run(tmp_path):
-    """A data-free table through the DAG: job, merge with sidecar, plot."""
-    work = tmp_path / "work"
-    work.mkdir()
-    for item in REPO.iterdir():
-        if not item.name.startswith(".") and item.name not in {"data", "results", "figures"}:
-            (work / item.name).symlink_to(item)
-    (work / "data" / "raw").mkdir(parents=True)
-    (work / "data" / "manifest.yaml").symlink_to(REPO / "data" / "manifest.yaml")
-    env = dict(
-        os.environ,
-        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-    )
-    targets = ["figures/selection/smoke/rnm_bounds.png"]
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", *targets, "--config", "scale=smoke"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-4000:]
-    for t in targets:
-        assert (work / t).stat().st_size > 1000
-    merged = work / "results/selection/smoke/rnm_bounds.csv"
-    df = pd.read_csv(merged)
-    assert (df.post_processing > 0).all() and (df.ours > 0).all()
-    assert merged.with_name("rnm_bounds.csv.json").is_file()
 
 
 def test_eps_at_accuracy_interpolates_in_log_eps():

@@ -1,0 +1,19 @@
+"""How the tests start Snakemake: warm, through workflow/warm.py.
+
+A Snakemake start imports Snakemake, numpy, pandas and Hydra before it reads the Snakefile
+(~1.6 of a dry run's ~4 CPU-s on the 2-core machine); the suite starts ~40. Started as
+``python -m workflow.warm snakemake ...`` it runs in a process forked from the warm server,
+which has those imports done; what it sees is what ``python -m snakemake`` gives it
+(tests/workflow/test_warm.py). It must run where ``workflow`` is importable: a repository
+root or a copy of it. Tests that kill a run start it cold (``python -m snakemake``): a signal
+to the client's process group does not reach a warm Snakemake's own jobs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def snakemake_cmd(*args: str) -> list[str]:
+    """The command line of ``snakemake ARGS``, started warm."""
+    return [sys.executable, "-m", "workflow.warm", "snakemake", *args]
