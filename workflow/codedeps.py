@@ -22,8 +22,12 @@ from pathlib import Path
 
 import yaml
 
+from workflow import parse_cache
+
 #: Top-level packages of this repository whose modules count as code inputs.
 REPO_PACKAGES = ("accounting", "experiments")
+#: This file's code: a cached import list (workflow/parse_cache.py) is keyed by it.
+_OWN_CODE = parse_cache.digest(Path(__file__).read_bytes())
 #: libyaml's safe loader where PyYAML was built with it (the same documents, ~10x faster).
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -49,6 +53,7 @@ def _imported_modules(path: Path, module: str) -> frozenset[str]:
     Each file is parsed once per process while it is unchanged (keyed by its modification
     time and size): the rules files list the imports of every experiment's scripts, which
     share most of their files, and each Snakemake start parsed a shared file once per script.
+    Across processes the import list is kept by its file's content (workflow/parse_cache.py).
     """
     stat = path.stat()
     return _parsed_imports(path, module, stat.st_mtime_ns, stat.st_size)
@@ -56,9 +61,18 @@ def _imported_modules(path: Path, module: str) -> frozenset[str]:
 
 @cache
 def _parsed_imports(path: Path, module: str, mtime_ns: int, size: int) -> frozenset[str]:
+    data = path.read_bytes()
+    key = ["imports", _OWN_CODE, module, path.name == "__init__.py", parse_cache.digest(data)]
+    return frozenset(
+        parse_cache.cached("imports", key, lambda: sorted(_imports(data, path, module)))
+    )
+
+
+def _imports(data: bytes, path: Path, module: str) -> set[str]:
+    """The names the source ``data`` of ``module`` (file ``path``) imports, read with ast."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in ast.walk(ast.parse(data, filename=str(path))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -73,7 +87,7 @@ def _parsed_imports(path: Path, module: str, mtime_ns: int, size: int) -> frozen
             found.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
         elif deferred := _deferred_module(node):
             found.add(deferred)
-    return frozenset(found)
+    return found
 
 
 def _deferred_module(node: ast.AST) -> str:

@@ -12,11 +12,42 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping
+from pathlib import Path
 from typing import Any
+
+from workflow import parse_cache
 
 
 def experiment_config(name: str, scale: str) -> dict[str, Any]:
-    """config/<name>.yaml composed at ``scale`` as the Hydra app sees it, as a dict."""
+    """config/<name>.yaml composed at ``scale`` as the Hydra app sees it, as a dict.
+
+    Kept between runs (workflow/parse_cache.py) under the contents of every file under
+    config/, the code that composes it and the Hydra and OmegaConf versions.
+    """
+    import hydra
+    import omegaconf
+
+    from experiments.common import config as composing
+
+    root = composing.CONFIG_DIR
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    key = [
+        "config",
+        name,
+        scale,
+        hydra.__version__,
+        omegaconf.__version__,
+        [parse_cache.digest(Path(f).read_bytes()) for f in (composing.__file__, __file__)],
+        [
+            [str(f.relative_to(composing.CONFIG_DIR)), parse_cache.digest(f.read_bytes())]
+            for f in files
+        ],
+    ]
+    composed: dict[str, Any] = parse_cache.cached("config", key, lambda: _composed(name, scale))
+    return composed
+
+
+def _composed(name: str, scale: str) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     from experiments.common.config import compose_config

@@ -96,6 +96,7 @@ def test_each_file_is_parsed_once_until_it_changes(tmp_path, monkeypatch):
             return ast.parse(text, filename=filename)
 
     monkeypatch.setattr(codedeps, "ast", CountingAst())
+    monkeypatch.setenv("FILTERLAB_PARSE_CACHE", str(tmp_path / "cache"))  # nothing kept yet
     for module in ("experiments.exp.run", "experiments.exp.plot"):
         assert "accounting/shared.py" in module_files(module, tmp_path)
     assert sorted(parsed) == sorted(str(p) for p in tmp_path.rglob("*.py"))

@@ -1,0 +1,68 @@
+"""workflow.parse_cache: a value is computed once per key, an edit makes a new key, a value
+JSON does not give back equal is not kept, and `off` computes every time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workflow import codedeps, configs, parse_cache
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(parse_cache.ENV, str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _counting(value: object) -> tuple[list[int], object]:
+    calls: list[int] = []
+
+    def compute() -> object:
+        calls.append(1)
+        return value
+
+    return calls, compute
+
+
+def test_a_key_is_computed_once(folder: Path) -> None:
+    calls, compute = _counting({"b": [1, 2.5], "a": None})
+    for _ in range(3):
+        got = parse_cache.cached("kind", ["k", 1], compute)
+        assert got == {"b": [1, 2.5], "a": None} and list(got) == ["b", "a"]
+    assert len(calls) == 1
+    assert parse_cache.cached("kind", ["k", 2], compute) and len(calls) == 2
+
+
+@pytest.mark.parametrize("value", [(1, 2), {1: "int key"}, float("nan")])
+def test_a_value_json_changes_is_not_kept(folder: Path, value: object) -> None:
+    calls, compute = _counting(value)
+    for _ in range(2):
+        parse_cache.cached("kind", "key", compute)
+    assert len(calls) == 2
+
+
+def test_off_computes_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(parse_cache.ENV, "off")
+    calls, compute = _counting(1)
+    for _ in range(2):
+        parse_cache.cached("kind", "key", compute)
+    assert len(calls) == 2
+
+
+def test_an_edited_file_gets_its_new_imports(folder: Path, tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("import accounting.costs\n")
+    assert "accounting.costs" in codedeps._parsed_imports(module, "m", 1, 1)
+    module.write_text("import accounting.numerics\n")  # same mtime and size in the key below
+    found = codedeps._parsed_imports(module, "m", 2, 1)
+    assert "accounting.numerics" in found and "accounting.costs" not in found
+
+
+def test_a_cached_config_is_the_composed_one(folder: Path) -> None:
+    first = configs.experiment_config("taylor_survival", "smoke")
+    assert any(folder.glob("config/*.json"))
+    again = configs.experiment_config("taylor_survival", "smoke")
+    fresh = configs._composed("taylor_survival", "smoke")
+    assert first == again == fresh and list(again["params"]) == list(fresh["params"])

@@ -1,0 +1,65 @@
+"""Values the Snakefile's parse computes from file contents alone, kept between Snakemake runs.
+
+Every Snakemake start composes each experiment's config with Hydra (~0.13 s each) and reads
+the imports of ~130 source files with ``ast`` (workflow/codedeps.py): about half of a warm dry
+run's ~2.4 s on the 2-core machine, paid by every run, dry run and test. Both are pure
+functions of what they read, so they are kept under a key that is the sha256 of all of it (the
+files' contents, the versions and the code that computes them): an edit makes a new key, never
+a stale value. The folder is ``$FILTERLAB_PARSE_CACHE``, else
+``$XDG_CACHE_HOME/filterlab/parse`` (``~/.cache/filterlab/parse``);
+``FILTERLAB_PARSE_CACHE=off`` computes every time. Entries are small JSON files, written
+atomically; a value that JSON does not give back equal (a tuple, a non-string key, NaN) is
+not kept. A cache that cannot be written is skipped silently: it only saves time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ENV = "FILTERLAB_PARSE_CACHE"
+
+
+def cache_dir() -> Path | None:
+    """The cache folder, or None when ``$FILTERLAB_PARSE_CACHE`` is ``off``."""
+    chosen = os.environ.get(ENV, "")
+    if chosen == "off":
+        return None
+    if chosen:
+        return Path(chosen).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "filterlab" / "parse"
+
+
+def digest(data: bytes) -> str:
+    """sha256 of ``data``, hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def cached(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()``, or the value kept for ``key`` (JSON data naming everything the value
+    depends on) under ``kind``."""
+    folder = cache_dir()
+    if folder is None:
+        return compute()
+    path = folder / kind / f"{digest(json.dumps(key, sort_keys=True).encode())}.json"
+    try:
+        return json.loads(path.read_text())["value"]
+    except (OSError, ValueError, KeyError):
+        pass
+    value = compute()
+    text = json.dumps({"value": value})  # key order kept: a rule may iterate a mapping
+    if json.loads(text)["value"] == value:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as tmp:
+                tmp.write(text)
+            os.replace(tmp.name, path)
+        except OSError:
+            pass
+    return value
