@@ -102,9 +102,11 @@ def _cheapest_job(work: Path, experiment: str) -> tuple[Path, list[str]] | None:
     """The table of ``experiment``'s quickest job in the build and its command-line overrides
     (from its sidecar), or None if the build has no job of it (its dataset is missing)."""
     jobs = []
-    for sidecar in sorted((work / "results" / experiment / "smoke").rglob("*.csv.json")):
+    # results/<exp>/smoke/... and, for the scoreboard, results/scoreboard/smoke.csv
+    for sidecar in sorted((work / "results" / experiment).rglob("*.csv.json")):
         record = json.loads(sidecar.read_text())
-        if record.get("argv", [""])[0].endswith(f"experiments/{experiment}/run.py"):
+        ran = record.get("argv", [""])[0].endswith(f"experiments/{experiment}/run.py")
+        if ran and "scale=smoke" in record.get("overrides", []):
             jobs.append((record["wall_time_s"], sidecar.with_suffix(""), record["overrides"]))
     return min(jobs)[1:] if jobs else None
 
