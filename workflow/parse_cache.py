@@ -22,18 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from experiments.common.user_cache import user_cache
+
 ENV = "FILTERLAB_PARSE_CACHE"
 
 
 def cache_dir() -> Path | None:
     """The cache folder, or None when ``$FILTERLAB_PARSE_CACHE`` is ``off``."""
-    chosen = os.environ.get(ENV, "")
-    if chosen == "off":
-        return None
-    if chosen:
-        return Path(chosen).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "filterlab" / "parse"
+    return user_cache(ENV, "parse")
 
 
 def digest(data: bytes) -> str:

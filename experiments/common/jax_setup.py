@@ -21,6 +21,8 @@ from importlib.metadata import entry_points
 from importlib.util import find_spec
 from pathlib import Path
 
+from experiments.common.user_cache import user_cache
+
 ENV = "FILTERLAB_JAX_CACHE"
 
 
@@ -40,13 +42,7 @@ def cpu_only_platform() -> None:
 
 def cache_dir() -> Path | None:
     """The cache folder, or None when ``$FILTERLAB_JAX_CACHE`` is ``off``."""
-    chosen = os.environ.get(ENV, "")
-    if chosen == "off":
-        return None
-    if chosen:
-        return Path(chosen).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "filterlab" / "jax"
+    return user_cache(ENV, "jax")
 
 
 def use_persistent_cache() -> Path | None:
