@@ -1,6 +1,6 @@
 """``python -m workflow.warm MODULE ARGS...``: run ``python -m MODULE ARGS...`` in a process
 forked from a warm server that has already imported the third-party libraries every job
-imports (numpy, scipy, pandas, pyarrow, Hydra, matplotlib).
+imports (numpy, scipy, pandas, pyarrow, Hydra, matplotlib; Snakemake, for the tests' runs).
 
 Why: at the smoke scale a job's own work is a fraction of a second, and starting Python and
 importing those libraries cost ~1.5 CPU-s in each of the ~90 jobs of the smoke DAG. The
@@ -19,7 +19,9 @@ preloaded (neither is fork-safe once initialised): the jobs that use them import
 
 The client runs the job in a fresh ``python -m`` process instead (``os.execv``) when
 ``FILTERLAB_WARM=off``, inside a SLURM job (a server started there would outlive its job's
-allocation), or when no server answers within ``START_TIMEOUT_S``. Signals the client gets
+allocation), where the socket's path is too long for a Unix socket (a long ``TMPDIR``), or
+when no server answers: it failed to start (its log is ``<socket>.log``) or did not answer
+within ``START_TIMEOUT_S``. Signals the client gets
 (SIGTERM, SIGINT, SIGHUP) go to the job; a job whose client dies ends. The server answers
 only its own user (socket mode 0600, peer uid checked) and exits after ``IDLE_S`` idle
 seconds.
@@ -27,11 +29,13 @@ seconds.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import hashlib
 import json
 import os
+import runpy
 import signal
 import socket
 import struct
@@ -41,8 +45,10 @@ import sysconfig
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 ENV = "FILTERLAB_WARM"
 IDLE_S = float(os.environ.get("FILTERLAB_WARM_IDLE_S", "300"))
@@ -95,11 +101,12 @@ def socket_path() -> Path:
     return Path(tempfile.gettempdir()) / f"filterlab-warm-{os.getuid()}-{digest}.sock"
 
 
-def _cold(module: str, args: Sequence[str]) -> None:
-    """Replace this process by ``python -m module args`` (never returns)."""
+def _cold(module: str, args: Sequence[str]) -> NoReturn:
+    """Replace this process by ``python -m module args``."""
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, [sys.executable, "-m", module, *args])
+    raise AssertionError("os.execv returned")  # pragma: no cover - it never does
 
 
 def _connect(path: Path) -> socket.socket | None:
@@ -158,14 +165,13 @@ def run(module: str, args: Sequence[str]) -> int:
     """Run ``python -m module args`` in a warm process; its exit status."""
     if os.environ.get(ENV) == "off" or "SLURM_JOB_ID" in os.environ:
         _cold(module, args)
-    sock = _server_connection(socket_path())
-    if sock is None:
-        print(
-            f"workflow.warm: no server answered in {START_TIMEOUT_S:.0f} s; running cold",
-            file=sys.stderr,
-        )
+    path = socket_path()
+    if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
         _cold(module, args)
-    assert sock is not None
+    sock = _server_connection(path)
+    if sock is None:
+        print(f"workflow.warm: no server answered (see {path}.log); running cold", file=sys.stderr)
+        _cold(module, args)
     request = json.dumps(
         {"module": module, "args": list(args), "cwd": os.getcwd(), "env": dict(os.environ)}
     ).encode()
@@ -227,18 +233,12 @@ def _job(conn: socket.socket) -> None:
     try:
         _limit_threads()
         sys.argv = [request["module"], *request["args"]]
-        import runpy
-
         runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
     except SystemExit as stop:
         code = _exit_code(stop.code)
     except BaseException:  # noqa: BLE001 - reported as python -m would, exit status 1
-        import traceback
-
         traceback.print_exc()
         code = 1
-    import atexit
-
     atexit._run_exitfuncs()  # what a normal exit runs (logging.shutdown among them)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):

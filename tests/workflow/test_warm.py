@@ -153,3 +153,22 @@ def test_the_job_ends_when_its_client_is_killed(work: Path) -> None:
     client.kill()
     client.wait(timeout=30)
     assert _gone(job)
+
+
+def test_a_socket_path_too_long_runs_a_fresh_process(work: Path) -> None:
+    """A TMPDIR whose socket path would not fit a Unix socket: the job runs as a fresh
+    process at once (same pid as the client), with no server started and no message."""
+    deep = work / "tmp" / ("d" * 120)
+    deep.mkdir()
+    client = subprocess.Popen(
+        [sys.executable, "-m", "workflow.warm", "probe"],
+        cwd=work,
+        env=_env(work, TMPDIR=str(deep)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out, err = client.communicate(timeout=60)
+    assert client.returncode == 0 and err == "to stderr\n"
+    assert json.loads(out)["pid"] == client.pid
+    assert not list(deep.iterdir())
