@@ -56,11 +56,11 @@ from accounting._outward import SUM_REL, sum_down
 from accounting.numerics import nudge_up
 
 _MASS_TOL = 1e-9
-_U = 2.0**-53  # unit roundoff of float64
-# |fsum(q) - sum_i p_i e^{-L_i}| <= _Q_SUM_REL fsum(q) + _U (see ``Pld.q_deficit``)
-_Q_SUM_REL = 16.0 * _U
 _MAX_GRID = 2**24  # 128 MiB of float64 per grid vector
 _ULP = 2.0**-52
+_U = _ULP / 2  # unit roundoff of float64
+# |fsum(q) - sum_i p_i e^{-L_i}| <= _Q_SUM_REL fsum(q) + _U (see ``Pld.q_deficit``)
+_Q_SUM_REL = 16.0 * _U
 # Absolute error assumed of the log interval masses given to ``discretise_continuous``
 # (log_ndtr_diff: ~1e-13 for |z| <= 8, see accounting.numerics); a connect-the-dots split
 # is moved up by its effect, so that it stays pessimistic.
