@@ -60,6 +60,7 @@ figures: $(STAMP)  ## run the pipeline at SCALE (default) on CORES, write report
 	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE)
 	$(SNAKEMAKE) --config scale=$(SCALE) --report report.html
 	$(BIN)/python -m workflow.build_cost $(SCALE)
+	-$(BIN)/python -m workflow.log_audit $(SCALE)  # names long jobs without progress, noisy logs
 
 # A one-node SLURM on this machine (root; installs Debian's slurm-wlm, slurmdbd, MariaDB):
 # .ci/slurm-up. test-cluster runs the tests marked `slurm` against it (skipped in `make test`).

@@ -26,6 +26,7 @@ from omegaconf import DictConfig
 
 from experiments.common.atomic import atomic_path
 from experiments.common.checksum import write_checksum_sidecar
+from experiments.common.progress import Progress
 from experiments.data.fetch import verify_raw
 
 #: Raw inputs (relative to data/raw) and processed outputs (relative to data/processed).
@@ -447,14 +448,22 @@ def _run_mnist(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
 
 
 def _run_lcl(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
+    progress = Progress(3, "lcl")  # tens of seconds (130 MB of CSV): the log says how far
     long = _read_lcl(raw / RAW["lcl"][0])
+    progress.advance(note="read")
     matrix = energy_matrix(long[["household", "day", "kwh"]])
     readings = median_readings(long, matrix.columns)
+    progress.advance(note="households x days")
     _write_energy(matrix, "lcl", cfg, started, {"median_readings": readings})
+    progress.advance(note="written")
 
 
 def _run_near(cfg: DictConfig, raw: Path, out: Path, started: float) -> None:
-    _write_energy(near(raw / RAW["near"][0]), "near", cfg, started)
+    progress = Progress(2, "near")
+    matrix = near(raw / RAW["near"][0])
+    progress.advance(note="read")
+    _write_energy(matrix, "near", cfg, started)
+    progress.advance(note="written")
 
 
 PROCESSORS: dict[str, Callable[[DictConfig, Path, Path, float], None]] = {

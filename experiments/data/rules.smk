@@ -64,7 +64,7 @@ rule fetch_raw:
     wildcard_constraints:
         path="|".join(re.escape(p) for p in sorted(MANIFEST_ENTRIES)),
     log:
-        "logs/data/fetch_raw/{path}.log",
+        "logs/data/fetch_raw_{path}.log",  # logs/data/<rule>[_<wildcards>]: workflow/log_audit.py
     benchmark:
         bench_path("data", "fetch_raw", "path")
     shell:

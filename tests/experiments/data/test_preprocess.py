@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import lzma
 import os
 import subprocess
@@ -195,9 +196,10 @@ def test_energy_daily_sensitivity_is_one_over_n(rows, which, replacement):
     assert np.max(np.abs(after - before)) <= 1 / len(rows) + 1e-12
 
 
-def test_lcl_keeps_and_flags_its_partial_days(tmp_path):
+def test_lcl_keeps_and_flags_its_partial_days(tmp_path, caplog):
     """LCL's first and last days are partial (26 and 1 half-hour readings): the matrix keeps
-    them (the paper's d = 829 counts both) and lcl_daily.csv records the median readings."""
+    them (the paper's d = 829 counts both) and lcl_daily.csv records the median readings.
+    The job logs its progress (tens of seconds on the real file)."""
     rows = [
         "LCLid,day,energy_sum,energy_count",
         "MAC1,2012-01-01,4.0,26",
@@ -215,7 +217,12 @@ def test_lcl_keeps_and_flags_its_partial_days(tmp_path):
     assert list(matrix.index) == ["MAC1", "MAC2"]
     assert list(matrix.columns) == ["2012-01-01", "2012-01-02", "2012-01-03"]
     cfg = OmegaConf.create({"out_dir": str(tmp_path / "out"), "energy": {"clip_kwh": 50.0}})
-    pp._run_lcl(cfg, tmp_path / "raw", tmp_path / "out", 0.0)
+    with caplog.at_level(logging.INFO, logger="experiments.common.progress"):
+        pp._run_lcl(cfg, tmp_path / "raw", tmp_path / "out", 0.0)
+    assert [r.getMessage().split("  ")[0] for r in caplog.records] == [
+        "lcl: 0/3 started",
+        "lcl: 3/3 (100%)",
+    ]
     daily = pd.read_csv(tmp_path / "out" / "lcl_daily.csv")
     assert daily["median_readings"].tolist() == [26.0, 48.0, 1.0]
     assert daily["n_reporting"].tolist() == [1, 2, 2]
