@@ -79,11 +79,30 @@ def _is_sidecar(path: Path) -> bool:
     return path.suffix == ".json" and path.with_name(path.stem).is_file()
 
 
-def _stable(sidecar: Path, root: Path) -> Any:
-    """A sidecar's record without ``VOLATILE`` keys and with the build folder's path masked."""
+def _stable(sidecar: Path, root: Path, volatile: Sequence[str]) -> Any:
+    """A sidecar's record without ``volatile`` keys and with the build folder's path masked."""
     text = sidecar.read_text().replace(str(root.resolve()), "<build>").replace(str(root), "<build>")
     record = json.loads(text)
-    return {k: v for k, v in record.items() if k not in VOLATILE}
+    return {k: v for k, v in record.items() if k not in volatile}
+
+
+def compare(a: Path, b: Path, rels: Sequence[str], volatile_extra: Sequence[str] = ()) -> list[str]:
+    """What differs between the files ``rels`` (relative paths) of the builds ``a`` and ``b``:
+    bytes, or for a sidecar its record up to ``VOLATILE`` and ``volatile_extra`` keys."""
+    volatile = (*VOLATILE, *volatile_extra)
+    problems = []
+    for rel in rels:
+        pa, pb = a / rel, b / rel
+        if not pb.is_file():
+            problems.append(f"missing from the second build: {rel}")
+        elif _is_sidecar(pa):
+            sa, sb = _stable(pa, a, volatile), _stable(pb, b, volatile)
+            if sa != sb:
+                keys = sorted(k for k in set(sa) | set(sb) if sa.get(k) != sb.get(k))
+                problems.append(f"sidecar differs in {keys}: {rel}")
+        elif pa.read_bytes() != pb.read_bytes():
+            problems.append(f"bytes differ: {rel}")
+    return problems
 
 
 def differences(a: Path, b: Path) -> list[str]:
@@ -91,15 +110,7 @@ def differences(a: Path, b: Path) -> list[str]:
     files_a, files_b = _files(a), _files(b)
     problems = [f"only in the first build: {p}" for p in sorted(set(files_a) - set(files_b))]
     problems += [f"only in the second build: {p}" for p in sorted(set(files_b) - set(files_a))]
-    for rel in sorted(set(files_a) & set(files_b)):
-        pa, pb = files_a[rel], files_b[rel]
-        if _is_sidecar(pa):
-            sa, sb = _stable(pa, a), _stable(pb, b)
-            if sa != sb:
-                keys = sorted(k for k in set(sa) | set(sb) if sa.get(k) != sb.get(k))
-                problems.append(f"sidecar differs in {keys}: {rel}")
-        elif pa.read_bytes() != pb.read_bytes():
-            problems.append(f"bytes differ: {rel}")
+    problems += compare(a, b, sorted(set(files_a) & set(files_b)))
     if not files_a:
         problems.append(f"no files under {COMPARED} in {a}")
     return problems
