@@ -192,6 +192,13 @@ config["report_experiments"] = yaml.safe_load(
 
 report: "docs/report/front.rst"
 
+#: Scheduling priority of the build's longest jobs, MNIST's training (up to half an hour each on
+#: one CPU thread at the default scale), and of every job they wait for. Run first, they leave
+#: the many short jobs of the other experiments to fill the cores around them, instead of a
+#: long job starting last and keeping one core busy alone to the end. Order only: no output
+#: depends on it.
+LONG_JOBS_FIRST = 10
+
 
 include: "experiments/data/rules.smk"
 

@@ -67,6 +67,7 @@ rule fetch_raw:
         "logs/data/fetch_raw_{path}.log",  # logs/data/<rule>[_<wildcards>]: workflow/log_audit.py
     benchmark:
         bench_path("data", "fetch_raw", "path")
+    priority: lambda w: LONG_JOBS_FIRST if w.path.startswith("mnist/") else 0
     shell:
         "{PYTHON_M} experiments.data.fetch --raw-dir data/raw {wildcards.path:q} > {log:q} 2>&1"
 
@@ -84,6 +85,7 @@ for _name in sorted(RAW):
         params:
             dataset=_name,
         threads: 1
+        priority: LONG_JOBS_FIRST if _name == "mnist" else 0
         resources:
             runtime=10,
             mem_mb=4000,

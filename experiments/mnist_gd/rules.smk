@@ -36,6 +36,7 @@ rule mnist_gd_search:
         index=lambda w, output: MNIST_SEARCH_STEMS.index(Path(output[0]).stem),
         config=table_digest("mnist_gd", "search"),
     threads: 1
+    priority: LONG_JOBS_FIRST
     resources:
         runtime=per_scale(5, 10, 5),
         mem_mb=per_scale(2000, 4000, 8000),
@@ -56,6 +57,7 @@ rule mnist_gd_search_merge:
     benchmark:
         bench_path("mnist_gd", "mnist_gd_search_merge"),
     threads: 1
+    priority: LONG_JOBS_FIRST
     resources:
         runtime=5,
         mem_mb=2000,
@@ -76,6 +78,7 @@ rule mnist_gd_select:
     params:
         config=table_digest("mnist_gd", "fixed" if MNIST_FIXED else "select"),
     threads: 1
+    priority: LONG_JOBS_FIRST
     resources:
         runtime=5,
         mem_mb=2000,
@@ -83,13 +86,6 @@ rule mnist_gd_select:
         MNIST_RUN
         + (" table=fixed" if MNIST_FIXED else " table=select inputs.search={input.search}")
         + " out={output} > {log} 2>&1"
-
-
-#: The train jobs are the build's longest (the default's 12 jobs of 44-245 steps on 60,000
-#: images, up to half an hour each on one CPU thread); scheduled first, the many short jobs of
-#: the other experiments fill the cores around them, instead of a long job starting last and
-#: leaving a core idle to the end. Order only: no output depends on it.
-MNIST_TRAIN_PRIORITY = 10
 
 
 rule mnist_gd_train:
@@ -112,7 +108,7 @@ rule mnist_gd_train:
         index=lambda w, output: MNIST_TRAIN_STEMS.index(Path(output[0]).stem),
         config=table_digest("mnist_gd", "train"),
     threads: 1
-    priority: MNIST_TRAIN_PRIORITY
+    priority: LONG_JOBS_FIRST
     resources:
         runtime=per_scale(5, MNIST_TRAIN_MINUTES, 5),
         mem_mb=per_scale(2000, 4000, 8000),
@@ -149,7 +145,7 @@ rule mnist_gd_train_with_norms:
         index=MNIST_NORMS_INDEX,
         config=table_digest("mnist_gd", "train"),
     threads: 1
-    priority: MNIST_TRAIN_PRIORITY
+    priority: LONG_JOBS_FIRST
     resources:
         runtime=per_scale(5, MNIST_TRAIN_MINUTES, 5),
         mem_mb=per_scale(2000, 4000, 8000),
