@@ -266,6 +266,7 @@ ADULT = (
     Quote(
         r"baseline_(?:val|test)_acc(?:_sd)?", ".4f", "non-DP baseline: mean (s.d.) over its runs"
     ),
+    Quote(r"split_n_\w+", ".0f", "rows of the training / validation / test part"),
     Quote(r"frac_above_threshold_\w+", ".2f", "Fig. 2c: accepted releases above the threshold"),
     Quote(r"(?:plain|svt)_(?:mean|median)_eps", ".4g", "accepted eps, mean / median over repeats"),
     Quote(r"(?:plain|svt)_mean_val_acc", ".4f", "accepted validation accuracy, mean"),
@@ -293,6 +294,7 @@ RESIDUE = (
     Quote(r"counts_\w+", ".3g", "queries admitted at the smallest eps of each mu, and their ratio"),
 )
 SELECTION = (
+    Quote(r"argmin_threshold_t\d+", ".3f", "Fig. 2: the threshold minimising the loss at t"),
     Quote(
         r"heatmap_improved_fraction(?:_rho.*)?", ".3f", "Fig. 1: share of cells where ex-post wins"
     ),
@@ -308,10 +310,89 @@ SELECTION = (
     Quote(
         r"eps90_(?:exponential|permute_and_flip|laplace_\w+)_\w+_d\d+", ".4f", "eps90, baselines"
     ),
+    Quote(r"readings_supporting_ours_.*", ".0f", "calibration readings under which ours wins"),
+    Quote(r"ours_beats_laplace_(?:post|rnm)_.*", "", "ours below Laplace RNM's eps90 (2 readings)"),
     Quote(r"em_pf_sensitivity_to_lose_.*", ".2f", "EM/PF sensitivity (x 1/N) at which ours wins"),
     Quote(r"(?:fsrc|filter|composition)_mean_.*", ".3f", "online: mean final eps per sigma_X"),
     Quote(r"f1_(?:bikes|lcl|near)_s.*", ".2f", "online: mean F1 per sigma_X"),
 )
+
+
+def _selection(results: Path, scale: str, source: str) -> tuple[dict[str, Any], str]:
+    """Selection's metrics at ``scale`` and the line naming the run of its ``source`` table."""
+    folder = results / "selection" / scale
+    record = sidecar(folder / source)
+    values = importlib.import_module("experiments.selection.metrics").metrics(folder)
+    line = f"From `results/selection/{scale}/` ({source}: {machine(record)}, "
+    return values, line + f"{record.get('timestamp_utc', '?')})."
+
+
+def selection_readings(results: Path, scale: str) -> str:
+    """Figs. 12b, 15: eps90 of EM / permute-and-flip under each calibration reading, per task,
+    and ours (``eps90_<mech>_<task>_<reading>``, ``eps90_gaussian_ours_<task>``)."""
+    values, line = _selection(results, scale, "calibration.csv")
+    found = [re.fullmatch(r"eps90_exponential_(\w+_d\d+)_(\w+)", k) for k in values]
+    tasks = list(dict.fromkeys(m.group(1) for m in found if m))
+    readings = list(dict.fromkeys(m.group(2) for m in found if m))
+    if not tasks:
+        raise MissingResults(f"no calibration metrics in {results / 'selection' / scale}")
+    rows = [line, "", "| reading | " + " | ".join(f"EM / PF, {t}" for t in tasks) + " |"]
+    rows.append("| --- |" + " --- |" * len(tasks))
+    for r in readings:
+        em = [values[f"eps90_exponential_{t}_{r}"] for t in tasks]
+        pf = [values[f"eps90_permute_and_flip_{t}_{r}"] for t in tasks]
+        cells = [f"{e:.4f} / {f:.4f}" for e, f in zip(em, pf, strict=True)]
+        rows.append(f"| `{r}` | " + " | ".join(cells) + " |")
+    ours = [f"{values.get(f'eps90_gaussian_ours_{t}', float('nan')):.4f}" for t in tasks]
+    rows.append("| ours (Gaussian RNM, delta = 0) | " + " | ".join(ours) + " |")
+    return "\n".join(rows)
+
+
+def _delta(value: float) -> str:
+    """A sensitivity as the docs write it: ``1/N`` below 1, ``none finite`` for inf."""
+    if value == float("inf"):
+        return "none finite"
+    return f"{value:g}" if value >= 1 else f"1/{round(1 / value):,}"
+
+
+def selection_scalings(results: Path, scale: str) -> str:
+    """Figs. 5, 19, 20 under each LCL scaling: its valid Delta, days, the day of the series'
+    maximum and its value, days above rho, FSRC / filter per sigma_X, F1 at the first and last
+    sigma_X and the two captions' claims (``..._scaling_<name>`` metrics)."""
+    values, line = _selection(results, scale, "scalings.csv")
+    names = [k.removeprefix("n_days_scaling_") for k in values if k.startswith("n_days_scaling_")]
+    if not names:
+        raise MissingResults(f"no scalings metrics in {results / 'selection' / scale}")
+    sigmas = [
+        k.rsplit("_sx", 1)[1]
+        for k in values
+        if k.startswith(f"fsrc_over_filter_scaling_{names[0]}_sx")
+    ]
+    shown_sigmas = ", ".join(x.replace("p", ".") for x in sigmas)
+    rows = [
+        line,
+        "",
+        "| scaling | valid Delta | days | max (day, value) | days >= rho "
+        f"| FSRC / filter at sigma_X = {shown_sigmas} | F1 at {sigmas[0].replace('p', '.')} / "
+        f"{sigmas[-1].replace('p', '.')} | Fig. 5 / Fig. 19 claim |",
+        "| --- | --- | ---: | --- | ---: | --- | --- | --- |",
+    ]
+    held = {True: "holds", False: "fails"}
+    for n in names:
+        tag = f"scaling_{n}"
+        ratios = ", ".join(f"{values[f'fsrc_over_filter_{tag}_sx{x}']:.3f}" for x in sigmas)
+        f1 = f"{values[f'f1_{tag}_sx{sigmas[0]}']:.2f} / {values[f'f1_{tag}_sx{sigmas[-1]}']:.2f}"
+        claims = " / ".join(
+            held[bool(values.get(f"fsrc_below_filter_{c}_{tag}"))] for c in ("0p04", "above_0p06")
+        )
+        delta = _delta(values[f"valid_sensitivity_{tag}"])
+        rows.append(
+            f"| `{n}` | {delta} | {values[f'n_days_{tag}']:.0f} "
+            f"| {values[f'max_day_{tag}']:.0f}, {values[f'max_value_{tag}']:.3f} "
+            f"| {values[f'n_above_{tag}']:.0f} | {ratios} | {f1} | {claims} |"
+        )
+    return "\n".join(rows)
+
 
 BLOCKS: dict[str, Generator] = {
     "scoreboard-summary": scoreboard_summary,
@@ -321,6 +402,8 @@ BLOCKS: dict[str, Generator] = {
     "adult-numbers": quotes("adult_synth", "baseline.csv", ADULT),
     "residue-numbers": quotes("residue_filters", "fig1.csv", RESIDUE),
     "selection-numbers": quotes("selection", "offline.csv", SELECTION),
+    "selection-readings": selection_readings,
+    "selection-scalings": selection_scalings,
 }
 
 
