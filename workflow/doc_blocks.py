@@ -203,6 +203,11 @@ def build_cost(results: Path, scale: str) -> str:
     return "\n".join(lines)
 
 
+def build_cost_line(results: Path, scale: str) -> str:
+    """The first line of :func:`build_cost`: machine, commit, jobs and elapsed minutes."""
+    return build_cost(results, scale).splitlines()[0]
+
+
 @dataclass(frozen=True)
 class Quote:
     """Metrics a page quotes: a full-match pattern of their keys (one row per key, in the
@@ -398,6 +403,7 @@ BLOCKS: dict[str, Generator] = {
     "scoreboard-summary": scoreboard_summary,
     "scoreboard-numbers": scoreboard_numbers,
     "build-cost": build_cost,
+    "build-cost-line": build_cost_line,
     "taylor-numbers": quotes("taylor_survival", "survival.csv", TAYLOR),
     "adult-numbers": quotes("adult_synth", "baseline.csv", ADULT),
     "residue-numbers": quotes("residue_filters", "fig1.csv", RESIDUE),

@@ -122,6 +122,14 @@ def test_one_changed_result_makes_only_its_block_stale(page: Path, results: Path
     assert doc_blocks.stale(old, new) == ["build-cost"]
 
 
+def test_build_cost_line_is_the_tables_first_line(results: Path):
+    line = doc_blocks.build_cost_line(results, "default")
+    assert line == doc_blocks.build_cost(results, "default").splitlines()[0]
+    assert line.startswith("Whole default build at commit 0123456") and line.endswith(
+        "to the last job's end (2026-11-27T19:41:15+00:00)."
+    )
+
+
 def test_scoreboard_numbers_block_names_the_build(tmp_path: Path, results: Path):
     page = tmp_path / "numbers.md"
     page.write_text(block("scoreboard-numbers", "old\n"))
@@ -196,4 +204,6 @@ def test_the_repository_pages_hold_only_known_blocks():
         # a number in a block is between its markers only: no marker text outside blocks
         assert len(re.findall(r"<!-- generated", text)) == 2 * len(doc_blocks.blocks(text, rel))
     assert names and set(names) <= set(BLOCKS)
-    assert {"scoreboard-summary", "scoreboard-numbers", "build-cost"} <= set(names)
+    assert {"scoreboard-summary", "scoreboard-numbers", "build-cost", "build-cost-line"} <= set(
+        names
+    )
