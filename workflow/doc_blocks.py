@@ -265,6 +265,11 @@ TAYLOR = (
         "smallest / largest swept eps where all four claims hold",
     ),
     Quote("eps_reaching_n_.*", "g", "smallest swept eps with P(T >= N) >= 1/2 (nan: none)"),
+    Quote("rule_(?:delta_tilde|theta)", ".4e", "Sec. V-B: the pair the text's rule selects"),
+    Quote("tight_delta", ".7e", "the delta for which the printed pair is tight"),
+    Quote(
+        "(?:rule|published)_objective", ".3f", "Phi^-1(1 - delta~) + Phi^-1(1 - theta) of each pair"
+    ),
     Quote("puredp_mean_stopping_time_.*", ".1f", "Sec. V-A instance: E[T] under X = 0 / 1 (<= 40)"),
 )
 ADULT = (
@@ -320,6 +325,10 @@ SELECTION = (
     Quote(r"em_pf_sensitivity_to_lose_.*", ".2f", "EM/PF sensitivity (x 1/N) at which ours wins"),
     Quote(r"(?:fsrc|filter|composition)_mean_.*", ".3f", "online: mean final eps per sigma_X"),
     Quote(r"f1_(?:bikes|lcl|near)_s.*", ".2f", "online: mean F1 per sigma_X"),
+    Quote(r"fsrc_paper_reading_max_gap_.*", ".4f", "FSRC, paper's delta_t = 1/N: max |eps - ours|"),
+    Quote(
+        r"fsrc_paper_reading_max_delta_.*", ".3f", "FSRC, paper's delta_t: its union-bound delta"
+    ),
 )
 
 

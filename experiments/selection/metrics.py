@@ -74,6 +74,7 @@ KEYS = (
     "rnm_max_difference_at_max_d_min_sigma",
     # for the docs (workflow/doc_blocks.py), not checks
     f"(?:fsrc|filter|composition)_mean_{any_of(DATASETS)}_s{NUMBER}",
+    f"fsrc_paper_reading_max_(?:gap|delta)_{any_of(DATASETS)}",
     f"heatmap_(?:improved_fraction|gain_first_t_mean|gain_first_t_max)_rho{NUMBER}",
     "heatmap_min_difference",
     rf"mc_(?:mean|sd|numeric)_s{NUMBER}_d\d+",
@@ -128,6 +129,12 @@ def online_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
         for sx, row in spends.iterrows():
             for accountant in ("fsrc", "filter", "composition"):
                 out[f"{accountant}_mean_{ds}_s{sx:g}"] = float(row[accountant])
+        # and the paper's reading of FSRC (delta_t = 1/N per instance): its largest distance
+        # to ours in final eps, and its largest union-bound delta, over every run
+        if {"fsrc_paper", "fsrc_paper_delta"} <= set(sub.columns):
+            gap = (sub.fsrc_paper - sub.fsrc).abs().max()
+            out[f"fsrc_paper_reading_max_gap_{ds}"] = float(gap)
+            out[f"fsrc_paper_reading_max_delta_{ds}"] = float(sub.fsrc_paper_delta.max())
     return out
 
 

@@ -249,9 +249,13 @@ def test_metrics_the_docs_quote():
             "fsrc": [0.5, 1.0, 0.7, 2.0],
             "filter": [0.5, 1.5, 0.7, 2.5],
             "composition": [1.0, 5.0, 1.0, 7.0],
+            "fsrc_paper": [0.5, 1.004, 0.7, 2.001],
+            "fsrc_paper_delta": [1e-4, 3e-4, 1e-4, 2e-4],
         }
     )
     got |= online_metrics(online)
     assert got["fsrc_mean_bikes_s0.09"] == 1.5  # the runs' last instances: 1.0, 2.0
     assert got["filter_mean_bikes_s0.09"] == 2.0 and got["composition_mean_bikes_s0.09"] == 6.0
+    assert got["fsrc_paper_reading_max_gap_bikes"] == pytest.approx(0.004)
+    assert got["fsrc_paper_reading_max_delta_bikes"] == 3e-4
     assert_declared("selection", got)
