@@ -69,6 +69,8 @@ def blocks(text: str, page: str = "page") -> list[Block]:
     position = 0
     for match in _BEGIN.finditer(text):
         name = match.group(1)
+        if not text.startswith("\n", match.end()):
+            raise ValueError(f"{page}: block {name!r}: its begin marker must end its line")
         if match.start() < position:
             raise ValueError(f"{page}: block {name!r} begins inside the block before it")
         end = END.format(name=name)
@@ -223,6 +225,19 @@ def shown(value: Any, fmt: str) -> str:
     return str(value) if isinstance(value, bool) else format(value, fmt)
 
 
+def metrics(results: Path, experiment: str, scale: str, source: str) -> tuple[dict[str, Any], str]:
+    """``experiments.<experiment>.metrics`` on ``results/<experiment>/<scale>/``, and a line
+    naming the run that wrote its ``source`` table there (commit, machine, date)."""
+    folder = results / experiment / scale
+    record = sidecar(folder / source)
+    values = importlib.import_module(f"experiments.{experiment}.metrics").metrics(folder)
+    line = (
+        f"From `results/{experiment}/{scale}/` ({source}: {machine(record)}, "
+        f"{record.get('timestamp_utc', '?')})."
+    )
+    return values, line
+
+
 def quotes(experiment: str, source: str, entries: Sequence[Quote]) -> Generator:
     """A generator: the metrics of ``experiments.<experiment>.metrics`` on
     ``results/<experiment>/<scale>/`` that ``entries`` name, under a line naming the run that
@@ -230,20 +245,14 @@ def quotes(experiment: str, source: str, entries: Sequence[Quote]) -> Generator:
     MissingResults."""
 
     def render(results: Path, scale: str) -> str:
-        folder = results / experiment / scale
-        record = sidecar(folder / source)
-        values = importlib.import_module(f"experiments.{experiment}.metrics").metrics(folder)
-        lines = [
-            f"From `results/{experiment}/{scale}/` ({source}: {machine(record)}, "
-            f"{record.get('timestamp_utc', '?')}).",
-            "",
-            "| metric | value | what it is |",
-            "|---|---:|---|",
-        ]
+        values, line = metrics(results, experiment, scale, source)
+        lines = [line, "", "| metric | value | what it is |", "|---|---:|---|"]
         for q in entries:
             keys = [k for k in values if re.fullmatch(q.pattern, k)]
             if not keys:
-                raise MissingResults(f"no metric {q.pattern!r} is computable from {folder}")
+                raise MissingResults(
+                    f"no metric {q.pattern!r} is computable from {results / experiment / scale}"
+                )
             lines += [f"| `{k}` | {shown(values[k], q.fmt)} | {q.what} |" for k in keys]
         return "\n".join(lines)
 
@@ -282,7 +291,8 @@ ADULT = (
     Quote(r"(?:plain|svt)_mean_val_acc", ".4f", "accepted validation accuracy, mean"),
     Quote(r"(?:plain|svt)_repeats_at_last_level", ".0f", "repeats accepted only at the last eps"),
     Quote(r"variant_\w+_baseline_(?:val|test)_(?:acc|sd)", ".4f", "a variant's baseline (s.d.)"),
-    Quote(r"seed_spread_.*", ".4f", "the baseline over the seeds: min, max, s.d. (n seeds)"),
+    Quote(r"seed_spread_baseline_.*", ".4f", "the baseline over the seeds: s.d., min, max"),
+    Quote("seed_spread_n", ".0f", "seeds in that spread (the paper reading's and seed_<k>)"),
 )
 RESIDUE = (
     Quote(
@@ -332,19 +342,10 @@ SELECTION = (
 )
 
 
-def _selection(results: Path, scale: str, source: str) -> tuple[dict[str, Any], str]:
-    """Selection's metrics at ``scale`` and the line naming the run of its ``source`` table."""
-    folder = results / "selection" / scale
-    record = sidecar(folder / source)
-    values = importlib.import_module("experiments.selection.metrics").metrics(folder)
-    line = f"From `results/selection/{scale}/` ({source}: {machine(record)}, "
-    return values, line + f"{record.get('timestamp_utc', '?')})."
-
-
 def selection_readings(results: Path, scale: str) -> str:
     """Figs. 12b, 15: eps90 of EM / permute-and-flip under each calibration reading, per task,
     and ours (``eps90_<mech>_<task>_<reading>``, ``eps90_gaussian_ours_<task>``)."""
-    values, line = _selection(results, scale, "calibration.csv")
+    values, line = metrics(results, "selection", scale, "calibration.csv")
     found = [re.fullmatch(r"eps90_exponential_(\w+_d\d+)_(\w+)", k) for k in values]
     tasks = list(dict.fromkeys(m.group(1) for m in found if m))
     readings = list(dict.fromkeys(m.group(2) for m in found if m))
@@ -373,7 +374,7 @@ def selection_scalings(results: Path, scale: str) -> str:
     """Figs. 5, 19, 20 under each LCL scaling: its valid Delta, days, the day of the series'
     maximum and its value, days above rho, FSRC / filter per sigma_X, F1 at the first and last
     sigma_X and the two captions' claims (``..._scaling_<name>`` metrics)."""
-    values, line = _selection(results, scale, "scalings.csv")
+    values, line = metrics(results, "selection", scale, "scalings.csv")
     names = [k.removeprefix("n_days_scaling_") for k in values if k.startswith("n_days_scaling_")]
     if not names:
         raise MissingResults(f"no scalings metrics in {results / 'selection' / scale}")

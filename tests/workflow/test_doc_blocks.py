@@ -156,6 +156,7 @@ def test_missing_results_name_the_block_and_the_file(page: Path, tmp_path: Path)
         (END.format(name="build-cost") + "\n", "1 generated markers for 0 blocks"),
         (block("build-cost", "x\n") * 2, "block 'build-cost' appears twice"),
         (block("no-such-block", "x\n"), "unknown block 'no-such-block'"),
+        (BEGIN.format(name="build-cost") + " x\n" + END.format(name="build-cost"), "end its line"),
     ],
 )
 def test_broken_markers_are_a_clear_value_error(text: str, match: str, results: Path):
