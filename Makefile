@@ -34,7 +34,7 @@ LOCK_VENV := .lock-venv
 UNLOCK    := $(BIN)/python -m workflow.snakemake_lock
 SNAKEMAKE := $(BIN)/snakemake --profile profiles/local
 
-.PHONY: help setup test figures smoke determinism lint format bench clean lock cluster-up cluster-down test-cluster
+.PHONY: help setup test figures docs smoke determinism lint format bench clean lock cluster-up cluster-down test-cluster
 
 setup: $(STAMP)  ## create .venv from requirements.lock (torch first)
 
@@ -61,6 +61,11 @@ figures: $(STAMP)  ## run the pipeline at SCALE (default) on CORES, write report
 	$(SNAKEMAKE) --config scale=$(SCALE) --report report.html
 	$(BIN)/python -m workflow.build_cost $(SCALE)
 	-$(BIN)/python -m workflow.log_audit $(SCALE)  # names long jobs without progress, noisy logs
+
+# The docs' generated blocks (README.md, docs/reproduction.md) from the results of SCALE:
+# python -m workflow.doc_blocks --check says which disagree, writing nothing.
+docs: $(STAMP)  ## rewrite the docs' generated blocks from the results of SCALE (after make figures)
+	$(BIN)/python -m workflow.doc_blocks --scale $(SCALE)
 
 # A one-node SLURM on this machine (root; installs Debian's slurm-wlm, slurmdbd, MariaDB):
 # .ci/slurm-up. test-cluster runs the tests marked `slurm` against it (skipped in `make test`).

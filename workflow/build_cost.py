@@ -11,6 +11,11 @@ system) of the job's processes. This prints one row per rule, most CPU first:
 Columns: experiment, rule, jobs, CPU-minutes, wall-minutes (summed over the jobs) and the
 rule's share of the build's CPU-minutes, then the total and the elapsed time from the first
 job's start to the last job's end (a file's mtime is its job's end; minus ``s``, its start).
+It also writes the rows as a results file, ``results/build_cost/<scale>.csv`` (experiment,
+rule, jobs, cpu_min, wall_min, share), with the provenance sidecar every results table has
+(commit, machine, versions, date) and, under ``build``, the elapsed minutes, the job count and
+the first start and last end (UTC): the docs' generated block "build-cost" renders it
+(workflow/doc_blocks.py), so the cost a page quotes is a build's, never typed.
 
 Snakemake samples ``cpu_time`` (snakemake/benchmark.py: every 0.5 s for the first ~15 s of a
 job, then every 30 s) and keeps the last sample, so a job's CPU time is a lower bound, short
@@ -25,12 +30,20 @@ from __future__ import annotations
 
 import argparse
 import csv
+import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+
+import pandas as pd
+
+from experiments.common.provenance import write_table
 
 #: Where the Snakefile's ``bench_path`` writes, relative to the repository root.
 BENCH_ROOT = Path("logs/bench")
+#: Where the results file goes, ``<RESULTS_ROOT>/<scale>.csv``.
+RESULTS_ROOT = Path("results/build_cost")
 
 
 @dataclass(frozen=True)
@@ -118,6 +131,34 @@ def elapsed_min(jobs: Sequence[JobCost]) -> float:
     return (max(j.end for j in jobs) - min(j.end - j.wall_s for j in jobs)) / 60
 
 
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+
+
+def write_results(jobs: Sequence[JobCost], scale: str, root: Path = RESULTS_ROOT) -> Path:
+    """``root/<scale>.csv``: one row per rule (:func:`by_rule`'s order) with its share of the
+    CPU-minutes, and its sidecar, whose ``build`` names the elapsed minutes, the job count and
+    the first start and last end (UTC)."""
+    started = time.perf_counter()
+    rows = by_rule(jobs)
+    cpu = sum(r.cpu_min for r in rows)
+    frame = pd.DataFrame([asdict(r) for r in rows]).assign(
+        share=[r.cpu_min / cpu if cpu > 0 else 0.0 for r in rows]
+    )
+    frame = frame.round({"cpu_min": 4, "wall_min": 4, "share": 6})
+    build = {
+        "scale": scale,
+        "jobs": len(jobs),
+        "elapsed_min": round(elapsed_min(jobs), 3),
+        "first_start_utc": _utc(min(j.end - j.wall_s for j in jobs)),
+        "last_end_utc": _utc(max(j.end for j in jobs)),
+        "cpu_sampled": scale != "smoke",
+    }
+    return write_table(
+        frame, root / f"{scale}.csv", {"scale": scale}, None, started, {"build": build}
+    )
+
+
 def table(jobs: Sequence[JobCost]) -> str:
     """The markdown table of ``jobs`` by rule, with its total and footnotes."""
     rows = by_rule(jobs)
@@ -149,8 +190,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scale", help="the build's scale (smoke, default, paper)")
     parser.add_argument("--root", type=Path, default=BENCH_ROOT, help="benchmark folder")
+    parser.add_argument(
+        "--results", type=Path, default=RESULTS_ROOT, help="where <scale>.csv is written"
+    )
     args = parser.parse_args(argv)
-    print(table(read_jobs(args.scale, args.root)))
+    jobs = read_jobs(args.scale, args.root)
+    print(table(jobs))
+    print(f"Written: {write_results(jobs, args.scale, args.results)}")
     if args.scale == "smoke":
         print(
             "At the smoke scale jobs run in processes forked from workflow.warm's server: "

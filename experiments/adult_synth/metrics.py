@@ -38,7 +38,9 @@ def acceptance_summary(checks: pd.DataFrame) -> dict[str, float]:
 #: The variants table's columns that become metrics ``variant_<name>_<column>``.
 VARIANT_COLUMNS = (
     "baseline_val_acc",
+    "baseline_val_sd",
     "baseline_test_acc",
+    "baseline_test_sd",
     "frac_above_threshold_plain",
     "frac_above_threshold_svt",
 )
@@ -67,7 +69,8 @@ def variant_metrics(table: pd.DataFrame) -> dict[str, float]:
 #: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
 #: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
 KEYS = (
-    r"baseline_(?:val|test)_acc",
+    r"baseline_(?:val|test)_acc(?:_sd)?",
+    r"split_n_(?:train|val|test)",
     f"frac_above_threshold_{any_of(CHECKS)}",
     "svt_earlier_plain_more_accurate",
     f"{any_of(CHECKS)}_(?:mean_eps|median_eps|mean_val_acc|repeats_at_last_level)",
@@ -87,6 +90,12 @@ def metrics(results_dir: Path) -> dict[str, float | bool]:
         base = pd.read_csv(baseline)
         out["baseline_val_acc"] = float(base["val_acc"].mean())
         out["baseline_test_acc"] = float(base["test_acc"].mean())
+        # for the docs (not checks): the standard deviation over the runs, the split's sizes
+        out["baseline_val_acc_sd"] = float(base["val_acc"].std())
+        out["baseline_test_acc_sd"] = float(base["test_acc"].std())
+        for part in ("train", "val", "test"):
+            if f"n_{part}" in base:
+                out[f"split_n_{part}"] = float(base[f"n_{part}"].iloc[0])
     checks_csv = results_dir / "checks.csv"
     if checks_csv.exists():
         checks = pd.read_csv(checks_csv)

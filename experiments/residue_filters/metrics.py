@@ -27,6 +27,11 @@ KEYS = (
     "gdp_budget_general_queries_not_free",
     "approx_gdp_budget_not_free",
     "residue_admits_at_least_naive",
+    # for the docs (workflow/doc_blocks.py), not checks
+    "(?:nu_naive|nu_residue|naive_max_gap|residue_query_max_gap)_[abc]",
+    r"excess_fig[23]_[ab]_rounds\d+",
+    r"counts_at_smallest_eps_(?:naive|residue)_mu[0-9.]+",
+    r"counts_ratio_at_smallest_eps_mu[0-9.]+",
 )
 
 
@@ -41,11 +46,41 @@ def _fig1(table: pd.DataFrame) -> dict[str, float | bool]:
         return {}
     gain = nus.nu_residue - nus.nu_naive
     composed = table[table.curve == "residue+query"]
-    return {
+    out: dict[str, float | bool] = {
         "residue_beats_naive": bool(np.all(gain > 0)),
         "gains_ordered_c_b_a": bool(gain["c"] > gain["b"] > gain["a"]),
         "residue_uses_budget": bool(composed.gap.abs().max() <= CLOSE),
     }
+    # for the docs (not checks): each panel's nu and largest type-II gap to the budget
+    gaps = table.assign(gap=table.gap.abs()).groupby(["curve", "panel"]).gap.max()
+    for panel in ("a", "b", "c"):
+        out[f"nu_naive_{panel}"] = float(nus.nu_naive[panel])
+        out[f"nu_residue_{panel}"] = float(nus.nu_residue[panel])
+        out[f"naive_max_gap_{panel}"] = float(gaps.get(("naive", panel), np.nan))
+        out[f"residue_query_max_gap_{panel}"] = float(gaps.get(("residue+query", panel), np.nan))
+    return out
+
+
+def _excesses(table: pd.DataFrame, figure: str) -> dict[str, float | bool]:
+    """For the docs (not checks): each panel's worst-case excess over the budget per number
+    of rounds, ``excess_<figure>_<panel>_rounds<r>``."""
+    rows = table.dropna(subset=["excess"]).drop_duplicates(["panel", "rounds"])
+    return {
+        f"excess_{figure}_{r.panel}_rounds{int(r.rounds)}": float(r.excess)
+        for r in rows.itertuples()
+    }
+
+
+def _counts(wide: pd.DataFrame) -> dict[str, float | bool]:
+    """For the docs (not checks): queries admitted at the smallest eps of each mu, per
+    filter, and their ratio residue / naive (about pi/2 for small eps)."""
+    out: dict[str, float | bool] = {}
+    for mu, rows in wide.groupby(level="mu"):
+        first = rows.iloc[0]
+        out[f"counts_at_smallest_eps_naive_mu{mu:g}"] = float(first.naive)
+        out[f"counts_at_smallest_eps_residue_mu{mu:g}"] = float(first.residue)
+        out[f"counts_ratio_at_smallest_eps_mu{mu:g}"] = float(first.residue / first.naive)
+    return out
 
 
 def _excess(table: pd.DataFrame, panel: str, rounds: int) -> float | None:
@@ -61,12 +96,14 @@ def metrics(results_dir: Path) -> dict[str, float | bool]:
     if fig1 is not None:
         out.update(_fig1(fig1))
     if fig2 is not None:
+        out.update(_excesses(fig2, "fig2"))
         a2, b2, b3 = _excess(fig2, "a", 2), _excess(fig2, "b", 2), _excess(fig2, "b", 3)
         if a2 is not None:
             out["eps_delta_queries_not_free"] = a2 > FREE_TOL
         if b2 is not None and b3 is not None:
             out["pure_dp_free_two_not_three"] = b2 <= FREE_TOL < b3
     if fig3 is not None:
+        out.update(_excesses(fig3, "fig3"))
         a3, b3 = _excess(fig3, "a", 2), _excess(fig3, "b", 2)
         if a3 is not None:
             out["gdp_budget_general_queries_not_free"] = a3 > FREE_TOL
@@ -76,4 +113,5 @@ def metrics(results_dir: Path) -> dict[str, float | bool]:
         wide = counts.pivot_table(index=["mu", "eps"], columns="filter", values="count")
         if {"naive", "residue"} <= set(wide.columns):
             out["residue_admits_at_least_naive"] = bool(np.all(wide.residue >= wide.naive))
+            out.update(_counts(wide.sort_index()))
     return out

@@ -72,6 +72,13 @@ KEYS = (
     "mc_error_grows_with_d",
     "rnm_max_difference",
     "rnm_max_difference_at_max_d_min_sigma",
+    # for the docs (workflow/doc_blocks.py), not checks
+    f"(?:fsrc|filter|composition)_mean_{any_of(DATASETS)}_s{NUMBER}",
+    f"fsrc_paper_reading_max_(?:gap|delta)_{any_of(DATASETS)}",
+    f"heatmap_(?:improved_fraction|gain_first_t_mean|gain_first_t_max)_rho{NUMBER}",
+    "heatmap_min_difference",
+    rf"mc_(?:mean|sd|numeric)_s{NUMBER}_d\d+",
+    "rnm_min_difference",
 )
 
 
@@ -117,6 +124,17 @@ def online_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
             out[f"fsrc_minus_filter_{ds}_s{sx:g}"] = float(row.fsrc - row["filter"])
             out[f"f1_{ds}_s{sx:g}"] = float(row.f1)
         out.update(_fsrc_claims(means, str(ds)))
+        # for the docs (not checks): each accountant's mean final spend per sigma_X
+        spends = sub.groupby("sigma_x")[["fsrc", "filter", "composition"]].mean()
+        for sx, row in spends.iterrows():
+            for accountant in ("fsrc", "filter", "composition"):
+                out[f"{accountant}_mean_{ds}_s{sx:g}"] = float(row[accountant])
+        # and the paper's reading of FSRC (delta_t = 1/N per instance): its largest distance
+        # to ours in final eps, and its largest union-bound delta, over every run
+        if {"fsrc_paper", "fsrc_paper_delta"} <= set(sub.columns):
+            gap = (sub.fsrc_paper - sub.fsrc).abs().max()
+            out[f"fsrc_paper_reading_max_gap_{ds}"] = float(gap)
+            out[f"fsrc_paper_reading_max_delta_{ds}"] = float(sub.fsrc_paper_delta.max())
     return out
 
 
@@ -198,6 +216,14 @@ def heatmap_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
     out: dict[str, float | bool] = {"heatmap_improved_fraction": float((df.difference > 0).mean())}
     first = df[df.t == df.t.min()].groupby("threshold").difference.mean()
     out["heatmap_gain_grows_with_threshold"] = bool(np.all(np.diff(first.to_numpy()) > 0))
+    # for the docs (not checks): per threshold, the share of cells where ex-post is better
+    # and the gain at the first t (mean and max over sigma_X); the smallest difference
+    for rho, rows in df.groupby("threshold"):
+        gain = rows[rows.t == df.t.min()].difference
+        out[f"heatmap_improved_fraction_rho{rho:g}"] = float((rows.difference > 0).mean())
+        out[f"heatmap_gain_first_t_mean_rho{rho:g}"] = float(gain.mean())
+        out[f"heatmap_gain_first_t_max_rho{rho:g}"] = float(gain.max())
+    out["heatmap_min_difference"] = float(df.difference.min())
     return out
 
 
@@ -210,6 +236,11 @@ def rnm_mc_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
     out["mc_error_grows_with_d"] = bool(
         all(g.xs(s, level=0).iloc[-1] > g.xs(s, level=0).iloc[0] for s in df.sigma.unique())
     )
+    # for the docs (not checks): mean and s.d. of the estimates over trials, the bound
+    for (s, d), rows in df.groupby(["sigma", "d"]):
+        out[f"mc_mean_s{s:g}_d{d}"] = float(rows.estimate.mean())
+        out[f"mc_sd_s{s:g}_d{d}"] = float(rows.estimate.std())
+        out[f"mc_numeric_s{s:g}_d{d}"] = float(rows.numeric.iloc[0])
     return out
 
 
@@ -217,6 +248,7 @@ def rnm_bounds_metrics(df: pd.DataFrame) -> dict[str, float | bool]:
     top = df.loc[df.difference.idxmax()]
     return {
         "rnm_max_difference": float(top.difference),
+        "rnm_min_difference": float(df.difference.min()),  # for the docs, not a check
         "rnm_max_difference_at_max_d_min_sigma": bool(
             top.d == df.d.max() and top.sigma == df.sigma.min()
         ),

@@ -32,6 +32,13 @@ KEYS = (
     "advanced_filter_poorest",
     "classical_above_both",
     "mechanism_realisation_unordered",
+    # for the docs (workflow/doc_blocks.py), not checks
+    "t_rdp",
+    "realisation_(?:min_survival_to_t_rdp|survival_after_t_rdp|survival_at_n|mean_stopping_time)",
+    "rdp_early_lead",
+    "claims_hold_eps_(?:min|max)",
+    "eps_reaching_n_(?:additive|advanced|rdp|realisation)",
+    "puredp_mean_stopping_time_(?:classical|mechanism|realisation)_x[01]",
 )
 
 
@@ -58,7 +65,38 @@ def _survival_metrics(table: pd.DataFrame) -> dict[str, float | bool]:
         out["tight_delta"] = float(tight)
         out["rule_objective"] = _objective(out["rule_delta_tilde"], out["rule_theta"])
         out["published_objective"] = _objective(first.delta_tilde, first.theta)
-    at_eps = rows[rows.eps == EPS]
+    at_eps = _at_eps(rows, EPS)
+    if at_eps is None:
+        return out
+    out.update({k: v for k, v in at_eps.items() if not k.startswith("_")})
+    # For the docs (not checks): the eps of the sweep where all four claims hold, and the
+    # smallest eps at which each filter reaches N with probability >= 1/2 (nan: none).
+    sweep = {float(e): _at_eps(rows, float(e)) for e in sorted(rows.eps.unique())}
+    holding = [e for e, v in sweep.items() if v is not None and all(v[k] for k in CLAIMS)]
+    out["claims_hold_eps_min"] = min(holding, default=float("nan"))
+    out["claims_hold_eps_max"] = max(holding, default=float("nan"))
+    for name in (*MECHANISM_FILTERS, "realisation"):
+        reaching = [e for e, v in sweep.items() if v is not None and v[f"_at_n_{name}"] >= 0.5]
+        out[f"eps_reaching_n_{name}"] = min(reaching, default=float("nan"))
+    return out
+
+
+#: The Sec. V-B claims evaluated at one eps.
+CLAIMS = (
+    "realisation_largest_mean_stopping_time",
+    "realisation_dominates_late",
+    "realisation_marginally_below_rdp_early",
+    "advanced_filter_poorest",
+)
+
+
+def _at_eps(rows: pd.DataFrame, eps: float) -> dict[str, float | bool] | None:
+    """The claims of :data:`CLAIMS` at ``eps`` and, for the docs, the numbers behind them:
+    T_RDP (the last t the RDP filter reaches), the realisation-level survival up to T_RDP
+    (its minimum), at T_RDP + 1 and at N, its E[T] and the RDP filter's largest lead up to
+    T_RDP; keys starting with "_" (survival at N per filter) are internal. None when a
+    filter's curve is missing."""
+    at_eps = rows[rows.eps == eps]
     curves = {
         name: group.sort_values("t").set_index("t").survival
         for name, group in at_eps.groupby(at_eps["filter"])
@@ -66,18 +104,28 @@ def _survival_metrics(table: pd.DataFrame) -> dict[str, float | bool]:
     }
     real = at_eps[(at_eps["filter"] == "realisation") & (at_eps.pair == "published")]
     if real.empty or set(curves) != set(MECHANISM_FILTERS):
-        return out
+        return None
     real_curve = real.sort_values("t").set_index("t").survival
     mean_t = {name: float(c.sum()) for name, c in curves.items()}  # E[T] = sum_t P(T >= t)
     t_rdp = int(curves["rdp"].gt(0.5).sum())
     late = real_curve.index > t_rdp
     best_mech = pd.concat(curves.values(), axis=1).max(axis=1)
     deficit = (curves["rdp"] - real_curve)[real_curve.index <= t_rdp]
-    out["realisation_largest_mean_stopping_time"] = bool(real_curve.sum() > max(mean_t.values()))
-    out["realisation_dominates_late"] = bool(np.all(real_curve[late] > best_mech[late]))
-    out["realisation_marginally_below_rdp_early"] = bool(0 < deficit.max() <= MARGINAL)
     others = [mean_t["additive"], mean_t["rdp"], float(real_curve.sum())]
-    out["advanced_filter_poorest"] = bool(mean_t["advanced"] <= min(others))
+    out: dict[str, float | bool] = {
+        "realisation_largest_mean_stopping_time": bool(real_curve.sum() > max(mean_t.values())),
+        "realisation_dominates_late": bool(np.all(real_curve[late] > best_mech[late])),
+        "realisation_marginally_below_rdp_early": bool(0 < deficit.max() <= MARGINAL),
+        "advanced_filter_poorest": bool(mean_t["advanced"] <= min(others)),
+        "t_rdp": float(t_rdp),
+        "realisation_min_survival_to_t_rdp": float(real_curve[~late].min()),
+        "realisation_survival_after_t_rdp": float(real_curve.get(t_rdp + 1, float("nan"))),
+        "realisation_survival_at_n": float(real_curve.iloc[-1]),
+        "realisation_mean_stopping_time": float(real_curve.sum()),
+        "rdp_early_lead": float(deficit.max()),
+    }
+    for name, curve in {**curves, "realisation": real_curve}.items():
+        out[f"_at_n_{name}"] = float(curve.iloc[-1])
     return out
 
 
@@ -93,10 +141,14 @@ def _puredp_metrics(table: pd.DataFrame) -> dict[str, float | bool]:
         and np.all(wide.classical >= wide.realisation - tol)
     )
     gap = wide.realisation - wide.mechanism
-    return {
+    out: dict[str, float | bool] = {
         "classical_above_both": classical_top,
         "mechanism_realisation_unordered": bool((gap > tol).any() and (gap < -tol).any()),
     }
+    # For the docs (not checks): E[T] = sum_t P(T >= t) per accounting and dataset.
+    for (data, accounting), rows in table.groupby(["data", "accounting"]):
+        out[f"puredp_mean_stopping_time_{accounting}_x{data}"] = float(rows.survival.sum())
+    return out
 
 
 def metrics(results_dir: Path) -> dict[str, float | bool]:

@@ -1,7 +1,7 @@
 """docs/reproduction.md opens with the per-paper scoreboard summary and holds a table of every
-checked default number, both written by
-`python -m experiments.scoreboard.summary BOARD --update docs/reproduction.md` from a build,
-never typed (issue 32 item 7, issue 30)."""
+checked default number, both generated blocks written by `make docs`
+(`python -m workflow.doc_blocks --scale default`) from a build, never typed (issue 32 item 7,
+issue 30)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,13 @@ import pandas as pd
 import pytest
 
 from experiments.scoreboard.scoring import summary_lines
-from experiments.scoreboard.summary import (
-    BEGIN,
-    END,
-    NUMBERS_BEGIN,
-    NUMBERS_END,
-    main,
-    update_block,
-)
+from workflow.doc_blocks import BEGIN as BEGIN_OF
+from workflow.doc_blocks import END as END_OF
+from workflow.doc_blocks import main, render_page
+
+BEGIN, END = BEGIN_OF.format(name="scoreboard-summary"), END_OF.format(name="scoreboard-summary")
+NUMBERS_BEGIN = BEGIN_OF.format(name="scoreboard-numbers")
+NUMBERS_END = END_OF.format(name="scoreboard-numbers")
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "reproduction.md"
 #: summary_lines' format: what the script writes, nothing else.
@@ -63,10 +62,12 @@ def test_update_rewrites_only_the_block(tmp_path):
     page = tmp_path / "page.md"
     numbers = f"{NUMBERS_BEGIN}\n| typed |\n{NUMBERS_END}\n"
     page.write_text(f"# Title\n\nintro\n{BEGIN}\n- typed by hand\n{END}\n\nrest\n{numbers}")
-    board = tmp_path / "default.csv"
+    (tmp_path / "scoreboard").mkdir()
+    board = tmp_path / "scoreboard" / "default.csv"
     _board().to_csv(board, index=False)
-    (tmp_path / "default.csv.json").write_text('{"git": {"commit": "0123456789"}}')
-    main([str(board), "--update", str(page)])
+    board.with_name("default.csv.json").write_text('{"git": {"commit": "0123456789"}}')
+    args = [str(page), "--scale", "default", "--results", str(tmp_path)]
+    main(args)
     text = page.read_text()
     expected = summary_lines(_board(), "default")
     assert _block(text) == expected
@@ -77,13 +78,13 @@ def test_update_rewrites_only_the_block(tmp_path):
         "1 unexplained, 0 blocked by data (unexplained: k3)"
     )
     assert all(LINE.fullmatch(line) for line in expected)
-    main([str(board), "--update", str(page)])
+    main(args)
     assert page.read_text() == text  # idempotent
 
 
-def test_update_refuses_a_page_without_the_markers():
-    with pytest.raises(ValueError, match="markers"):
-        update_block("# no markers\n", ["- x"])
+def test_update_refuses_a_block_without_its_end_marker(tmp_path):
+    with pytest.raises(ValueError, match="no end marker"):
+        render_page(f"# page\n{BEGIN}\n- x\n", tmp_path, "default")
 
 
 def test_page_holds_the_generated_numbers_table():

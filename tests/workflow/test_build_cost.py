@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from workflow import build_cost
@@ -61,10 +63,40 @@ def test_table_shares_total_and_elapsed(root: Path):
     assert "1 job(s) ended before their first CPU sample" in text
 
 
-def test_cli_prints_the_table(root: Path, capsys: pytest.CaptureFixture[str]):
-    build_cost.main(["smoke", "--root", str(root)])
+def test_cli_prints_the_table_and_writes_the_results_file(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    build_cost.main(["smoke", "--root", str(root), "--results", str(tmp_path / "out")])
     out = capsys.readouterr().out
     assert "| mnist_gd | mnist_gd_train | 1 | 0.1 | 0.1 | 100.0% |" in out
+    assert (tmp_path / "out" / "smoke.csv").is_file()
+    assert (tmp_path / "out" / "smoke.csv.json").is_file()
+
+
+def test_results_file_is_tidy_with_the_build_in_its_sidecar(root: Path, tmp_path: Path):
+    """results/build_cost/<scale>.csv: one row per rule, most CPU first, the shares summing
+    to 1; its sidecar names the machine and commit and, under ``build``, the job count, the
+    elapsed minutes and the first start and last end (what docs/reproduction.md renders)."""
+    path = build_cost.write_results(build_cost.read_jobs("default", root), "default", tmp_path)
+    assert path == tmp_path / "default.csv"
+    rows = pd.read_csv(path)
+    assert list(rows.columns) == ["experiment", "rule", "jobs", "cpu_min", "wall_min", "share"]
+    assert list(rows.rule) == [
+        "adult_synth_release",
+        "mnist_gd_train",
+        "adult_synth_plot",
+        "fetch_raw",
+    ]
+    assert list(rows.jobs) == [2, 1, 1, 1]
+    assert rows.cpu_min[0] == pytest.approx(13.5) and rows.wall_min[0] == pytest.approx(15.0)
+    assert rows.share.sum() == pytest.approx(1.0, abs=1e-5)
+    assert rows.share[0] == pytest.approx(810 / 849, abs=1e-6)
+    record = json.loads(path.with_name("default.csv.json").read_text())
+    assert {"git", "host", "packages", "timestamp_utc"} <= set(record)
+    build = record["build"]
+    assert build["jobs"] == 5 and build["elapsed_min"] == pytest.approx((2100 - 940) / 60, abs=1e-3)
+    assert build["first_start_utc"] == "1970-01-01T00:15:40+00:00"  # 940 s
+    assert build["last_end_utc"] == "1970-01-01T00:35:00+00:00"  # 2100 s
 
 
 def test_bad_files_are_refused(tmp_path: Path):

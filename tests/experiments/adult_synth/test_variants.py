@@ -141,6 +141,7 @@ def test_variant_metrics(tmp_path):
     pd.DataFrame(
         [
             {"variant": v, "baseline_val_acc": a, "baseline_test_acc": a - 0.001}
+            | {"baseline_val_sd": a / 100, "baseline_test_sd": a / 200}
             | ({} if f is None else {"frac_above_threshold_plain": f})
             for v, a, f in rows
         ]
@@ -155,6 +156,18 @@ def test_variant_metrics(tmp_path):
     assert got["seed_spread_baseline_val_acc_min"] == pytest.approx(0.834)
     assert got["seed_spread_baseline_val_acc_max"] == pytest.approx(0.838)
     assert got["seed_spread_n"] == 5
+    # for the docs (workflow/doc_blocks.py): each variant's s.d. and the baseline's own
+    assert got["variant_missing_category_baseline_val_sd"] == pytest.approx(0.0083)
+    assert got["variant_seed_4_baseline_test_sd"] == pytest.approx(0.838 / 200)
+    base = pd.DataFrame({"val_acc": [0.83, 0.834, 0.838], "test_acc": [0.82, 0.83, 0.82]})
+    base = base.assign(n_train=18057, n_val=18067, n_test=9098)
+    base.to_csv(tmp_path / "baseline.csv", index=False)
+    got = metrics(tmp_path)
+    assert_declared("adult_synth", got)
+    assert got["baseline_val_acc"] == pytest.approx(0.834)
+    assert got["baseline_val_acc_sd"] == pytest.approx(0.004)
+    assert got["baseline_test_acc_sd"] == pytest.approx(np.std([0.82, 0.83, 0.82], ddof=1))
+    assert (got["split_n_train"], got["split_n_val"], got["split_n_test"]) == (18057, 18067, 9098)
 
 
 def _dry_run(scale: str) -> dict[str, str]:

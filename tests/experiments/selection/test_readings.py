@@ -203,3 +203,59 @@ def test_scalings_metrics_count_the_scalings_that_support_a_claim():
     assert out["scalings_supporting_fsrc_below_filter_0p04"] == 1.0
     assert out["fsrc_over_filter_scaling_clip30_sx0p08"] == pytest.approx(1.1)
     assert not any("." in key for key in out)  # keys a format template can name
+
+
+def test_metrics_the_docs_quote():
+    """The numbers docs/reproduction.md quotes through workflow/doc_blocks.py: per threshold
+    the share of heatmap cells where ex-post wins and the gain at the first t; the Monte Carlo
+    mean and s.d. beside the bound; the smallest RNM difference; mean final spends."""
+    from experiments.selection.metrics import (
+        heatmap_metrics,
+        online_metrics,
+        rnm_bounds_metrics,
+        rnm_mc_metrics,
+    )
+
+    heat = pd.DataFrame(
+        {
+            "threshold": [0.5, 0.5, 0.5, 0.75, 0.75, 0.75],
+            "t": [3, 3, 10, 3, 3, 10],
+            "difference": [0.01, 0.03, -0.005, 0.02, 0.04, 0.001],
+        }
+    )
+    got = heatmap_metrics(heat)
+    assert got["heatmap_improved_fraction_rho0.5"] == pytest.approx(2 / 3)
+    assert got["heatmap_improved_fraction_rho0.75"] == 1.0
+    assert got["heatmap_gain_first_t_mean_rho0.5"] == pytest.approx(0.02)
+    assert got["heatmap_gain_first_t_max_rho0.75"] == 0.04
+    assert got["heatmap_min_difference"] == -0.005
+    mc = pd.DataFrame(
+        {"sigma": [0.1] * 3, "d": [2] * 3, "estimate": [1.0, 1.1, 1.2], "numeric": [1.0] * 3}
+    )
+    got |= rnm_mc_metrics(mc)
+    assert got["mc_mean_s0.1_d2"] == pytest.approx(1.1)
+    assert got["mc_sd_s0.1_d2"] == pytest.approx(0.1) and got["mc_numeric_s0.1_d2"] == 1.0
+    bounds = pd.DataFrame({"d": [2, 5000], "sigma": [0.05, 0.05], "difference": [-4.7, 150.0]})
+    got |= rnm_bounds_metrics(bounds)
+    assert got["rnm_min_difference"] == -4.7
+    online = pd.DataFrame(
+        {
+            "dataset": ["bikes"] * 4,
+            "threshold": [0.575] * 4,
+            "sigma_x": [0.09] * 4,
+            "run": [0, 0, 1, 1],
+            "instance": [0, 1, 0, 1],
+            "f1": [0.7, 0.8, 0.6, 0.6],
+            "fsrc": [0.5, 1.0, 0.7, 2.0],
+            "filter": [0.5, 1.5, 0.7, 2.5],
+            "composition": [1.0, 5.0, 1.0, 7.0],
+            "fsrc_paper": [0.5, 1.004, 0.7, 2.001],
+            "fsrc_paper_delta": [1e-4, 3e-4, 1e-4, 2e-4],
+        }
+    )
+    got |= online_metrics(online)
+    assert got["fsrc_mean_bikes_s0.09"] == 1.5  # the runs' last instances: 1.0, 2.0
+    assert got["filter_mean_bikes_s0.09"] == 2.0 and got["composition_mean_bikes_s0.09"] == 6.0
+    assert got["fsrc_paper_reading_max_gap_bikes"] == pytest.approx(0.004)
+    assert got["fsrc_paper_reading_max_delta_bikes"] == 3e-4
+    assert_declared("selection", got)
