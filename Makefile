@@ -83,6 +83,7 @@ smoke: $(STAMP)  ## the whole DAG at scale=smoke on CORES, write report.html
 	$(SNAKEMAKE) --cores $(CORES) --config scale=smoke
 	$(SNAKEMAKE) --config scale=smoke --report report.html
 	$(BIN)/python -m workflow.build_cost smoke
+	-$(BIN)/python -m workflow.log_audit smoke
 
 # Two clean smoke builds in temporary folders (PYTHONHASHSEED 1 and 2, --cores 1 and 2) must
 # give byte-identical data, results and figures; sidecars may differ only in the facts of the run.

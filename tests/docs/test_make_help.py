@@ -57,7 +57,7 @@ def test_make_help_lists_every_variable_once_with_a_description():
     assert all(len(row) == 2 and len(row[1]) > 20 for row in rows), rows
 
 
-def test_make_smoke_and_figures_end_with_the_report_and_the_cost_table():
+def test_make_smoke_and_figures_end_with_the_report_the_cost_table_and_the_log_audit():
     for target, scale in (("smoke", "scale=smoke"), ("figures", "scale=default")):
         dry = subprocess.run(
             ["make", "--no-print-directory", "-n", target, "-o", ".venv/.installed"],
@@ -66,6 +66,7 @@ def test_make_smoke_and_figures_end_with_the_report_and_the_cost_table():
             text=True,
             check=True,
         ).stdout.splitlines()
-        assert "-m workflow.build_cost" in dry[-1], dry  # the per-rule cost table
-        assert "--report report.html" in dry[-2] and scale in dry[-2], dry
-        assert f"--cores all --config {scale}" in dry[-3], dry
+        assert "-m workflow.log_audit" in dry[-1], dry  # long jobs without progress, noise
+        assert "-m workflow.build_cost" in dry[-2], dry  # the per-rule cost table
+        assert "--report report.html" in dry[-3] and scale in dry[-3], dry
+        assert f"--cores all --config {scale}" in dry[-4], dry
