@@ -55,10 +55,17 @@ def log_of(bench: Path, bench_root: Path) -> Path:
     return (folder if exp == "data" else folder / scale) / f"{name}.log"
 
 
-def audit(scale: str, logs: Path = Path("logs")) -> list[Finding]:
-    """Every finding of the build at ``scale`` whose logs are under ``logs``, in path order."""
+def records(scale: str, logs: Path) -> list[Path]:
+    """The benchmark records of the build at ``scale`` under ``logs``, in path order."""
+    return sorted(logs.glob(f"bench/*/{scale}/*/**/*.tsv"))
+
+
+def audit(scale: str, logs: Path = Path("logs")) -> tuple[int, list[Finding]]:
+    """The number of jobs of the build at ``scale`` whose logs are under ``logs``, and every
+    finding, in path order."""
+    benches = records(scale, logs)
     findings: list[Finding] = []
-    for bench in sorted(logs.glob(f"bench/*/{scale}/*/**/*.tsv")):
+    for bench in benches:
         log = log_of(bench, logs / "bench")
         if not log.is_file():
             findings.append(Finding("no log", log, f"benchmark record {bench} has no log"))
@@ -71,7 +78,7 @@ def audit(scale: str, logs: Path = Path("logs")) -> list[Finding]:
         if noise:
             line = text[text.rfind("\n", 0, noise.start()) + 1 :].split("\n", 1)[0]
             findings.append(Finding("noise", log, line.strip()[:160]))
-    return findings
+    return len(benches), findings
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -79,8 +86,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("scale", help="the build's scale (smoke, default, paper)")
     parser.add_argument("--logs", type=Path, default=Path("logs"), help="the logs folder")
     args = parser.parse_args(argv)
-    findings = audit(args.scale, args.logs)
-    n_jobs = len(list(args.logs.glob(f"bench/*/{args.scale}/*/**/*.tsv")))
+    n_jobs, findings = audit(args.scale, args.logs)
     for f in findings:
         print(f"{f.kind}: {f.log}: {f.detail}")
     print(

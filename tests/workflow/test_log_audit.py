@@ -46,7 +46,7 @@ def test_a_long_job_without_progress_is_named_and_a_short_one_is_not(tmp_path: P
     job(tmp_path, 29.0, "started\n", ("job", "1"))
     job(tmp_path, 300.0, PROGRESS_LINE, ("job", "2"))
     job(tmp_path, 300.0, TQDM_LINE, ("job", "3"))
-    findings = audit("default", tmp_path / "logs")
+    _, findings = audit("default", tmp_path / "logs")
     assert [(f.kind, f.log) for f in findings] == [("no progress", silent)]
     assert "31 s" in findings[0].detail
 
@@ -59,7 +59,7 @@ def test_backend_noise_and_a_missing_log_are_named(tmp_path: Path) -> None:
         ("job", "0"),
     )
     missing = job(tmp_path, 1.0, None, ("job", "1"))
-    findings = audit("default", tmp_path / "logs")
+    _, findings = audit("default", tmp_path / "logs")
     assert [(f.kind, f.log) for f in findings] == [("noise", noisy), ("no log", missing)]
     assert findings[0].detail == "W1127 Unable to initialize backend 'tpu': INTERNAL: no TPU"
 
