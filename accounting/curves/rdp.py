@@ -131,17 +131,24 @@ class DeltaBound(float):
         return (float(self), self.order)
 
 
-def _dp_terms(alpha: np.ndarray | np.float64, log_delta: float, method: Method) -> tuple[Any, ...]:
+def _dp_terms(alpha: np.ndarray | float, log_delta: float, method: Method) -> tuple[Any, ...]:
     """The per-order terms t_i with eps = eps(alpha) + sum_i t_i (added in order).
 
     classical (Mironov 2017, Prop. 3): -log(delta) / (alpha - 1) is the one term, written
     -(log delta / (alpha - 1)). improved (Canonne, Kamath and Steinke 2020, Prop. 12):
     log(1 - 1/alpha), then -(log delta + log alpha) / (alpha - 1). Subtracting the same terms
     from eps, in the same order, inverts the bound (``rdp_budget``).
+
+    A float ``alpha`` takes libm's log (``math``): numpy's log of a float64, array or not,
+    runs its own SIMD kernel where the CPU has AVX-512 and can differ from libm's by an ulp,
+    so a scalar budget would depend on the CPU. An array takes numpy's; every bound built on
+    these terms is rounded outward (or checked exactly) by its caller either way.
     """
     if method == "classical":
         return (-(log_delta / (alpha - 1.0)),)
-    return (np.log1p(-1.0 / alpha), -((log_delta + np.log(alpha)) / (alpha - 1.0)))
+    if isinstance(alpha, np.ndarray):
+        return (np.log1p(-1.0 / alpha), -((log_delta + np.log(alpha)) / (alpha - 1.0)))
+    return (math.log1p(-1.0 / alpha), -((log_delta + math.log(alpha)) / (alpha - 1.0)))
 
 
 def _rdp_value(curve: Callable[[float], float], alpha: float) -> float:
@@ -410,6 +417,6 @@ def rdp_usable_orders(
 def _closed_form_budget(eps: float, delta: float, alpha: float, method: Method) -> float:
     """eps minus the per-order terms of ``_dp_terms``, subtracted in order."""
     budget: Any = eps
-    for term in _dp_terms(np.float64(alpha), math.log(delta), method):
+    for term in _dp_terms(float(alpha), math.log(delta), method):
         budget = budget - term
     return float(budget)
