@@ -54,7 +54,12 @@ from workflow.paths import log_path as _log_path
 from workflow.run_config import check_config, other_scale_error, other_scales
 from workflow.run_config import per_scale as _per_scale
 from workflow.run_config import refuse_conflicting_config
+from workflow.scheduler_timer import install as _install_one_timer
 from snakemake.logging import logger as _snakemake_logger
+
+# One pending scheduler re-check at a time, as a daemon thread: a finished run exits at once
+# instead of waiting out the profile's timespan (workflow/scheduler_timer.py).
+_install_one_timer()
 
 # Each job is echoed on short lines: its code inputs counted, not listed (they stay inputs).
 _install_compact_echo(_snakemake_logger)
