@@ -98,6 +98,7 @@ def test_wheel_holds_the_library_only_and_needs_the_core_dependencies(wheel):
     assert {"pandas", "matplotlib", "hydra-core", "tqdm", "pyarrow"} <= extras
 
 
+@pytest.mark.slow
 def test_accounting_imports_and_computes_in_a_bare_venv(wheel, tmp_path):
     venv = tmp_path / "venv"
     made = _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path)

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from snakemake_command import snakemake_cmd
 from workflow_copy import copy_workflow
 
 from workflow.snakemake_lock import remove_stale_locks, snakemake_processes
@@ -54,8 +55,12 @@ def _run(work: Path, *command: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _snakemake(*args: str) -> list[str]:
-    return [sys.executable, "-m", "snakemake", *args, "--config", "scale=smoke"]
+def _snakemake(*args: str, cold: bool = False) -> list[str]:
+    """Snakemake at the smoke scale, started warm; ``cold`` for a run the test kills (a signal
+    to the client's process group would not reach a warm Snakemake's job)."""
+    if cold:
+        return [sys.executable, "-m", "snakemake", *args, "--config", "scale=smoke"]
+    return snakemake_cmd(*args, "--config", "scale=smoke")
 
 
 def _documented(work: Path) -> subprocess.CompletedProcess[str]:
@@ -84,7 +89,7 @@ def test_makefile_targets_run_the_documented_resume_command():
 @pytest.mark.slow
 def test_hard_killed_run_resumes_with_documented_command(work):
     first = subprocess.Popen(
-        _snakemake(TARGET, "--profile", "profiles/local", "--cores", "1"),
+        _snakemake(TARGET, "--profile", "profiles/local", "--cores", "1", cold=True),
         cwd=work,
         env=_env(work),
         stdout=subprocess.DEVNULL,

@@ -76,6 +76,7 @@ def _servers(work: Path) -> list[Path]:
     return sorted((work / "tmp").glob("filterlab-warm-*.sock"))
 
 
+@pytest.mark.slow
 def test_a_warm_job_sees_what_python_m_gives(work: Path) -> None:
     cold = _run(work, "a", "b c", warm=False, PROBE_EXIT="3")
     warm = [_run(work, "a", "b c", PROBE_EXIT="3") for _ in range(2)]
@@ -90,6 +91,7 @@ def test_a_warm_job_sees_what_python_m_gives(work: Path) -> None:
             assert seen[key] == want[key], key
 
 
+@pytest.mark.slow
 def test_each_hash_seed_gets_its_own_server(work: Path) -> None:
     for seed in ("3", "4"):
         cold = json.loads(_run(work, warm=False, PYTHONHASHSEED=seed).stdout)

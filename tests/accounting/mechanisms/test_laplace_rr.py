@@ -146,6 +146,7 @@ def test_pure_dp_composition_matches_exact_pld_and_kov_formula(eps0, k):
         assert ours == pytest.approx(kov, rel=1e-12, abs=1e-300)
 
 
+@pytest.mark.slow
 def test_pure_dp_delta_large_k_against_the_grid_route():
     """+-eps0 lie on the grid, so the FFT route is exact up to its floating-point floor;
     pure_dp_delta is above the exact sum (30 digits) by at most its documented margin,

@@ -231,6 +231,7 @@ def test_svt_check_noise_solves_eq_69_and_spends_the_budget():
         assert rdp == pytest.approx(eps_check, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_svt_check_split_is_optimal():
     alpha, eps_check, delta = 20.0, 0.01, 1 / 18_089
     best = svt_check_noise(eps_check, alpha, sensitivity=delta)

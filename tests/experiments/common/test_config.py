@@ -90,6 +90,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_readme_sweep_recipe_runs_each_value_to_its_own_file(tmp_path: Path) -> None:
     """README "How to add a sweep": a multirun over a list parameter does what it says."""
     readme = (ROOT / "README.md").read_text()

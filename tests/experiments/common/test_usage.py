@@ -30,6 +30,7 @@ def test_help_has_one_line_per_param_and_no_other_experiment(exp: str):
     assert not [line for line in lines if any(f"{e}/scale" in line for e in others)]
 
 
+@pytest.mark.slow
 def test_help_of_the_app_prints_the_schema_lines():
     done = subprocess.run(
         [sys.executable, "-m", "experiments.taylor_survival.run", "--help", "scale=smoke"],

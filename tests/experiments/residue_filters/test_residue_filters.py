@@ -89,6 +89,7 @@ def test_counts_residue_at_least_naive_and_monotone(tables: dict[str, pd.DataFra
     np.testing.assert_array_equal(naive["count"].to_numpy(), expected.to_numpy())
 
 
+@pytest.mark.slow
 def test_plot_writes_every_figure(tables: dict[str, pd.DataFrame], tmp_path: Path) -> None:
     started = time.perf_counter()
     paths = []
@@ -101,6 +102,7 @@ def test_plot_writes_every_figure(tables: dict[str, pd.DataFrame], tmp_path: Pat
             assert (out / f"{name}.{fmt}").stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_hydra_app_writes_table_and_sidecar(tmp_path: Path) -> None:
     out = tmp_path / "fig2.csv"
     subprocess.run(

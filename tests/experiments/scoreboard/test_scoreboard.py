@@ -376,6 +376,7 @@ def test_experiment_outside_the_dag_is_no_data(tmp_path):
 # ---------------------------------------------------------------------------- smoke run
 
 
+@pytest.mark.slow
 def test_smoke_run_writes_the_board_and_its_figure(tmp_path):
     results = tmp_path / "results"
     (results / "taylor_survival" / "smoke").mkdir(parents=True)
