@@ -54,10 +54,13 @@ def _name(text: Text) -> str:
     return repr(text.get_text()[:40])
 
 
-def overlapping_labels(fig: Figure) -> list[str]:
-    """Pairs of drawn texts whose boxes overlap by more than :data:`TOLERANCE` pixels."""
+def _drawn_texts(fig: Figure) -> list[tuple[Text, Bbox]]:
+    """Draw ``fig`` (constrained layout included) and measure its shown texts."""
     fig.canvas.draw()
-    shown = _shown_texts(fig)
+    return _shown_texts(fig)
+
+
+def _overlaps(shown: list[tuple[Text, Bbox]]) -> list[str]:
     found = []
     for i, (a, box_a) in enumerate(shown):
         for b, box_b in shown[i + 1 :]:
@@ -68,18 +71,29 @@ def overlapping_labels(fig: Figure) -> list[str]:
     return found
 
 
-def clipped_labels(fig: Figure) -> list[str]:
+def _outside(fig: Figure, shown: list[tuple[Text, Bbox]]) -> list[str]:
     """Drawn texts whose box leaves the figure (part of the label is cut off)."""
-    fig.canvas.draw()
     frame = fig.bbox
     return [
         f"{_name(t)} leaves the figure"
-        for t, box in _shown_texts(fig)
+        for t, box in shown
         if box.x0 < frame.x0 - TOLERANCE
         or box.y0 < frame.y0 - TOLERANCE
         or box.x1 > frame.x1 + TOLERANCE
         or box.y1 > frame.y1 + TOLERANCE
     ]
+
+
+def overlapping_labels(fig: Figure) -> list[str]:
+    """Pairs of drawn texts whose boxes overlap by more than :data:`TOLERANCE` pixels."""
+    return _overlaps(_drawn_texts(fig))
+
+
+def unreadable_labels(fig: Figure) -> list[str]:
+    """Both checks from one drawing: the overlapping pairs, then the clipped texts (drawing
+    and measuring is most of a check's cost)."""
+    shown = _drawn_texts(fig)
+    return _overlaps(shown) + _outside(fig, shown)
 
 
 @contextmanager
