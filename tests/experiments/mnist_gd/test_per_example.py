@@ -101,9 +101,13 @@ def test_workspace_is_reused_across_steps_and_changes_nothing(method):
             assert torch.equal(a, b)
 
 
-#: Five steps' minor page faults, after one that allocates the workspace: in a process of its
-#: own, as a training job is, since a test worker's heap carries what earlier tests left in it
-#: (one full-suite run counted [328, 456, 0, 568, 0] there; alone, 0s).
+#: Fifteen steps' minor page faults, after three that allocate the workspace and settle the
+#: heap: in a process of its own, as a training job is, since a test worker's heap carries what
+#: earlier tests left in it (one full-suite run counted [328, 456, 0, 568, 0] there). Even
+#: alone, on the 2-core Xeon VM an occasional step faults ~1,000 pages, mostly among the first
+#: (12 steps after one, three runs: 4, 2 and 2 such steps; a fresh-clone suite run counted
+#: [216, 1024, 0, 1012, 0] of five), so the test takes the median of fifteen; without the
+#: setting the median of 12 steps was ~3,000-4,000 in each of three runs.
 _STEP_FAULTS = """
 import json, resource, torch
 from experiments.mnist_gd import per_example
@@ -115,9 +119,10 @@ model = MnistConvNet().to(memory_format=torch.channels_last)
 x = torch.randn(1024, 1, 28, 28, generator=gen).contiguous(memory_format=torch.channels_last)
 y = torch.randint(0, 10, (1024,), generator=gen)
 bounds, work = torch.ones(1024), Workspace()
-clipped_gradient_sum(model, x, y, bounds, 256, "patches", work)  # allocates the workspace
+for _ in range(3):  # the first allocates the workspace
+    clipped_gradient_sum(model, x, y, bounds, 256, "patches", work)
 faults = []
-for _ in range(5):  # without the setting: a median of thousands (0-9,600 a step)
+for _ in range(15):  # without the setting: a median of thousands (0-9,600 a step)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     clipped_gradient_sum(model, x, y, bounds, 256, "patches", work)
     faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
@@ -134,4 +139,4 @@ def test_kept_freed_memory_leaves_a_step_without_page_faults():
     )
     assert run.returncode == 0, run.stderr[-3000:]
     faults = json.loads(run.stdout)
-    assert sorted(faults)[2] < 200, faults
+    assert len(faults) == 15 and sorted(faults)[7] < 200, faults  # the median
