@@ -46,16 +46,33 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from scipy import special
 
 from accounting import _checks
 from accounting._outward import SUM_REL, sum_down
-from accounting.numerics import nudge_up
+from accounting.curves._pld_rounding import (
+    delta_relative_error,
+    fft_convolve_up,
+    log_ratio_up,
+    merge_up,
+    normalise_up,
+    product_up,
+    remove_from_bottom,
+    snap_up,
+    suffix_scan,
+    sum_above,
+    sum_below,
+    sum_up,
+)
+from accounting.numerics import exact_upper, fraction_down, fraction_up, nudge_up
 
 _MASS_TOL = 1e-9
+_TINY = 2.0**-1074  # the smallest positive double
 _MAX_GRID = 2**24  # 128 MiB of float64 per grid vector
 _ULP = 2.0**-52
 _U = _ULP / 2  # unit roundoff of float64
@@ -73,8 +90,11 @@ class Pld:
     """A privacy loss distribution: finite losses with probabilities, plus mass at +inf.
 
     ``losses`` are sorted and distinct; ``probs`` are non-negative and, with ``inf_mass``,
-    sum to one (within 1e-9; they are renormalised). Mass at -inf (outcomes with P(o) = 0)
-    never affects the hockey-stick curve of (P, Q) and is not stored.
+    sum to one (within 1e-9). Masses at equal losses are merged, their sums rounded up; a
+    total below 1 is renormalised up and one above 1 is kept, so that no mass shrinks
+    (``normalise_up``): the stored masses are each >= their exact normalised value. Mass at
+    -inf (outcomes with P(o) = 0) never affects the hockey-stick curve of (P, Q) and is not
+    stored.
     """
 
     losses: np.ndarray
@@ -93,19 +113,24 @@ class Pld:
         keep = probs > 0
         losses, probs = losses[keep], probs[keep]
         uniq, inverse = np.unique(losses, return_inverse=True)
-        merged = np.bincount(inverse, weights=probs, minlength=uniq.size)
+        merged = merge_up(inverse, probs, uniq.size)
         total = merged.sum() + inf_mass
-        if abs(total - 1.0) > _MASS_TOL:
+        if not abs(total - 1.0) <= _MASS_TOL:
             raise ValueError(f"probs and inf_mass must sum to 1, got {total!r}")
+        merged, inf_mass = normalise_up(merged, inf_mass)
         object.__setattr__(self, "losses", uniq)
-        object.__setattr__(self, "probs", merged / total)
-        object.__setattr__(self, "inf_mass", inf_mass / total)
+        object.__setattr__(self, "probs", merged)
+        object.__setattr__(self, "inf_mass", inf_mass)
         self.losses.setflags(write=False)
         self.probs.setflags(write=False)
 
     @classmethod
     def from_distributions(cls, p: np.ndarray, q: np.ndarray) -> Pld:
-        """The PLD of two distributions on the same finite outcome space."""
+        """The PLD of two distributions on the same finite outcome space.
+
+        Each loss is the smallest double >= log(p_i / q_i) (``log_ratio_up``, interval
+        arithmetic): never below the exact log-ratio of the given doubles.
+        """
         p = _checks.finite_array("p", p).ravel()
         q = _checks.finite_array("q", q).ravel()
         if p.shape != q.shape or np.any(p < 0) or np.any(q < 0):
@@ -113,8 +138,9 @@ class Pld:
         if abs(p.sum() - 1) > _MASS_TOL or abs(q.sum() - 1) > _MASS_TOL:
             raise ValueError("p and q must each sum to 1")
         both = (p > 0) & (q > 0)
-        losses = np.log(p[both]) - np.log(q[both])
-        return cls(losses, p[both], float(p[(p > 0) & (q == 0)].sum()))
+        losses = log_ratio_up(p[both], q[both])
+        inf_mass = fraction_up(sum(map(Fraction, p[(p > 0) & (q == 0)].tolist()), Fraction(0)))
+        return cls(losses, p[both], inf_mass)
 
     @classmethod
     def identity(cls) -> Pld:
@@ -127,10 +153,13 @@ class Pld:
 
         It is the PLD of randomized response RR_eps, which every eps-DP pair is a
         post-processing of (Kairouz, Oh and Viswanath 2015, Thm. 2.1); a :class:`PureDpPld`,
-        whose delta is its closed form rounded up.
+        whose delta is its closed form rounded up. The losses +-eps are exact and the
+        probabilities are the smallest doubles >= 1 / (1 + e^-+eps) (interval arithmetic,
+        ``exact_upper``), so that compositions of it dominate the exact ones.
         """
         eps = _checks.nonnegative("eps", eps)
-        return PureDpPld(np.array([-eps, eps]), special.expit(np.array([-eps, eps])), 0.0)
+        probs = [exact_upper(_expit(x), 128) for x in (-eps, eps)]
+        return PureDpPld(np.array([-eps, eps]), np.array(probs), 0.0)
 
     @cached_property
     def _log_q(self) -> np.ndarray:
@@ -138,8 +167,10 @@ class Pld:
         return np.log(self.probs) - self.losses
 
     @cached_property
-    def _suffix(self) -> tuple[np.ndarray, np.ndarray]:
-        """(D, W) with D_k = sum_{i>k} p_i (1 - e^{L_k - L_i}), W_k = sum_{i>=k} p_i e^{L_k - L_i}.
+    def _suffix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(D, W, rel) with D_k = sum_{i>k} p_i (1 - e^{L_k - L_i}),
+        W_k = sum_{i>=k} p_i e^{L_k - L_i}, and rel_k a bound on the relative error of the
+        float delta computed from them (``delta_relative_error``).
 
         Then delta(eps) = D_k + (1 - e^{eps - L_k}) W_k + inf_mass for k the first index
         with L_k > eps. Both are sums of non-negative terms (D by the recurrence
@@ -147,16 +178,23 @@ class Pld:
         accuracy (~1e-16 (n + max |L|)) even when it is tiny, and costs O(n) once plus
         O(log n) per eps.
         """
-        suffix_log_q = np.logaddexp.accumulate(self._log_q[::-1])[::-1]
+        suffix_log_q = suffix_scan(self._log_q, np.logaddexp, -np.inf)
         w = np.exp(self.losses + suffix_log_q)
         d = np.zeros(self.losses.size)
         if self.losses.size > 1:
             step = -np.expm1(self.losses[:-1] - self.losses[1:]) * w[1:]
-            d[:-1] = np.cumsum(step[::-1])[::-1]
-        return d, w
+            d[:-1] = suffix_scan(step, np.add, 0.0)
+        return d, w, delta_relative_error(self.losses, self.probs, self._log_q, suffix_log_q)
 
     def delta(self, eps: float | np.ndarray) -> float | np.ndarray:
-        """Hockey-stick divergence H_{e^eps}(P || Q) at each eps (any real eps, or +-inf)."""
+        """Hockey-stick divergence H_{e^eps}(P || Q) at each eps (any real eps, or +-inf),
+        never below its exact value for the stored doubles.
+
+        The float value of the finite losses' part is moved up by its relative error bound
+        ``rel`` (:meth:`_suffix`) and by
+        (n + 4) 2^-1074 for subnormal roundings, and the sums are rounded up; where no finite
+        loss is above eps the value is the mass at +inf, exactly.
+        """
         e = np.asarray(eps, dtype=np.float64)
         if np.any(np.isnan(e)):
             raise ValueError("eps must not be NaN")
@@ -164,13 +202,19 @@ class Pld:
         if n == 0:
             out = np.full(e.shape, self.inf_mass)
             return float(out) if e.ndim == 0 else out
-        d, w = self._suffix
+        d, w, rel = self._suffix
         k = np.searchsorted(self.losses, e, side="right")
         kk = np.minimum(k, n - 1)
         with np.errstate(invalid="ignore"):
             gap = -np.expm1(np.minimum(e - self.losses[kk], 0.0))
         finite_part = np.where(k < n, d[kk] + gap * w[kk], 0.0)
-        out = np.clip(finite_part + self.inf_mass, 0.0, 1.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            # |f - x| <= rel x gives x <= f / (1 - rel) <= f (1 + 1.01 rel) for rel <= 1/101
+            r = rel[kk]
+            moved = np.nextafter(finite_part * (1.0 + np.where(r < 0.0099, 1.01, 2.0) * r), np.inf)
+            moved = sum_up(moved, (n + 4) * _TINY)
+            upper = np.minimum(sum_up(moved, self.inf_mass), 1.0)
+        out = np.where(k < n, upper, self.inf_mass)
         return float(out) if e.ndim == 0 else out
 
     def eps(self, delta: float) -> float:
@@ -187,7 +231,7 @@ class Pld:
             )
         if self.delta(0.0) <= target:
             return 0.0
-        d, w = self._suffix
+        d, w, _ = self._suffix
         k = int(np.argmax(d + self.inf_mass <= target))
         r = min(max((target - self.inf_mass - d[k]) / w[k], 0.0), 1.0)
         eps = max(float(self.losses[k] + math.log1p(-r)), 0.0)
@@ -221,13 +265,23 @@ class Pld:
         return float(out[0]) if a.ndim == 0 else out.reshape(a.shape)
 
     def compose(self, other: Pld) -> Pld:
-        """Exact PLD of the (non-adaptive) composition: the losses add, independently."""
+        """PLD of the (non-adaptive) composition: the losses add, independently.
+
+        Each sum of losses and each product of probabilities is rounded up (``sum_up``,
+        ``product_up``), and so is the mass at +inf, a + b - a b, so the result dominates the
+        exact composition of the two stored PLDs. Sums within 2^-50 (max |L| + max |L'|) of
+        each other (a few ulps: one exact loss reached by different roundings) are merged at
+        the largest of them (``snap_up``: mass only moves up), so that k-fold compositions
+        of randomized response keep k + 1 losses.
+        """
         if not isinstance(other, Pld):
             raise ValueError(f"other must be a Pld, got {type(other).__name__}")
-        losses = np.add.outer(self.losses, other.losses).ravel()
-        probs = np.multiply.outer(self.probs, other.probs).ravel()
-        inf_mass = self.inf_mass + other.inf_mass - self.inf_mass * other.inf_mass
-        return Pld(losses, probs, inf_mass)
+        losses = sum_up(*np.broadcast_arrays(self.losses[:, None], other.losses[None, :]))
+        probs = product_up(*np.broadcast_arrays(self.probs[:, None], other.probs[None, :]))
+        scale = _max_abs(self.losses) + _max_abs(other.losses)
+        a, b = Fraction(self.inf_mass), Fraction(other.inf_mass)
+        snapped = snap_up(losses.ravel(), 2.0**-50 * scale)
+        return Pld(snapped, probs.ravel(), fraction_up(a + b - a * b))
 
     def q_deficit(self) -> float:
         """The Q-mass at loss -inf, 1 - sum_i p_i e^{-L_i}, or 0 if within rounding.
@@ -303,6 +357,21 @@ class PureDpPld(Pld):
         return float(out) if e.ndim == 0 else out
 
 
+def _max_abs(x: np.ndarray) -> float:
+    return float(np.max(np.abs(x))) if x.size else 0.0
+
+
+def _expit(x: float) -> Callable[[Any], Any]:
+    """The expression 1 / (1 + e^-x) for ``exact_upper``."""
+    return lambda ctx: 1 / (1 + ctx.exp(-ctx.mpf(x)))
+
+
+def _fsum_up(values: np.ndarray) -> float:
+    """A double >= the exact sum of ``values`` (``math.fsum`` is correctly rounded)."""
+    total = math.fsum(values.tolist())
+    return math.nextafter(total, math.inf) if total else 0.0
+
+
 def _grid_index(losses: np.ndarray, step: float) -> np.ndarray:
     """Smallest integers k with k * step >= loss (in floating point): pessimistic rounding."""
     k = np.ceil(losses / step)
@@ -329,7 +398,8 @@ class _Grid:
         if discretisation == "pessimistic":
             if k[-1] - k[0] + 1 > _MAX_GRID:
                 raise ValueError(f"step={step} needs more than {_MAX_GRID} grid points")
-            return cls(int(k[0]), np.bincount(k - k[0], weights=pld.probs), pld.inf_mass)
+            size = int(k[-1] - k[0] + 1)
+            return cls(int(k[0]), merge_up(k - k[0], pld.probs, size), pld.inf_mass)
         lo = k - 1
         if k[-1] - lo[0] + 1 > _MAX_GRID:
             raise ValueError(f"step={step} needs more than {_MAX_GRID} grid points")
@@ -340,9 +410,12 @@ class _Grid:
         gap = np.expm1(below - above)
         up = np.expm1(below - pld.losses) / gap
         up = np.minimum(up + 8.0 * _ULP / -gap, 1.0)
+        # the lower share rounded up too: no mass is lost to rounding
         mass_up = pld.probs * up
-        probs = np.bincount(k - lo[0], weights=mass_up, minlength=k[-1] - lo[0] + 1)
-        probs += np.bincount(lo - lo[0], weights=pld.probs - mass_up, minlength=probs.size)
+        rest = pld.probs - mass_up
+        mass_down = np.where(rest > 0.0, np.nextafter(rest, np.inf), 0.0)
+        size = int(k[-1] - lo[0] + 1)
+        probs = sum_up(merge_up(k - lo[0], mass_up, size), merge_up(lo - lo[0], mass_down, size))
         return cls(int(lo[0]), probs, pld.inf_mass)
 
     def to_pld(self, step: float) -> Pld:
@@ -351,26 +424,44 @@ class _Grid:
 
     def truncated(self, tail_mass: float) -> _Grid:
         """Move the top cells of total mass <= tail_mass to +inf, and the bottom cells of
-        total mass <= tail_mass up into the lowest kept cell (both pessimistic)."""
+        total mass <= tail_mass up into the lowest kept cell (both pessimistic; the moved
+        sums are correctly rounded by ``math.fsum`` and then rounded up)."""
         p = self.probs
         top = int(np.searchsorted(np.cumsum(p[::-1]), tail_mass, side="right"))
         bottom = int(np.searchsorted(np.cumsum(p), tail_mass, side="right"))
         top = min(top, p.size - 1)
         bottom = min(bottom, p.size - 1 - top)
-        inf_mass = self.inf_mass + float(p[p.size - top :].sum())
+        inf_mass = self.inf_mass
+        if top:
+            inf_mass = float(sum_up(inf_mass, _fsum_up(p[p.size - top :])))
         kept = p[bottom : p.size - top].copy()
-        kept[0] += p[:bottom].sum()
+        if bottom:
+            kept[0] = sum_up(kept[0], _fsum_up(p[:bottom]))
         return _Grid(self.offset + bottom, kept, min(inf_mass, 1.0))
 
     def convolve(self, other: _Grid, method: str, tail_mass: float) -> _Grid:
-        if method == "fft":
-            from scipy import signal  # lazy: slow to import
+        """The convolution of the two grids, moved above the exact one: each computed
+        cell is raised by its error bound, so that every cell is >= its exact value, and the
+        mass this adds beyond the exact total is taken back from the lowest cells
+        (``remove_from_bottom``: never from a larger loss), then ``truncated``.
 
-            probs = np.maximum(signal.fftconvolve(self.probs, other.probs), 0.0)
+        "fft": ``fft_convolve_up`` (the FFT's error bound, Higham 2002, Thm. 24.2, made
+        relative in the top cells by exponential tilting). "direct": each cell is a sum of
+        at most m = min(len) products of non-negative terms, within gamma_{m+1} < 2 (m + 1) u
+        of it relative (Higham 2002, Eq. (4.4) with one rounding per product).
+        """
+        a, b = self.probs, other.probs
+        if method == "fft":
+            probs = fft_convolve_up(a, b)
         else:
-            probs = np.convolve(self.probs, other.probs)
-        inf_mass = self.inf_mass + other.inf_mass * (1.0 - self.inf_mass)
-        out = _Grid(self.offset + other.offset, probs, inf_mass)
+            m = min(a.size, b.size)
+            probs = np.nextafter(np.convolve(a, b) * (1.0 + 2.0 * _U * (m + 2)), np.inf)
+        # a lower bound on total(probs) - total(a) total(b), the exact excess
+        excess = Fraction(sum_below(probs)) - Fraction(sum_above(a)) * Fraction(sum_above(b))
+        if excess > 0:
+            probs = remove_from_bottom(probs, fraction_down(excess))
+        x, y = Fraction(self.inf_mass), Fraction(other.inf_mass)
+        out = _Grid(self.offset + other.offset, probs, fraction_up(x + y - x * y))
         return out.truncated(tail_mass)
 
 
@@ -481,7 +572,17 @@ def discretise_continuous(
     probs = np.exp(log_probs)
     if discretisation == "connect_dots" and log_q_mass is not None and edges.size > 1:
         probs = _connect_dots_cells(edges, log_probs, log_q_mass(edges[:-1], edges[1:]))
-    return Pld(edges, probs, math.exp(log_inf))
+    # every mass raised by the effect of the log masses' error, the excess over the exact
+    # total 1 taken back from the lowest cells (``remove_from_bottom``)
+    raise_by = 1.0 + 2.0 * _LOG_MASS_ERR
+    probs = np.nextafter(probs * raise_by, np.inf)
+    inf_mass = (
+        math.nextafter(math.exp(log_inf) * raise_by, math.inf) if log_inf > -math.inf else 0.0
+    )
+    excess = Fraction(sum_below(probs)) + Fraction(inf_mass) - 1
+    if excess > 0:
+        probs = remove_from_bottom(probs, fraction_down(excess))
+    return Pld(edges, probs, inf_mass)
 
 
 def _connect_dots_cells(edges: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
@@ -504,8 +605,10 @@ def _connect_dots_cells(edges: np.ndarray, log_p: np.ndarray, log_q: np.ndarray)
     mass = np.where(empty, 0.0, np.exp(cell_p))
     probs = np.zeros(edges.size)
     probs[0] = math.exp(log_p[0])
-    probs[1:] += mass * up
-    probs[:-1] += mass - mass * up
+    upper = mass * up
+    probs[1:] = sum_up(probs[1:], upper)
+    rest = mass - upper
+    probs[:-1] = sum_up(probs[:-1], np.where(rest > 0.0, np.nextafter(rest, np.inf), 0.0))
     return probs
 
 

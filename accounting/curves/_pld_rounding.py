@@ -1,0 +1,343 @@
+"""Outward rounding of privacy loss distributions (docs/accounting.md, "Rounding").
+
+A stored PLD must dominate the exact one: every finite loss is a double at or above the exact
+loss, no probability mass is below its exact value or moved to a smaller loss, and every
+delta evaluated from it is at or above the exact hockey stick of the stored doubles. The
+helpers here do the rounding for :mod:`accounting.curves.pld`:
+
+* :func:`log_ratio_up`: the smallest double >= log(p / q) (interval arithmetic, mpmath);
+* :func:`sum_up`, :func:`product_up`: sums and products of doubles rounded up;
+* :func:`merge_up`: masses at equal losses summed, rounded up by the recursive-summation
+  bound;
+* :func:`normalise_up`: a total mass below 1 scaled up (quotients rounded up), a total at or
+  above 1 kept, so that renormalising never shrinks a mass;
+* :func:`remove_from_bottom`: excess mass taken from the smallest losses (first-order
+  stochastic dominance: every tail sum stays at or above the exact one);
+* :func:`fft_error_bound`: the absolute error of an FFT convolution of two mass vectors;
+* :func:`delta_relative_error`: the relative error of ``Pld.delta``'s float evaluation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from accounting._outward import sum_down
+from accounting.numerics import exact_upper
+
+_U = 2.0**-53  # unit roundoff of float64
+_TINY = 2.0**-1074  # the smallest positive double
+
+
+def log_ratio_up(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The smallest double >= log(p_i / q_i) for positive doubles p_i, q_i (elementwise).
+
+    p_i = q_i gives an exact 0. Otherwise log(p_i / q_i) is irrational (Lindemann: e^r is
+    irrational for rational r != 0), and its enclosure in 128-bit interval arithmetic
+    (``exact_upper``: mpmath.iv rounds outward) is rounded up to a double, which is >= the
+    exact value, and is the next double above it unless one lies within 2^-120 relative of it.
+    About 30 us an element.
+    """
+    out = np.empty(p.shape)
+    for i, (a, b) in enumerate(zip(p.tolist(), q.tolist(), strict=True)):
+        out[i] = 0.0 if a == b else exact_upper(_log_ratio(a, b), 128)
+    return out
+
+
+def _log_ratio(a: float, b: float) -> Callable[[Any], Any]:
+    """The expression log(a / b) for ``exact_upper``."""
+    return lambda ctx: ctx.log(ctx.mpf(a) / ctx.mpf(b))
+
+
+def sum_up(x: np.ndarray | float, y: np.ndarray | float) -> np.ndarray:
+    """The smallest double >= x + y in exact arithmetic (elementwise; the mirror of
+    :func:`accounting._outward.sum_down`)."""
+    return -sum_down(-np.asarray(x, dtype=np.float64), -np.asarray(y, dtype=np.float64))
+
+
+def product_up(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """A double >= x y for non-negative doubles (elementwise): the rounded product is within
+    half an ulp (half of 2^-1074 where subnormal or zero), so one ulp up covers it; an exact
+    zero factor gives 0."""
+    prod = x * y
+    return np.where((x == 0.0) | (y == 0.0), 0.0, np.nextafter(prod, np.inf))
+
+
+def snap_up(losses: np.ndarray, tol: float) -> np.ndarray:
+    """Each loss replaced by the largest of its cluster: sorted losses closer than ``tol``
+    to their predecessor join its cluster. Every loss only moves up, so the PLD's mass only
+    moves to larger losses (pessimistic)."""
+    if losses.size < 2:
+        return losses
+    order = np.argsort(losses, kind="stable")
+    ranked = losses[order]
+    last = np.append(np.diff(ranked) > tol, True)  # the last member of each cluster
+    ends = np.flatnonzero(last)
+    cluster = np.searchsorted(ends, np.arange(ranked.size))
+    out = np.empty_like(losses)
+    out[order] = ranked[ends[cluster]]
+    return out
+
+
+def merge_up(index: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """Sum the non-negative ``weights`` with equal ``index`` (``np.bincount``), each sum
+    rounded up.
+
+    A sum of m non-negative doubles in any order is within gamma_{m-1} = (m-1)u / (1-(m-1)u)
+    of the exact sum relative (Higham 2002, "Accuracy and Stability of Numerical Algorithms",
+    Eq. (4.4)), below 2 m u for m u < 1/4 (a larger m: +inf, never reached by the grids here,
+    m <= 2^24); bins of one term are exact.
+    """
+    sums = np.bincount(index, weights=weights, minlength=size)
+    counts = np.bincount(index, minlength=size)
+    with np.errstate(over="ignore"):
+        moved = np.nextafter(sums * (1.0 + 2.0 * _U * counts), np.inf)
+    return np.where(counts > 1, np.where(counts * _U < 0.25, moved, np.inf), sums)
+
+
+def normalise_up(probs: np.ndarray, inf_mass: float) -> tuple[np.ndarray, float]:
+    """Masses (probs, inf_mass) with total T within 1e-9 of 1, renormalised without shrinking
+    or moving down any mass: kept where T >= 1 (each is >= its share p_i / T), else the
+    deficit 1 - T (rounded up) is added to the largest loss (the mass at +inf if there is no
+    finite loss).
+
+    With c the given masses, c + (1 - T) at the top dominates c / T: every tail sum is
+    (1 - T) + S_k >= S_k / T for S_k <= T, so the hockey stick is >= that of c / T at every
+    eps. The sign and size of T - 1 are exact up to one rounding: ``math.fsum`` of the
+    masses and -1 is the correctly rounded exact sum (zero only when that is zero).
+    """
+    excess = math.fsum([*probs.tolist(), inf_mass, -1.0])
+    if excess >= 0.0:
+        return probs, inf_mass
+    deficit = math.nextafter(-excess, math.inf)
+    if probs.size == 0 or not np.any(probs > 0.0):
+        return probs, math.nextafter(inf_mass + deficit, math.inf)
+    out = probs.copy()
+    top = int(np.flatnonzero(out > 0.0)[-1])
+    out[top] = math.nextafter(float(out[top]) + deficit, math.inf)
+    return out, inf_mass
+
+
+def remove_from_bottom(probs: np.ndarray, amount: float) -> np.ndarray:
+    """At most ``amount`` of mass taken from the lowest cells of ``probs`` (a copy).
+
+    If c' >= c cell by cell and at most total(c') - total(c) is removed from the bottom, the
+    result c'' dominates c: each tail sum sum_{j >= k} c''_j is >= that of c (above the
+    removed cells by c' >= c, within them because the cells below are emptied), so the
+    hockey stick, an integral of non-decreasing functions of the loss, is >= that of c at
+    every eps (first-order stochastic dominance). The amount is first shrunk by 4 n u so
+    that the float cumulative sums never remove more than it.
+    """
+    out = probs.copy()
+    budget = amount * (1.0 - 4.0 * _U * out.size)
+    if budget <= 0.0 or out.size == 0:
+        return out
+    below = np.cumsum(out)
+    cut = int(np.searchsorted(below, budget, side="right"))  # cells [0, cut) are emptied
+    cut = min(cut, out.size - 1)
+    removed = float(below[cut - 1]) if cut > 0 else 0.0
+    out[:cut] = 0.0
+    rest = budget - removed
+    if rest > 0.0:
+        out[cut] = max(math.nextafter(float(out[cut]) - rest, math.inf), 0.0)
+    return out
+
+
+def fft_error_bound(a: np.ndarray, b: np.ndarray, n_fft: int) -> float:
+    """An absolute bound on every entry of the error of the FFT convolution of the mass
+    vectors a and b (length n_fft transforms).
+
+    Higham (2002), "Accuracy and Stability of Numerical Algorithms", Thm. 24.2: a computed
+    FFT of length n = 2^t is within eta_t = t eta / (1 - t eta) of the exact one in the
+    2-norm, relative, eta = mu + gamma_4 (sqrt 2 + mu) with twiddle factors within mu (taken
+    as u). With A = F a (||A||_2 = sqrt(n) ||a||_2, ||A||_inf <= ||a||_1), the pointwise
+    product within sqrt(2) gamma_2 (Higham, Lemma 3.5) and the inverse transform within
+    eta_t, the computed convolution c^ satisfies, to first order,
+        ||c^ - c||_inf <= ||c^ - c||_2 <= (3 eta_t + 4u) (||a||_2 ||b||_1 + ||a||_1 ||b||_2).
+    The bound is doubled (second-order terms) and t rounded up to the next integer for
+    pocketfft's mixed-radix lengths (its radix-3 and -5 passes count as one stage per factor
+    2 of length, which over-counts them).
+    """
+    t = math.ceil(math.log2(max(n_fft, 2)))
+    eta = _U + 4.0 * _U / (1.0 - 4.0 * _U) * (math.sqrt(2.0) + _U)
+    eta_t = t * eta / (1.0 - t * eta)
+    a1, b1 = sum_above(np.abs(a)), sum_above(np.abs(b))
+    a2, b2 = math.sqrt(sum_above(a * a)), math.sqrt(sum_above(b * b))
+    return 2.0 * (3.0 * eta_t + 4.0 * _U) * (a2 * b1 + a1 * b2) * (1.0 + 8.0 * _U)
+
+
+#: unit roundoff of the sums below (x86's 80-bit long double: 2^-64; 2^-53 where it is
+#: a double)
+_U_LONG = float(np.finfo(np.longdouble).eps) / 2.0
+
+
+def _long_sum(x: np.ndarray) -> tuple[float, float]:
+    """(s, r): the sum of the non-negative doubles x in long double, rounded to a double,
+    and a relative bound r on its distance from the exact sum: gamma_{n-1} in the long
+    double's unit roundoff for any order of summation (Higham 2002, Eq. (4.4)), doubled,
+    plus the final rounding to a double (u)."""
+    total = float(np.sum(x, dtype=np.longdouble))
+    return total, 2.0 * _U_LONG * (x.size + 1) + 2.0 * _U
+
+
+def sum_above(x: np.ndarray) -> float:
+    """A double >= the exact sum of the non-negative doubles x (rounded up from
+    :func:`_long_sum`; the squares of :func:`fft_error_bound` add one rounding each, which
+    the bound's own factor covers)."""
+    total, rel = _long_sum(x)
+    return math.nextafter(total * (1.0 + rel), math.inf)
+
+
+def sum_below(x: np.ndarray) -> float:
+    """A double <= the exact sum of the non-negative doubles x (the mirror of
+    :func:`sum_above`)."""
+    total, rel = _long_sum(x)
+    return max(math.nextafter(total * (1.0 - rel), 0.0), 0.0)
+
+
+def suffix_scan(x: np.ndarray, op: np.ufunc, identity: float) -> np.ndarray:
+    """out_k = op-reduction of x[k:] (op associative: ``np.add``, ``np.logaddexp``) by a
+    blocked scan: suffix scans within blocks of b = ceil(sqrt(n)) entries, then over the block
+    totals, combined once, so that each out_k is the result of at most
+    :func:`scan_depth` (n) operations in sequence (2 sqrt(n) + 1, not n - 1)."""
+    n = x.size
+    b = _block(n)
+    blocks = -(-n // b)
+    y = np.concatenate([x, np.full(blocks * b - n, identity)]).reshape(blocks, b)
+    within = op.accumulate(y[:, ::-1], axis=1)[:, ::-1]
+    later = op.accumulate(within[::-1, 0])[::-1]
+    after = np.append(later[1:], identity)  # the blocks strictly after each block
+    return op(within, after[:, None]).ravel()[:n]
+
+
+def scan_depth(n: int) -> int:
+    """The longest chain of operations behind an entry of :func:`suffix_scan` of n values."""
+    b = _block(n)
+    return b + -(-n // b)
+
+
+def _block(n: int) -> int:
+    return max(1, math.isqrt(max(n - 1, 0)) + 1)
+
+
+#: tilts tried by :func:`fft_convolve_up`, in standard deviations of the result: 5 centres
+#: the tilted result 5 standard deviations up the loss axis, where delta is small (for a
+#: Gaussian shape the relative error grows like e^{d^2/2} d standard deviations from the
+#: centre: about 1e-13 e^{4.5} ~ 1e-11 from 2 to 8 standard deviations up, where the
+#: tail is truncated)
+_TILTS = (5.0,)
+#: a cell's bound is refined by tilting while its error bound exceeds this share of it
+_REFINE_REL = 1e-10
+
+
+def fft_convolve_up(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cellwise upper bounds on the exact convolution of the non-negative vectors a and b,
+    computed by FFT.
+
+    The untilted FFT convolution plus :func:`fft_error_bound` (absolute) bounds every cell,
+    but an absolute error of ~1e-16 ||a||_2 is large relative to the small masses of the
+    top cells, which decide small deltas. Exponential tilting makes it relative there: with
+    a~_i = a_i e^{theta i - m_a} and b~_i likewise, (a~ * b~)_j = (a * b)_j e^{theta j - m_a - m_b}
+    exactly, so each tilted FFT convolution, plus its own error bound and untilted, is
+    another upper bound on (a * b)_j, tight (relative error ~1e-13) where the tilted result
+    is large. Tilts theta = z / s (s the result's standard deviation in cells, z in
+    ``_TILTS``) centre the tilted result z s further up; each is computed only while some
+    cell's bound is above its value by more than 1e-10 relative, and each cell keeps its
+    least bound. Cells outside the sum of the supports of sparse inputs are exactly 0
+    (:func:`_support`). The tilted inputs are within rho_1 = 4u (1 + max |arg|) relative (exp and
+    its rounded argument), and the untilting factor within rho_2 likewise, so the bound is
+    multiplied by 1 + 2 (2 rho_1 + rho_2).
+    """
+    from scipy import fft, signal  # lazy: slow to import
+
+    n_fft = fft.next_fast_len(a.size + b.size - 1, real=True)
+    raw = signal.fftconvolve(a, b)
+    best = np.nextafter(np.maximum(raw, 0.0) + fft_error_bound(a, b, n_fft), np.inf)
+    support = _support(a, b, n_fft)
+    if support is not None:
+        best = np.where(support, best, 0.0)
+    spread = _std_cells(a) ** 2 + _std_cells(b) ** 2
+    if spread <= 0.0:
+        return best
+    idx_a, idx_b = np.arange(a.size, dtype=np.float64), np.arange(b.size, dtype=np.float64)
+    idx_c = np.arange(best.size, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        log_a, log_b = np.log(a), np.log(b)
+    for z in _TILTS:
+        if not np.any(best - np.maximum(raw, 0.0) > _REFINE_REL * best):
+            break
+        theta = z / math.sqrt(spread)
+        arg_a, arg_b = log_a + theta * idx_a, log_b + theta * idx_b
+        m_a, m_b = float(np.max(arg_a)), float(np.max(arg_b))
+        ta, tb = np.exp(arg_a - m_a), np.exp(arg_b - m_b)
+        tilted = signal.fftconvolve(ta, tb)
+        upper = np.maximum(tilted, 0.0) + fft_error_bound(ta, tb, n_fft)
+        finite = np.isfinite(arg_a)
+        rho_1 = 4.0 * _U * (2.0 + float(np.max(np.abs(arg_a[finite]))) + abs(m_a))
+        finite = np.isfinite(arg_b)
+        rho_1 += 4.0 * _U * (2.0 + float(np.max(np.abs(arg_b[finite]))) + abs(m_b))
+        back = m_a + m_b - theta * idx_c
+        rho_2 = 4.0 * _U * (2.0 + np.abs(back) + abs(m_a) + abs(m_b))
+        with np.errstate(over="ignore"):
+            bound = upper * np.exp(back) * (1.0 + 2.0 * (2.0 * rho_1 + rho_2))
+        best = np.minimum(best, np.nextafter(bound, np.inf))
+        raw = np.where(np.isfinite(bound), tilted * np.exp(back), raw)
+    return best
+
+
+def _support(a: np.ndarray, b: np.ndarray, n_fft: int) -> np.ndarray | None:
+    """Where the exact convolution of the non-negative a and b can be positive (the sums of
+    their supports), for sparse inputs (under half their cells positive); None otherwise.
+
+    The number of pairs i + j = k with a_i, b_j > 0 is an integer, and the FFT convolution
+    of the indicator vectors is within :func:`fft_error_bound` of it: where that bound is
+    below 1/2, a computed count above 1/2 is exactly a count >= 1 (else None).
+    """
+    ia, ib = (a > 0.0).astype(np.float64), (b > 0.0).astype(np.float64)
+    if 2.0 * ia.sum() >= ia.size and 2.0 * ib.sum() >= ib.size:
+        return None
+    if fft_error_bound(ia, ib, n_fft) >= 0.5:
+        return None
+    from scipy import signal  # lazy: slow to import
+
+    return np.asarray(signal.fftconvolve(ia, ib) > 0.5)
+
+
+def _std_cells(x: np.ndarray) -> float:
+    """The standard deviation of the cell index under the masses x."""
+    total = float(x.sum())
+    if total <= 0.0:
+        return 0.0
+    i = np.arange(x.size, dtype=np.float64)
+    mean = float(np.dot(x, i)) / total
+    return math.sqrt(max(float(np.dot(x, (i - mean) ** 2)) / total, 0.0))
+
+
+def delta_relative_error(
+    losses: np.ndarray, probs: np.ndarray, log_q: np.ndarray, suffix_log_q: np.ndarray
+) -> np.ndarray:
+    """Bounds rel_k on the relative error of ``Pld.delta``'s float evaluation at an eps whose
+    first loss above it is L_k (its ``_suffix`` sums and the final formula).
+
+    With u = 2^-53, m = :func:`scan_depth` (n), libm's log, exp, expm1 and log1p within 4u
+    relative: log q_i = log p_i - L_i is within a_i = 6u (|log p_i| + |L_i|) absolute; the
+    suffix log-sum S_k of the q_i (:func:`suffix_scan`) moves by the q-weighted mean of the
+    a_i over i >= k, A_k (its partial derivatives are these weights), and each ``logaddexp``
+    of the scan adds 6u + u |S| absolute (earlier errors do not grow, the weights sum to 1),
+    at most m in sequence, with S = max |S_k|; so W_k = exp(L_k + S_k) is within
+    A_k + m (6u + u S) + u |L_k + S_k| + 4u relative. The steps of D_k add 6u and their
+    scanned sum (non-negative terms, at most m additions in sequence) gamma_m (Higham 2002,
+    Eq. (4.4)); the final formula 9u. All terms are non-negative, so these relative errors
+    bound that of delta; doubled for second-order terms (and A_k's own rounding):
+    rel_k = 2 (A_k + u (m (7 + S) + |L_k + S_k| + 14)), inf where that is >= 1/4.
+    """
+    m = scan_depth(losses.size)
+    with np.errstate(divide="ignore"):
+        log_a = np.log(6.0 * _U * (np.abs(np.log(probs)) + np.abs(losses)))
+    mean_a = np.exp(suffix_scan(log_q + log_a, np.logaddexp, -np.inf) - suffix_log_q)
+    big_s = float(np.max(np.abs(suffix_log_q)))
+    rel = 2.0 * (mean_a + _U * (m * (7.0 + big_s) + np.abs(losses + suffix_log_q) + 14.0))
+    return np.where(rel < 0.25, rel, np.inf)
