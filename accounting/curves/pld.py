@@ -19,6 +19,14 @@ A rounded-up PLD has Q-mass sum_i p_i e^{-L_i} <= 1; it is still a valid upper b
 delta and on the trade-off curve, and ``dual`` puts the missing Q-mass at +inf, which is
 again pessimistic.
 
+Rounding (issue 42; helpers in :mod:`accounting.curves._pld_rounding`): a stored PLD
+dominates the exact one. Finite losses are doubles at or above the exact log-ratios and
+sums (``from_distributions``: the next double above; ``compose``: sums rounded up); no mass
+is below its exact value or moved to a smaller loss (products, merges and splits rounded
+up; renormalisation never shrinks a mass; excess mass is taken from the lowest losses);
+grid convolutions are raised by their error bounds (FFT: Higham 2002, Thm. 24.2, tilted;
+direct: recursive summation); and ``delta`` is moved up by its derived float error bound.
+
 Masses at infinite loss (docs/accounting.md, "Rounding"). The +inf mass ``inf_mass`` is
 stored data and exact: any positive value, however small, is mass at +inf. The -inf mass
 (outcomes with P = 0 < Q) is not stored; it is the Q-mass deficit 1 - sum_i p_i e^{-L_i},
@@ -56,6 +64,7 @@ from scipy import special
 from accounting import _checks
 from accounting._outward import SUM_REL, sum_down
 from accounting.curves._pld_rounding import (
+    chernoff_tails,
     delta_relative_error,
     fft_convolve_up,
     log_ratio_up,
@@ -366,12 +375,6 @@ def _expit(x: float) -> Callable[[Any], Any]:
     return lambda ctx: 1 / (1 + ctx.exp(-ctx.mpf(x)))
 
 
-def _fsum_up(values: np.ndarray) -> float:
-    """A double >= the exact sum of ``values`` (``math.fsum`` is correctly rounded)."""
-    total = math.fsum(values.tolist())
-    return math.nextafter(total, math.inf) if total else 0.0
-
-
 def _grid_index(losses: np.ndarray, step: float) -> np.ndarray:
     """Smallest integers k with k * step >= loss (in floating point): pessimistic rounding."""
     k = np.ceil(losses / step)
@@ -422,28 +425,42 @@ class _Grid:
         losses = (self.offset + np.arange(self.probs.size)) * step
         return Pld(losses, self.probs, self.inf_mass)
 
-    def truncated(self, tail_mass: float) -> _Grid:
+    def truncated(
+        self, tail_mass: float, tails: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> _Grid:
         """Move the top cells of total mass <= tail_mass to +inf, and the bottom cells of
-        total mass <= tail_mass up into the lowest kept cell (both pessimistic; the moved
-        sums are correctly rounded by ``math.fsum`` and then rounded up)."""
+        total mass <= tail_mass up into the lowest kept cell (both pessimistic). A tail's
+        mass is its cells' sum (``math.fsum``, rounded up) or, if smaller, its bound in
+        ``tails`` (upper_j >= the mass at cells >= j, lower_j >= that at cells <= j, e.g.
+        ``chernoff_tails``); the bound is what moves."""
         p = self.probs
-        top = int(np.searchsorted(np.cumsum(p[::-1]), tail_mass, side="right"))
-        bottom = int(np.searchsorted(np.cumsum(p), tail_mass, side="right"))
+        above = np.nextafter(np.cumsum(p[::-1])[::-1] * (1.0 + 2.0 * _U * p.size), np.inf)
+        below = np.nextafter(np.cumsum(p) * (1.0 + 2.0 * _U * p.size), np.inf)
+        if tails is not None:
+            above, below = np.minimum(above, tails[0]), np.minimum(below, tails[1])
+        # top: cells [n - top, n) with above[n - top] <= tail_mass (above is non-increasing
+        # in the index up to the bounds' minimum, so the last index above it is taken)
+        over = np.flatnonzero(above > tail_mass)
+        top = p.size - (int(over[-1]) + 1 if over.size else 0)
+        under = np.flatnonzero(below > tail_mass)
+        bottom = int(under[0]) if under.size else p.size
         top = min(top, p.size - 1)
         bottom = min(bottom, p.size - 1 - top)
         inf_mass = self.inf_mass
         if top:
-            inf_mass = float(sum_up(inf_mass, _fsum_up(p[p.size - top :])))
+            inf_mass = float(sum_up(inf_mass, float(above[p.size - top])))
         kept = p[bottom : p.size - top].copy()
         if bottom:
-            kept[0] = sum_up(kept[0], _fsum_up(p[:bottom]))
+            kept[0] = sum_up(kept[0], float(below[bottom - 1]))
         return _Grid(self.offset + bottom, kept, min(inf_mass, 1.0))
 
     def convolve(self, other: _Grid, method: str, tail_mass: float) -> _Grid:
         """The convolution of the two grids, moved above the exact one: each computed
-        cell is raised by its error bound, so that every cell is >= its exact value, and the
-        mass this adds beyond the exact total is taken back from the lowest cells
-        (``remove_from_bottom``: never from a larger loss), then ``truncated``.
+        cell is raised by its error bound, so that every cell is >= its exact value, then
+        ``truncated`` (for "fft" also by the tails' Chernoff bounds, ``chernoff_tails``), so
+        that every tail sum is >= the exact one; the mass this adds beyond the exact total is
+        taken back from the lowest cells (``remove_from_bottom``: never from a larger loss,
+        which keeps every tail sum >= the exact one).
 
         "fft": ``fft_convolve_up`` (the FFT's error bound, Higham 2002, Thm. 24.2, made
         relative in the top cells by exponential tilting). "direct": each cell is a sum of
@@ -451,18 +468,25 @@ class _Grid:
         of it relative (Higham 2002, Eq. (4.4) with one rounding per product).
         """
         a, b = self.probs, other.probs
+        tails = None
         if method == "fft":
             probs = fft_convolve_up(a, b)
+            tails = chernoff_tails(a, b)
         else:
             m = min(a.size, b.size)
             probs = np.nextafter(np.convolve(a, b) * (1.0 + 2.0 * _U * (m + 2)), np.inf)
-        # a lower bound on total(probs) - total(a) total(b), the exact excess
-        excess = Fraction(sum_below(probs)) - Fraction(sum_above(a)) * Fraction(sum_above(b))
-        if excess > 0:
-            probs = remove_from_bottom(probs, fraction_down(excess))
         x, y = Fraction(self.inf_mass), Fraction(other.inf_mass)
-        out = _Grid(self.offset + other.offset, probs, fraction_up(x + y - x * y))
-        return out.truncated(tail_mass)
+        inf_mass = x + y - x * y
+        out = _Grid(self.offset + other.offset, probs, fraction_up(inf_mass))
+        out = out.truncated(tail_mass, tails)  # its tail sums dominate the exact ones
+        # a lower bound on the exact excess total(out) - (total(a) total(b) + inf_mass)
+        total = Fraction(sum_below(out.probs)) + Fraction(out.inf_mass)
+        excess = total - Fraction(sum_above(a)) * Fraction(sum_above(b)) - inf_mass
+        if excess > 0:
+            out = _Grid(
+                out.offset, remove_from_bottom(out.probs, fraction_down(excess)), out.inf_mass
+            )
+        return out
 
 
 class DiscretisationBiasWarning(UserWarning):

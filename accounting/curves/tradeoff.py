@@ -26,13 +26,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
 from scipy.special import expit
 
 from accounting import _checks
+from accounting.curves._pld_rounding import log_ratio_up
 from accounting.curves.pld import Pld
+from accounting.numerics import fraction_up
 
 _TOL = 1e-9
 
@@ -174,7 +177,7 @@ class PiecewiseLinearTradeoff:
     def _pld(self) -> Pld:
         """The finite PLD with this trade-off curve (atoms where P is zero are not stored)."""
         keep = self.drops > 0
-        losses = np.log(self.drops[keep]) - np.log(self.widths[keep])
+        losses = log_ratio_up(self.drops[keep], self.widths[keep])  # never below the exact
         return Pld(losses, self.drops[keep], 1.0 - self.start)
 
     def delta(self, eps: float | np.ndarray) -> float | np.ndarray:
@@ -191,5 +194,12 @@ class PiecewiseLinearTradeoff:
 
 
 def eps_delta_pld(eps: float, *, delta: float = 0.0) -> Pld:
-    """The 4-point PLD of (eps, delta)-DP: losses +-eps, +inf with probability delta."""
-    return PiecewiseLinearTradeoff.eps_delta(eps, delta=delta).to_pld()
+    """The 4-point PLD of (eps, delta)-DP: losses +-eps (exact) with the probabilities of
+    :meth:`Pld.pure_dp` times 1 - delta (rounded up), +inf with probability delta (exact,
+    however small)."""
+    eps = _checks.nonnegative("eps", eps)
+    delta = _checks.delta("delta", delta)
+    rr = Pld.pure_dp(eps)
+    keep = 1 - Fraction(delta)
+    probs = np.array([fraction_up(keep * Fraction(x)) for x in rr.probs.tolist()])
+    return Pld(rr.losses, probs, delta)
