@@ -308,7 +308,7 @@ def fft_convolve_up(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 #: Chernoff tilts, in units of 1 / (the result's standard deviation in cells)
-_CHERNOFF = tuple(2.0 ** (k / 2.0) for k in range(-8, 17))
+_CHERNOFF = tuple(2.0 ** (k / 2.0) for k in range(-6, 15))
 
 
 def chernoff_tails(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -317,37 +317,43 @@ def chernoff_tails(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray
     function alone (Chernoff): for theta > 0, sum_{i >= j} c_i <= e^{-theta j} M(theta) with
     M(theta) = sum_i c_i e^{theta i} = M_a(theta) M_b(theta), and likewise below with -theta.
 
-    Cheap (two log-sum-exps per theta, theta = z / s for s the result's standard deviation
-    in cells and z in ``_CHERNOFF``), and it decays like the true tails where the sums of the
-    FFT's per-cell error bounds do not, so ``_Grid.truncated`` can move the far tails. Error:
-    log M_a is a log-sum-exp of n terms, each argument within u (|log a_i| + theta i) (exp
-    and log within 4u), so within 6u (max |arg| + log2 n + 4) absolute (Higham 2002,
-    Eq. (4.6) in log space); doubled, with the final exp's argument, it moves the bound up.
+    Cheap (a log-sum-exp per vector and theta, theta = +-z / s for s the result's standard
+    deviation in cells and z in ``_CHERNOFF``; the bound is the least of these lines in log
+    space), and it decays like the true tails where the sums of the FFT's per-cell error
+    bounds do not, so ``_Grid.truncated`` can move the far tails. Error: log M_a is a
+    log-sum-exp of n terms, each argument within u (|log a_i| + |theta| i) (exp and log
+    within 4u), so within 6u (max |arg| + log2 n + 4) absolute (Higham 2002, Eq. (4.6) in
+    log space); doubled, with the final exp's argument, it moves the bound up.
     """
     size = a.size + b.size - 1
     spread = math.sqrt(_std_cells(a) ** 2 + _std_cells(b) ** 2)
     if spread <= 0.0:
         return np.full(size, np.inf), np.full(size, np.inf)
     with np.errstate(divide="ignore"):
-        log_a, log_b = np.log(a), np.log(b)
+        log_a = np.log(a)
+        log_b = log_a if b is a else np.log(b)
     idx_c = np.arange(size, dtype=np.float64)
     bounds = []
     for sign in (1.0, -1.0):
-        best = np.full(size, np.inf)
+        least, width = np.full(size, np.inf), 0.0
         for z in _CHERNOFF:
             theta = sign * z / spread
-            log_m, width = 0.0, 0.0
-            for logs in (log_a, log_b):
-                arg = logs + theta * np.arange(logs.size, dtype=np.float64)
-                top = float(np.max(arg))
-                log_m += top + math.log(float(np.sum(np.exp(arg - top))))
-                width += float(np.max(np.abs(arg[np.isfinite(arg)]))) + math.log2(arg.size) + 4.0
-            log_bound = log_m - theta * idx_c
-            margin = 12.0 * _U * (width + np.abs(log_bound) + 2.0)
-            with np.errstate(over="ignore"):
-                best = np.minimum(best, np.exp(log_bound + margin))
-        bounds.append(np.nextafter(best, np.inf))
+            logs = [_log_mgf(x, theta) for x in ((log_a,) if b is a else (log_a, log_b))]
+            log_m = 2.0 * logs[0][0] if b is a else logs[0][0] + logs[1][0]
+            width = max(width, *(w for _, w in logs))
+            least = np.minimum(least, log_m - theta * idx_c)
+        margin = 12.0 * _U * (2.0 * width + 2.0 * math.log2(size) + np.abs(least) + 10.0)
+        with np.errstate(over="ignore"):
+            bounds.append(np.nextafter(np.exp(least + margin), np.inf))
     return bounds[0], bounds[1]
+
+
+def _log_mgf(logs: np.ndarray, theta: float) -> tuple[float, float]:
+    """(log sum_i e^{logs_i + theta i}, the largest |argument|) by a shifted sum."""
+    arg = logs + theta * np.arange(logs.size, dtype=np.float64)
+    top = float(np.max(arg))
+    width = float(np.max(np.abs(arg[np.isfinite(arg)])))
+    return top + math.log(float(np.sum(np.exp(arg - top)))), width
 
 
 def _support(a: np.ndarray, b: np.ndarray, n_fft: int) -> np.ndarray | None:
