@@ -6,14 +6,14 @@
 #
 # Every experiments/<exp>/rules.smk is included (sorted) after the data rules. A rules file
 # uses SCALE, PROCESSED, DATA_AVAILABLE and appends its final figures to ALL_FIGURES and every
-# result file it makes (tables and per-job parts) to ALL_RESULTS; see README.md "Adding an
-# experiment". `rule all` requests them all, so a deleted table or part is rebuilt even when
+# result file it makes (tables and per-job parts) to ALL_RESULTS; see docs/experiments.md
+# "Adding an experiment". `rule all` requests them all, so a deleted table or part is rebuilt even when
 # the figures downstream of it are newer (Snakemake only looks upstream of jobs that run).
 # Every rule writes its log to log_path(...) = logs/<exp>/<scale>/<rule>[_<wildcards>].log
 # (data: logs/data/) and, every shell rule, its benchmark record (wall and CPU seconds) to
 # bench_path(...) (`python -m workflow.build_cost <scale>` tables them); after a
-# crash, rerun the same command with --profile profiles/local (README.md "Resume after a crash,
-# and where logs are").
+# crash, rerun the same command with --profile profiles/local (docs/pipeline.md "Resume after a
+# crash").
 import copy
 import os
 import sys
