@@ -47,6 +47,7 @@ from workflow.configs import experiment_config as _experiment_config
 from workflow.echo import install as _install_compact_echo
 from workflow.local_gpus import visible_nvidia_gpus
 from workflow.orphan_sidecars import remove_orphan_sidecars
+from workflow.report_hint import report_hint, snakemake_command
 from workflow.paths import bench_path as _bench_path
 from workflow.paths import figure_caption as _figure_caption
 from workflow.paths import figure_outputs as _figure_outputs
@@ -227,6 +228,12 @@ onstart:
     # failed) describes nothing: removed before any job runs (not on dry runs).
     for _orphan in remove_orphan_sidecars("results", "data/processed"):
         print(f"removed {_orphan}: the file it describes is gone", file=sys.stderr)
+
+
+onsuccess:
+    # A plain run builds no report (make figures and make smoke write it): say where an
+    # up-to-date one is, or the command that writes it (docs/pipeline.md).
+    print(report_hint(Path.cwd(), SCALE, snakemake_command(Path.cwd())), file=sys.stderr)
 
 
 rule figures:
