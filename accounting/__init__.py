@@ -87,6 +87,11 @@ from accounting.filters.renyi import (
     ZcdpFilter,
 )
 from accounting.mechanisms.bounded_range import exponential_mechanism_eps, exponential_mechanism_rdp
+from accounting.mechanisms.calibration import (
+    dp_sgd_noise_multiplier,
+    gaussian_sigma_composed,
+    laplace_scale_composed,
+)
 from accounting.mechanisms.erasure import binary_erasure_laws
 from accounting.mechanisms.filtered_gd import (
     filtered_gd_zcdp,
@@ -201,6 +206,7 @@ __all__ = [
     "composition_dominated",
     "discretise",
     "discretise_continuous",
+    "dp_sgd_noise_multiplier",
     "exponential_mechanism",
     "exponential_mechanism_eps",
     "exponential_mechanism_probabilities",
@@ -224,6 +230,7 @@ __all__ = [
     "gaussian_report_noisy_max",
     "gaussian_report_noisy_max_eps",
     "gaussian_sigma",
+    "gaussian_sigma_composed",
     "gaussian_zcdp",
     "gaussian_zcdp_delta",
     "gaussian_zcdp_eps",
@@ -241,6 +248,7 @@ __all__ = [
     "laplace_rdp",
     "laplace_report_noisy_max",
     "laplace_report_noisy_max_eps",
+    "laplace_scale_composed",
     "log_stopping_time_moment",
     "log_stopping_time_moment_bound",
     "mixture_below_certificate",
