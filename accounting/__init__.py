@@ -72,7 +72,12 @@ from accounting.filters.base import Analyst, Filter, Query, Record, Transcript, 
 from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
 from accounting.filters.expost import ExPostRdpComposition, FilteredSelfReportingComposition
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
-from accounting.filters.individual import IndividualRenyiFilter
+from accounting.filters.individual import (
+    IndividualRenyiFilter,
+    clip_rows,
+    filtered_gaussian_sum,
+    gaussian_individual_costs,
+)
 from accounting.filters.natural import NaturalFilter
 from accounting.filters.realisation import (
     InvalidNaiveRealisationFilter,
@@ -202,6 +207,7 @@ __all__ = [
     "above_threshold_ratio",
     "binary_erasure_laws",
     "canonical_laws",
+    "clip_rows",
     "compose_discretised",
     "composition_dominated",
     "discretise",
@@ -212,6 +218,7 @@ __all__ = [
     "exponential_mechanism_probabilities",
     "exponential_mechanism_rdp",
     "expost_rdp_to_approximate_dp",
+    "filtered_gaussian_sum",
     "filtered_gd_zcdp",
     "gaussian_above_threshold",
     "gaussian_above_threshold_expost_eps",
@@ -223,6 +230,7 @@ __all__ = [
     "gaussian_delta",
     "gaussian_eps",
     "gaussian_gdp",
+    "gaussian_individual_costs",
     "gaussian_log_delta",
     "gaussian_pld",
     "gaussian_rdp",

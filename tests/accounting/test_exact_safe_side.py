@@ -38,6 +38,7 @@ import accounting.mechanisms as me
 from accounting import (
     exponential_mechanism_eps,
     exponential_mechanism_rdp,
+    gaussian_individual_costs,
     gaussian_sigma_composed,
     laplace_scale_composed,
 )
@@ -752,12 +753,29 @@ def _laplace_scale_composed(data: st.DataObject) -> None:
             assert -mp.expm1((mpf(eps) - mpf(d) / mpf(b)) / 2) <= mpf(delta)
 
 
+def _gaussian_individual_costs(data: st.DataObject) -> None:
+    """Both paths: every row exact (small inputs) and the float bound (over 4096 entries)."""
+    d, rows = data.draw(st.integers(1, 6)), data.draw(st.sampled_from([2, 1000]))
+    seed, spread = data.draw(st.integers(0, 2**32 - 1)), data.draw(st.floats(-150.0, 150.0))
+    v = np.random.default_rng(seed).normal(size=(rows, d)) * 10.0**spread
+    s, alpha = data.draw(wide), data.draw(st.none() | order_st)
+    costs = _try(gaussian_individual_costs, v, sigma=s, alpha=alpha)
+    if costs is None:
+        return
+    scale = F(1) if alpha is None else F(alpha)
+    for i in range(0, rows, max(1, rows // 40)):
+        assert _up(costs[i], scale * sum(F(x) ** 2 for x in v[i].tolist()) / (2 * F(s) ** 2))
+
+
 REGISTRY.update(
     {
         "gaussian_sigma_composed": Entry("budget", _gaussian_sigma_composed, 15),
         "laplace_scale_composed": Entry("budget", _laplace_scale_composed, 15),
+        "gaussian_individual_costs": Entry("cost", _gaussian_individual_costs, 25),
     }
 )
+NOT_A_COST["clip_rows"] = "per-individual clipping of vectors (no cost)"
+NOT_A_COST["filtered_gaussian_sum"] = "samples one step of the individual filter's mechanism"
 NUMERICAL["dp_sgd_noise_multiplier"] = (
     "a bisection on subsampled_gaussian_rdp / subsampled_gaussian_eps (exempt above) that "
     "returns a noise whose certified eps is <= the target; tests/accounting/test_calibration.py"
