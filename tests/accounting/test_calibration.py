@@ -14,12 +14,16 @@ from dp_accounting.pld import common
 from opacus.accountants.utils import get_noise_multiplier
 
 from accounting import (
+    DEFAULT_ORDERS,
+    RenyiCurve,
     dp_sgd_noise_multiplier,
     gaussian_sigma,
     gaussian_sigma_composed,
     laplace_delta,
     laplace_pld,
+    laplace_rdp,
     laplace_scale_composed,
+    rdp_to_delta,
     rdp_to_eps,
     self_compose_discretised,
     subsampled_gaussian_eps,
@@ -91,6 +95,19 @@ def test_laplace_for_k_queries_against_dp_accounting(eps, delta, k):
     assert theirs * 0.999 <= ours <= theirs * 1.01
     assert spent.delta(eps) <= delta
     assert ours < k / eps  # delta > 0 buys less noise than pure composition
+
+
+def test_laplace_for_many_queries_falls_back_to_rdp_and_stays_admitted():
+    """3,000 queries: the composed grid would pass MAX_COMPOSED_GRID, so scales are priced by
+    RDP composition (a second, looser upper bound): a few % above dp_accounting, in seconds."""
+    eps, delta, k = 1.0, 1e-6, 3000
+    ours = laplace_scale_composed(eps, delta=delta, k=k)
+    curve = RenyiCurve.from_function(
+        lambda a: laplace_rdp(a, sensitivity=1.0, scale=ours), DEFAULT_ORDERS
+    )
+    assert rdp_to_delta(curve.scaled(k), eps) <= delta
+    assert 231.1 < ours < 231.2 * 1.1  # dp_accounting: 231.12 (a grid heuristic)
+    assert ours < k / eps
 
 
 @pytest.mark.parametrize(
