@@ -43,7 +43,26 @@ DOCS = ("README.md", "docs/reproduction.md")
 BEGIN = "<!-- generated: {name} (python -m workflow.doc_blocks) -->"
 END = "<!-- generated end: {name} -->"
 _BEGIN = re.compile(r"<!-- generated: ([a-z0-9_-]+) \(python -m workflow\.doc_blocks\) -->")
-_ANY_MARKER = re.compile(r"<!-- generated(?: end)?:")
+#: Any marker, well-formed or not (``<!--generated``, no space), so a broken one is counted.
+_ANY_MARKER = re.compile(r"<!--\s*generated", re.IGNORECASE)
+
+
+#: The blocks each page of :data:`DOCS` must hold: a registered block whose markers are gone
+#: (deleted, or misspelt) is an error, not a block silently left out of the check.
+PAGE_BLOCKS = {
+    "README.md": ("build-cost-line",),
+    "docs/reproduction.md": (
+        "scoreboard-summary",
+        "scoreboard-numbers",
+        "build-cost",
+        "taylor-numbers",
+        "adult-numbers",
+        "selection-numbers",
+        "selection-readings",
+        "selection-scalings",
+        "residue-numbers",
+    ),
+}
 
 
 class MissingResults(ValueError):
@@ -93,10 +112,30 @@ def blocks(text: str, page: str = "page") -> list[Block]:
     return found
 
 
-def render_page(text: str, results: Path, scale: str, page: str = "page") -> str:
-    """``text`` with every block rewritten from ``results`` at ``scale``."""
+def required_blocks(page: Path) -> tuple[str, ...]:
+    """The blocks ``page`` must hold: its :data:`PAGE_BLOCKS` entry when it is a page of
+    :data:`DOCS` under ROOT, else none (any other page holds what it marks)."""
+    for rel, names in PAGE_BLOCKS.items():
+        if page.resolve() == (ROOT / rel).resolve():
+            return names
+    return ()
+
+
+def render_page(
+    text: str, results: Path, scale: str, page: str = "page", required: Sequence[str] = ()
+) -> str:
+    """``text`` with every block rewritten from ``results`` at ``scale``; a ValueError names
+    each block of ``required`` that ``text`` lacks."""
+    found = blocks(text, page)
+    missing = [name for name in required if name not in {b.name for b in found}]
+    if missing:
+        raise ValueError(
+            f"{page}: registered block(s) {missing} are missing (their markers deleted or "
+            f"misspelt); each block is {BEGIN.format(name='NAME')!r} ... "
+            f"{END.format(name='NAME')!r}"
+        )
     out, last = [], 0
-    for block in blocks(text, page):
+    for block in found:
         if block.name not in BLOCKS:
             raise ValueError(f"{page}: unknown block {block.name!r}; known: {sorted(BLOCKS)}")
         try:
@@ -121,7 +160,7 @@ def update(pages: Sequence[Path], results: Path, scale: str, check: bool) -> lis
     disagree: list[str] = []
     for page in pages:
         old = page.read_text()
-        new = render_page(old, results, scale, str(page))
+        new = render_page(old, results, scale, str(page), required_blocks(page))
         disagree += [f"{page}: {name}" for name in stale(old, new, str(page))]
         if new != old:
             rendered[page] = new

@@ -208,3 +208,36 @@ def test_the_repository_pages_hold_only_known_blocks():
     assert {"scoreboard-summary", "scoreboard-numbers", "build-cost", "build-cost-line"} <= set(
         names
     )
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda text: text.replace(BEGIN.format(name="build-cost-line") + "\n", "").replace(
+            END.format(name="build-cost-line") + "\n", ""
+        ),  # both markers deleted
+        lambda text: text.replace("<!-- generated", "<!--generated"),  # written without the space
+    ],
+)
+def test_a_registered_block_that_is_missing_fails_the_check(
+    broken, tmp_path: Path, results: Path, monkeypatch
+):
+    """Issue 43: deleting both markers of a registered block (or misspelling them) left the
+    block out of the check, which passed (rc 0)."""
+    monkeypatch.setattr(doc_blocks, "ROOT", tmp_path)
+    readme = tmp_path / "README.md"
+    readme.write_text("# Title\n\n" + block("build-cost-line", "typed by hand\n") + "\nend\n")
+    doc_blocks.main([str(readme), "--scale", "default", "--results", str(results)])
+    check(readme, results)  # well-formed: passes
+    readme.write_text(broken(readme.read_text()))
+    with pytest.raises(SystemExit) as exit_:
+        check(readme, results)
+    message = str(exit_.value.code)
+    assert "README.md" in message
+    assert "build-cost-line" in message or "2 generated markers for 0 blocks" in message
+
+
+def test_every_block_is_registered_on_one_page():
+    names = [name for names in doc_blocks.PAGE_BLOCKS.values() for name in names]
+    assert sorted(names) == sorted(BLOCKS)
+    assert set(doc_blocks.PAGE_BLOCKS) == set(DOCS)
