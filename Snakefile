@@ -53,7 +53,7 @@ from workflow.paths import figure_outputs as _figure_outputs
 from workflow.paths import log_path as _log_path
 from workflow.run_config import check_config, other_scale_error, other_scales
 from workflow.run_config import per_scale as _per_scale
-from workflow.run_config import refuse_conflicting_config
+from workflow.run_config import refuse_absolute_targets, refuse_conflicting_config
 from workflow.scheduler_timer import install as _install_one_timer
 from snakemake.logging import logger as _snakemake_logger
 
@@ -74,6 +74,7 @@ if "gpu" in workflow.global_resources and visible_nvidia_gpus() == 0:
 # Every key `--config` accepts, checked before any rule is read (workflow/run_config.py): a
 # typo such as `scal=smoke` must not start a default run.
 refuse_conflicting_config(workflow.config_settings.config_args, sys.argv)
+refuse_absolute_targets(sys.argv, workflow.basedir)
 #: skip: build only what the raw data found locally (data/raw or the mirror) allows; an
 #: experiment whose dataset is missing is left out (and scored "no data"), e.g. offline.
 SCALE, MISSING_DATA = check_config(config)
