@@ -43,8 +43,20 @@ def experiment_config(name: str, scale: str) -> dict[str, Any]:
             for f in files
         ],
     ]
-    composed: dict[str, Any] = parse_cache.cached("config", key, lambda: _composed(name, scale))
+    composed: dict[str, Any] = parse_cache.cached(
+        "config", key, lambda: _composed(name, scale), _is_composed
+    )
     return composed
+
+
+def _is_composed(value: object) -> bool:
+    """Whether a cached config has a composed config's shape: a mapping of its top-level keys
+    with a ``params`` mapping."""
+    return (
+        isinstance(value, dict)
+        and all(isinstance(k, str) for k in value)
+        and isinstance(value.get("params"), dict)
+    )
 
 
 def _composed(name: str, scale: str) -> dict[str, Any]:
