@@ -102,7 +102,8 @@ def table_verdict(
         if _override_key(o) not in rule_keys
     ]
     config = record.get("config")
-    made_at = config.get("scale", {}).get("name") if isinstance(config, Mapping) else None
+    group = config.get("scale") if isinstance(config, Mapping) else None
+    made_at = group.get("name") if isinstance(group, Mapping) else None
     relevant = [d for d in diffs if _top(d[0]) in read | covered]
     if not relevant:
         return None  # only keys the table never read
