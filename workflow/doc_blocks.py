@@ -43,26 +43,9 @@ DOCS = ("README.md", "docs/reproduction.md")
 BEGIN = "<!-- generated: {name} (python -m workflow.doc_blocks) -->"
 END = "<!-- generated end: {name} -->"
 _BEGIN = re.compile(r"<!-- generated: ([a-z0-9_-]+) \(python -m workflow\.doc_blocks\) -->")
+_END = re.compile(r"<!-- generated end: [a-z0-9_-]+ -->")
 #: Any marker, well-formed or not (``<!--generated``, no space), so a broken one is counted.
 _ANY_MARKER = re.compile(r"<!--\s*generated", re.IGNORECASE)
-
-
-#: The blocks each page of :data:`DOCS` must hold: a registered block whose markers are gone
-#: (deleted, or misspelt) is an error, not a block silently left out of the check.
-PAGE_BLOCKS = {
-    "README.md": ("build-cost-line",),
-    "docs/reproduction.md": (
-        "scoreboard-summary",
-        "scoreboard-numbers",
-        "build-cost",
-        "taylor-numbers",
-        "adult-numbers",
-        "selection-numbers",
-        "selection-readings",
-        "selection-scalings",
-        "residue-numbers",
-    ),
-}
 
 
 class MissingResults(ValueError):
@@ -105,37 +88,23 @@ def blocks(text: str, page: str = "page") -> list[Block]:
         position = stop + len(end)
     markers = len(_ANY_MARKER.findall(text))
     if markers != 2 * len(found):
+        malformed = [
+            line.strip()
+            for line in text.splitlines()
+            if _ANY_MARKER.search(line) and not (_BEGIN.search(line) or _END.search(line))
+        ]
         raise ValueError(
-            f"{page}: {markers} generated markers for {len(found)} blocks; each block is "
-            f"{BEGIN.format(name='NAME')!r} ... {END.format(name='NAME')!r}"
+            f"{page}: {markers} generated markers for {len(found)} blocks"
+            + (f" (malformed: {malformed})" if malformed else "")
+            + f"; each block is {BEGIN.format(name='NAME')!r} ... {END.format(name='NAME')!r}"
         )
     return found
 
 
-def required_blocks(page: Path) -> tuple[str, ...]:
-    """The blocks ``page`` must hold: its :data:`PAGE_BLOCKS` entry when it is a page of
-    :data:`DOCS` under ROOT, else none (any other page holds what it marks)."""
-    for rel, names in PAGE_BLOCKS.items():
-        if page.resolve() == (ROOT / rel).resolve():
-            return names
-    return ()
-
-
-def render_page(
-    text: str, results: Path, scale: str, page: str = "page", required: Sequence[str] = ()
-) -> str:
-    """``text`` with every block rewritten from ``results`` at ``scale``; a ValueError names
-    each block of ``required`` that ``text`` lacks."""
-    found = blocks(text, page)
-    missing = [name for name in required if name not in {b.name for b in found}]
-    if missing:
-        raise ValueError(
-            f"{page}: registered block(s) {missing} are missing (their markers deleted or "
-            f"misspelt); each block is {BEGIN.format(name='NAME')!r} ... "
-            f"{END.format(name='NAME')!r}"
-        )
+def render_page(text: str, results: Path, scale: str, page: str = "page") -> str:
+    """``text`` with every block rewritten from ``results`` at ``scale``."""
     out, last = [], 0
-    for block in found:
+    for block in blocks(text, page):
         if block.name not in BLOCKS:
             raise ValueError(f"{page}: unknown block {block.name!r}; known: {sorted(BLOCKS)}")
         try:
@@ -153,14 +122,31 @@ def stale(old: str, new: str, page: str = "page") -> list[str]:
     return [b.name for b in blocks(new, page) if before.get(b.name) != new[b.start : b.stop]]
 
 
+def missing_blocks(pages: Sequence[Path]) -> list[str]:
+    """The registered blocks (:data:`BLOCKS`) that no page holds, when ``pages`` are all of
+    :data:`DOCS` (a subset may leave blocks to the other pages): a block whose markers were
+    deleted or misspelt (``<!--generated``) must fail the check, not leave it."""
+    if not {(ROOT / rel).resolve() for rel in DOCS} <= {page.resolve() for page in pages}:
+        return []
+    held = {b.name for page in pages for b in blocks(page.read_text(), str(page))}
+    return sorted(set(BLOCKS) - held)
+
+
 def update(pages: Sequence[Path], results: Path, scale: str, check: bool) -> list[str]:
     """Render every page; without ``check`` write the changed ones (atomically, only after
     every page rendered). Returns ``"<page>: <block>"`` for each block that was stale."""
+    missing = missing_blocks(pages)
+    if missing:
+        raise ValueError(
+            f"registered block(s) {missing} are in none of {list(DOCS)} (their markers deleted or "
+            f"misspelt); each block is {BEGIN.format(name='NAME')!r} ... "
+            f"{END.format(name='NAME')!r}"
+        )
     rendered: dict[Path, str] = {}
     disagree: list[str] = []
     for page in pages:
         old = page.read_text()
-        new = render_page(old, results, scale, str(page), required_blocks(page))
+        new = render_page(old, results, scale, str(page))
         disagree += [f"{page}: {name}" for name in stale(old, new, str(page))]
         if new != old:
             rendered[page] = new
