@@ -286,8 +286,8 @@ if not (workflow.remote_exec or workflow.subprocess_exec):
     _refuse_stale_tables(
         workflow.basedir,
         SCALE,
-        {
-            exp: _registry(exp)
+        {  # experiment -> (its registry TABLES, its params schema)
+            exp: (_registry(exp)[0], type(_registry(exp)[1]))
             for exp in sorted(
                 p.parent.name for p in Path(workflow.basedir).glob("experiments/*/run.py")
             )

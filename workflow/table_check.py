@@ -172,6 +172,8 @@ def stale_tables(
     expected: dict[tuple[str, tuple[str, ...]], Any] = {}
     found = []
     for exp, (tables, schema) in sorted(registries.items()):
+        if not isinstance(schema, type):
+            raise ValueError(f"registries[{exp!r}] must hold its Params class, got {schema!r}")
         for path, record in sidecars(root, exp, scale):
             overrides = tuple(rule_overrides(path))
             if (exp, overrides) not in expected:
