@@ -54,8 +54,10 @@ from workflow.paths import figure_outputs as _figure_outputs
 from workflow.paths import log_path as _log_path
 from workflow.run_config import check_config, other_scale_error, other_scales
 from workflow.run_config import per_scale as _per_scale
-from workflow.run_config import refuse_conflicting_config
+from workflow.run_config import refuse_absolute_targets, refuse_conflicting_config
 from workflow.scheduler_timer import install as _install_one_timer
+from workflow.table_check import overrides_by_path as _overrides_by_path
+from workflow.table_check import refuse_stale_tables as _refuse_stale_tables
 from snakemake.logging import logger as _snakemake_logger
 
 # One pending scheduler re-check at a time, as a daemon thread: a finished run exits at once
@@ -75,6 +77,7 @@ if "gpu" in workflow.global_resources and visible_nvidia_gpus() == 0:
 # Every key `--config` accepts, checked before any rule is read (workflow/run_config.py): a
 # typo such as `scal=smoke` must not start a default run.
 refuse_conflicting_config(workflow.config_settings.config_args, sys.argv)
+refuse_absolute_targets(sys.argv, workflow.basedir)
 #: skip: build only what the raw data found locally (data/raw or the mirror) allows; an
 #: experiment whose dataset is missing is left out (and scored "no data"), e.g. offline.
 SCALE, MISSING_DATA = check_config(config)
@@ -85,6 +88,10 @@ SCALE, MISSING_DATA = check_config(config)
 PYTHON_M = "python -m workflow.warm" if SCALE == "smoke" else "python -m"
 ALL_FIGURES = []
 ALL_RESULTS = []
+#: (regex of a result path, function of its match -> the config overrides its rule passes):
+#: a rules file whose shell command overrides the config (`params.variant=...`) declares them
+#: here, so that the sidecar check below expects them (workflow/table_check.py).
+TABLE_OVERRIDES = []
 
 
 # The rules files' helpers at this SCALE and repository root (workflow/: plain functions).
@@ -275,3 +282,23 @@ rule other_scale:
         scale=other_scales(SCALE),
         rest=r"/.+|\.csv",
     localrule: True
+
+
+# Every table of this scale whose sidecar's params differ from what its rule would run (a
+# direct run with overrides into a pipeline path; a config edit of a key the table reads but
+# does not declare) stops the run here, dry runs and reports included, naming each file, the
+# keys and the command that rebuilds it (workflow/table_check.py). Jobs that Snakemake starts
+# as their own process (cluster jobs) skip it: the run that submitted them has checked.
+if not (workflow.remote_exec or workflow.subprocess_exec):
+    _refuse_stale_tables(
+        workflow.basedir,
+        SCALE,
+        {  # experiment -> (its registry TABLES, its params schema)
+            exp: (_registry(exp)[0], type(_registry(exp)[1]))
+            for exp in sorted(
+                p.parent.name for p in Path(workflow.basedir).glob("experiments/*/run.py")
+            )
+        },
+        _overrides_by_path(TABLE_OVERRIDES),
+        sys.argv,
+    )

@@ -43,7 +43,9 @@ DOCS = ("README.md", "docs/reproduction.md")
 BEGIN = "<!-- generated: {name} (python -m workflow.doc_blocks) -->"
 END = "<!-- generated end: {name} -->"
 _BEGIN = re.compile(r"<!-- generated: ([a-z0-9_-]+) \(python -m workflow\.doc_blocks\) -->")
-_ANY_MARKER = re.compile(r"<!-- generated(?: end)?:")
+_END = re.compile(r"<!-- generated end: [a-z0-9_-]+ -->")
+#: Any marker, well-formed or not (``<!--generated``, no space), so a broken one is counted.
+_ANY_MARKER = re.compile(r"<!--\s*generated", re.IGNORECASE)
 
 
 class MissingResults(ValueError):
@@ -86,9 +88,15 @@ def blocks(text: str, page: str = "page") -> list[Block]:
         position = stop + len(end)
     markers = len(_ANY_MARKER.findall(text))
     if markers != 2 * len(found):
+        malformed = [
+            line.strip()
+            for line in text.splitlines()
+            if _ANY_MARKER.search(line) and not (_BEGIN.search(line) or _END.search(line))
+        ]
         raise ValueError(
-            f"{page}: {markers} generated markers for {len(found)} blocks; each block is "
-            f"{BEGIN.format(name='NAME')!r} ... {END.format(name='NAME')!r}"
+            f"{page}: {markers} generated markers for {len(found)} blocks"
+            + (f" (malformed: {malformed})" if malformed else "")
+            + f"; each block is {BEGIN.format(name='NAME')!r} ... {END.format(name='NAME')!r}"
         )
     return found
 
@@ -114,9 +122,26 @@ def stale(old: str, new: str, page: str = "page") -> list[str]:
     return [b.name for b in blocks(new, page) if before.get(b.name) != new[b.start : b.stop]]
 
 
+def missing_blocks(pages: Sequence[Path]) -> list[str]:
+    """The registered blocks (:data:`BLOCKS`) that no page holds, when ``pages`` are all of
+    :data:`DOCS` (a subset may leave blocks to the other pages): a block whose markers were
+    deleted or misspelt (``<!--generated``) must fail the check, not leave it."""
+    if not {(ROOT / rel).resolve() for rel in DOCS} <= {page.resolve() for page in pages}:
+        return []
+    held = {b.name for page in pages for b in blocks(page.read_text(), str(page))}
+    return sorted(set(BLOCKS) - held)
+
+
 def update(pages: Sequence[Path], results: Path, scale: str, check: bool) -> list[str]:
     """Render every page; without ``check`` write the changed ones (atomically, only after
     every page rendered). Returns ``"<page>: <block>"`` for each block that was stale."""
+    missing = missing_blocks(pages)
+    if missing:
+        raise ValueError(
+            f"registered block(s) {missing} are in none of {list(DOCS)} (their markers deleted or "
+            f"misspelt); each block is {BEGIN.format(name='NAME')!r} ... "
+            f"{END.format(name='NAME')!r}"
+        )
     rendered: dict[Path, str] = {}
     disagree: list[str] = []
     for page in pages:

@@ -24,7 +24,7 @@ depends on scheduling. The tables are in ``experiments/adult_synth/tables.py``.
 
     python -m experiments.adult_synth.run scale=smoke table=selection \
         inputs.data=data/processed/adult.csv inputs.domain=data/processed/adult_domain.json \
-        out=results/adult_synth/smoke/selection.csv
+        out=results/explore/adult_synth/selection.csv
 """
 
 from __future__ import annotations

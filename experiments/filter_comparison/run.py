@@ -2,7 +2,7 @@
 filter of docs/filters.md on one shared workload, under one (eps, delta) budget.
 
     python -m experiments.filter_comparison.run scale=smoke table=a \
-        out=results/filter_comparison/smoke/a.csv
+        out=results/explore/filter_comparison/a.csv
 
 One row per (setting, run, filter): ``admitted`` (queries run before the filter halted;
 ``censored`` when the stream ended first). Filters that do not accept the workload's queries

@@ -34,7 +34,7 @@ scale), so their difference is a paired comparison.
 
     python -m experiments.mnist_gd.run scale=smoke table=train index=1 \
         inputs.data=data/processed/mnist.npz inputs.tuned=results/mnist_gd/smoke/tuned.csv \
-        out=results/mnist_gd/smoke/runs/e0_tuned_filtered_t0.csv
+        out=results/explore/mnist_gd/e0_tuned_filtered_t0.csv
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ Costs are composed exactly (Prop. 12) and each worst-case cost is cross-checked 
 hockey-stick curve of the adversary's transcript (finite distributions, Prop. 6).
 
     python -m experiments.residue_filters.run scale=smoke table=fig1 \
-        out=results/residue_filters/smoke/fig1.csv
+        out=results/explore/residue_filters/fig1.csv
 
 The tables are in ``experiments/residue_filters/tables.py``.
 """

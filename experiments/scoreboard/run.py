@@ -1,7 +1,7 @@
 """The reproduction scoreboard: every paper number and claim declared in config/*/paper.yaml
 against the results of one scale (see experiments/scoreboard/scoring.py).
 
-    python -m experiments.scoreboard.run scale=smoke out=results/scoreboard/smoke.csv
+    python -m experiments.scoreboard.run scale=smoke out=results/explore/scoreboard/smoke.csv
     python -m experiments.scoreboard.run scale=default 'params.experiments=[taylor_survival]'
 
 writes results/scoreboard/<scale>.csv (experiment, key, where, paper, ours, status, reason,

@@ -118,6 +118,15 @@ def _evidence_path(path: Any) -> str | None:
     return normal if normal.startswith(("results/", "figures/")) else None
 
 
+def _unknown_placeholders(path: Any) -> list[str]:
+    """The ``{...}`` of an evidence path other than ``{scale}``, and any stray brace: a typo
+    (``{scal}``) would name a file no build makes, scored "unexplained ... not built"."""
+    if not isinstance(path, str):
+        return []
+    rest = path.replace("{scale}", "")
+    return re.findall(r"\{[^{}]*\}?|\}", rest)
+
+
 @dataclass(frozen=True)
 class Check:
     """One declared paper number or claim (an entry of ``checks`` in paper.yaml)."""
@@ -168,6 +177,14 @@ class Check:
                 f"check {self.key}: evidence must be a list of results/... or figures/... "
                 f"paths, or a map of {SCALES} to such lists"
             )
+        for paths in per_scale.values():
+            for path in paths:
+                unknown = _unknown_placeholders(path)
+                if unknown:
+                    raise ValueError(
+                        f"check {self.key}: evidence path {path!r} has unknown placeholder(s) "
+                        f"{unknown}; the only one is {{scale}}"
+                    )
         normal = {scale: tuple(map(_evidence_path, paths)) for scale, paths in per_scale.items()}
         for scale, paths in per_scale.items():
             outside = [p for p, n in zip(paths, normal[scale], strict=True) if n is None]

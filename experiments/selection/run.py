@@ -13,7 +13,7 @@ experiments/selection/jobs.py; the tables: experiments/selection/tables.py):
 * heatmap: Fig. 1; threshold_sweep: Fig. 2; rnm_mc: Figs. 3/6; rnm_bounds: Figs. 7/8.
 
     python -m experiments.selection.run scale=smoke table=online index=0 \
-        out=results/selection/smoke/parts/online/0.csv
+        out=results/explore/selection/online_0.csv
 """
 
 from __future__ import annotations

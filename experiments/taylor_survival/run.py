@@ -10,7 +10,7 @@ of the realised loss, with a Nystrom quadrature of the same probability alongsid
 epsilon of an adaptive sequence of randomized-response queries, and the resulting survival.
 
     python -m experiments.taylor_survival.run scale=smoke table=survival \
-        out=results/taylor_survival/smoke/survival.csv
+        out=results/explore/taylor_survival/survival.csv
 
 The tables are in ``experiments/taylor_survival/tables.py``.
 """

@@ -208,3 +208,44 @@ def test_the_repository_pages_hold_only_known_blocks():
     assert {"scoreboard-summary", "scoreboard-numbers", "build-cost", "build-cost-line"} <= set(
         names
     )
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda text: text.replace(BEGIN.format(name="build-cost") + "\n", "").replace(
+            END.format(name="build-cost") + "\n", ""
+        ),  # both markers deleted
+        lambda text: text.replace("<!-- generated", "<!--generated"),  # written without the space
+    ],
+)
+def test_a_registered_block_that_is_missing_fails_the_check(
+    broken, tmp_path: Path, results: Path, monkeypatch
+):
+    """Issue 43: deleting both markers of a registered block (or misspelling them) left the
+    block out of the check, which passed (rc 0). Here the registered blocks are two, one on
+    each page of DOCS."""
+    monkeypatch.setattr(doc_blocks, "ROOT", tmp_path)
+    monkeypatch.setattr(
+        doc_blocks, "BLOCKS", {k: BLOCKS[k] for k in ("scoreboard-summary", "build-cost")}
+    )
+    first, second = (tmp_path / rel for rel in DOCS)
+    second.parent.mkdir(parents=True, exist_ok=True)
+    first.write_text("# Title\n\n" + block("scoreboard-summary", "typed\n") + "\nend\n")
+    second.write_text("# Other\n\n" + block("build-cost", "typed\n") + "\nend\n")
+    pages = ["--scale", "default", "--results", str(results)]
+    doc_blocks.main(pages)  # every page of DOCS (the default)
+    doc_blocks.main([*pages, "--check"])  # well-formed: passes
+    second.write_text(broken(second.read_text()))
+    with pytest.raises(SystemExit) as exit_:
+        doc_blocks.main([*pages, "--check"])
+    message = str(exit_.value.code)
+    assert "build-cost" in message
+    assert "are in none of" in message or "malformed: ['<!--generated: build-cost" in message
+    # a page checked alone may leave blocks to the others
+    doc_blocks.main([str(first), *pages, "--check"])
+
+
+def test_the_repository_pages_hold_every_registered_block():
+    root = Path(__file__).resolve().parents[2]
+    assert doc_blocks.missing_blocks([root / rel for rel in DOCS]) == []

@@ -150,6 +150,13 @@ def test_reasons_are_filled_from_the_runs_own_metrics():
         ({"reason": {"paper": "ours {x:.2f}, {y!z}"}}, "conversion"),
         ({"evidence": ["results/../../etc/passwd"]}, r"under results/ or figures/"),
         ({"evidence": {"smoke": ["figures/../x.png"]}}, r"under results/ or figures/"),
+        # issue 43: a typo silently scored a measured check "unexplained ... not built"
+        (
+            {"evidence": ["results/taylor_survival/{scal}/survival.csv"]},
+            r"unknown placeholder\(s\) \['\{scal\}'\]; the only one is \{scale\}",
+        ),
+        ({"evidence": {"paper": ["results/e/{scale/v.csv"]}}, r"unknown placeholder"),
+        ({"evidence": ["results/e/scale}/v.csv"]}, r"unknown placeholder"),
     ],
 )
 def test_malformed_reasons_and_evidence_are_refused(fields, message):
