@@ -131,3 +131,4 @@ def test_make_apidocs_fails_on_warnings_and_ci_builds_it():
     assert "docs/_build/" in (REPO / ".gitignore").read_text().splitlines()
     steps = re.findall(r"^make ([a-z-]+)", (REPO / ".ci" / "run").read_text(), re.MULTILINE)
     assert steps[:4] == ["lint", "test", "apidocs", "determinism"], steps
+    assert "`make apidocs`" in (REPO / "docs" / "accounting.md").read_text()  # the link
