@@ -90,6 +90,7 @@ class IndividualRenyiFilter:
 
     @property
     def history(self) -> tuple[IndividualStep, ...]:
+        """One entry per request so far, in order: the points that ran and the loss charged."""
         return tuple(self._history)
 
     def _validated(self, costs: np.ndarray) -> np.ndarray:

@@ -42,8 +42,8 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
     The orders stay the finite set fixed before the run: Rem. 4.4 covers a finite set of
     halting rules, not a continuum of orders refined between grid points (unlike the
     conversions of :mod:`accounting.curves.rdp`, which choose an order for one fixed,
-    data-independent curve). Costs are ``RenyiCurve``s that must contain every tracked order
-    on their grid. The sums are exact and order-independent
+    data-independent curve). Each cost is a ``RenyiCurve`` that must contain every tracked
+    order on its grid. The sums are exact and order-independent
     (:class:`~accounting.exact_sum.ExactSum`) and compared with the budgets exactly, so no
     rounding admits a query whose true sum exceeds a budget.
 
@@ -88,10 +88,12 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
 
     @property
     def orders(self) -> tuple[float, ...]:
+        """The tracked orders alpha_j, fixed when the filter is built."""
         return self.guarantee.orders
 
     @property
     def budgets(self) -> tuple[float, ...]:
+        """The budget B_j of each tracked order, in the order of ``orders``."""
         return self.guarantee.eps
 
     @property
