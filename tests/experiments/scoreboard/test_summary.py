@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from experiments.common.config import CONFIG_DIR
 from experiments.scoreboard import summary
-from experiments.scoreboard.scoring import COLUMNS
+from experiments.scoreboard.scoring import COLUMNS, scoreboard
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -134,3 +135,16 @@ def test_paper_tables_refuse_a_status_the_scoreboard_does_not_write():
     board = _smoke_like_board().assign(cause="guessed")
     with pytest.raises(ValueError, match="cause 'guessed'"):
         summary.paper_tables(board)
+
+
+def test_paper_tables_render_what_the_scoreboard_writes(tmp_path):
+    """The scoreboard of a build with no experiment in its DAG (what the writer gives before
+    any result exists): every check of every paper.yaml, each "not run here"."""
+    board = scoreboard(CONFIG_DIR, tmp_path / "results", "smoke", in_dag=[])
+    path = tmp_path / "smoke.csv"
+    board.to_csv(path, index=False)
+    lines = summary.paper_tables(pd.read_csv(path, keep_default_na=False))
+    rows = [line for line in lines if line.startswith("| ") and not line.startswith("| figure")]
+    assert len(rows) == len(board) > 0
+    assert all(row.endswith("|  | not run here |") for row in rows), rows[0]
+    assert sum(line.startswith("**") for line in lines) == board.source.nunique()
