@@ -35,7 +35,7 @@ import pandas as pd
 
 from experiments.common.atomic import atomic_path
 from experiments.scoreboard.scoring import summary_lines
-from experiments.scoreboard.summary import number_rows, provenance_line
+from experiments.scoreboard.summary import paper_tables, provenance_line
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The pages whose blocks ``python -m workflow.doc_blocks`` rewrites, relative to ROOT.
@@ -197,10 +197,11 @@ def scoreboard_summary(results: Path, scale: str) -> str:
 
 
 def scoreboard_numbers(results: Path, scale: str) -> str:
-    """The build that scored, then one row per check: the paper's number beside ours."""
+    """The build that scored, then one table per paper: each check's figure or table, the
+    paper's number beside ours, and whether ours reproduces it."""
     path = results / "scoreboard" / f"{scale}.csv"
     board = table(path)
-    return "\n".join([provenance_line(sidecar(path)), "", *number_rows(board)])
+    return "\n".join([provenance_line(sidecar(path)), "", *paper_tables(board)])
 
 
 def build_cost(results: Path, scale: str) -> str:

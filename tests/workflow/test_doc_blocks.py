@@ -136,7 +136,9 @@ def test_scoreboard_numbers_block_names_the_build(tmp_path: Path, results: Path)
     doc_blocks.update([page], results, "default", check=False)
     lines = page.read_text().splitlines()
     assert lines[1].startswith("Built at commit 0123456 on Test CPU")
-    assert "| paper-a | acc | Sec. 1 | 0.8290 | 0.8318 | pass |" in lines
+    assert "**paper-a**" in lines
+    assert "| Sec. 1 | `acc` | 0.8290 | 0.8318 | reproduced |" in lines
+    assert "| Fig. 2 | `claim_x` | SVT earlier | False | differs: measured cause |" in lines
 
 
 def test_missing_results_name_the_block_and_the_file(page: Path, tmp_path: Path):
