@@ -19,13 +19,15 @@ closed: ``sys.stdin`` is None) with standard streams made as at start-up (line-b
 terminal), a fresh ``__main__``, the repository's modules read from disk (the server imports
 none of them, so an edit is seen by the next job), fresh seeds for ``random`` and numpy's
 global generator, BLAS/OpenMP thread limits from the job's ``OMP_NUM_THREADS``, and an exit
-as Python's own: non-daemon threads joined, atexit run, the exit status (``sys.exit``,
-``os._exit``, an uncaught exception, KeyboardInterrupt's SIGINT, death by a signal) passed on,
-by the client dying of the job's signal. Signals sent to the client (SIGINT, SIGTERM, SIGHUP,
-SIGQUIT, SIGUSR1, SIGUSR2) reach the job; a job whose client dies is killed. What differs: the
-job's pid and parent, its process group and session (no controlling terminal; Ctrl-Z stops the
-client, not the job), its cgroup and CPU-time accounting (the server's), the preloaded
-libraries' import-time effects (already done), and, when ``PYTHONHASHSEED`` is unset, its
+as Python's own (workflow/warm_server.py, ``run_job``): non-daemon threads joined, atexit run,
+streams flushed, the modules the job imported torn down (an unclosed file is flushed), the
+exit status (``sys.exit``, ``os._exit``, an uncaught exception, KeyboardInterrupt's SIGINT,
+death by a signal) passed on, a signal's by the client dying of it. Signals sent to the client
+(SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) reach the job; a job whose client dies is
+killed. What differs: the job's pid, parent and ``/proc`` command line (the server's), its
+process group and session (no controlling terminal; Ctrl-Z stops the client, not the job), its
+cgroup and CPU-time accounting (the server's), the preloaded libraries (already imported, with
+their import-time effects; not torn down at exit), and, when ``PYTHONHASHSEED`` is unset, its
 string-hash seed (the server's, shared by its jobs). What an interpreter fixes at start-up keys
 the server: each interpreter, state of its site-packages, ``PYTHON*``, locale (``LANG``,
 ``LC_*``) and matplotlib (``MPL*``, ``MATPLOTLIBRC``) environment, nice value, hard resource
@@ -108,10 +110,15 @@ class _Cold(Exception):
 def _cold(module: str, args: Sequence[str]) -> NoReturn:
     """Replace this process by ``python -m module args`` (the client's own descriptors are
     close-on-exec, so the new process has what the client inherited)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _flush()
     os.execv(sys.executable, [sys.executable, "-m", module, *args])
     raise AssertionError("os.execv returned")  # pragma: no cover - it never does
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
 
 
 def _folder() -> Path:
@@ -392,8 +399,7 @@ def _forward(sock: socket.socket, ignored: list[int]) -> None:
 
 def _die_by(signum: int) -> int:
     """End this process by ``signum``, as the job ended (128 + signum if it survives)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _flush()
     if signum not in (signal.SIGKILL, signal.SIGSTOP):
         signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])

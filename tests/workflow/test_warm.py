@@ -14,6 +14,7 @@ import fcntl
 import json
 import os
 import pwd
+import resource
 import shutil
 import signal
 import socket
@@ -340,9 +341,14 @@ def test_the_resource_limits_are_the_clients(work: Path) -> None:
     _same_state(cold, warm)
 
 
-def test_the_nice_value_is_the_clients(work: Path) -> None:
-    cold, warm = _both(work, "state", wrap=("nice", "-n", "5"))
+def test_the_nice_value_and_hard_limits_are_the_clients(work: Path) -> None:
+    """Both key a server of their own (a process may not lower them back): one started here."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    hard = 2000 if hard == resource.RLIM_INFINITY else hard // 2
+    setup = f"ulimit -S -n {hard // 2}; ulimit -H -n {hard}"
+    cold, warm = _both(work, "state", setup=setup, wrap=("nice", "-n", "5"))
     assert warm.state["nice"] == os.getpriority(os.PRIO_PROCESS, 0) + 5
+    assert warm.state["rlimits"]["RLIMIT_NOFILE"] == [hard // 2, hard]
     _same_state(cold, warm)
 
 
