@@ -194,6 +194,10 @@ def work() -> Iterator[Path]:
     (folder / "probe.py").write_text(PROBE)
     (folder / "probe_dep.py").write_text("VERSION = 1\n")
     (folder / "tmp").mkdir()
+    # The server most tests use, started by a client that ignores SIGINT, as a shell's
+    # background job does: its jobs must not inherit that.
+    first = _run(folder, "state", setup="trap '' INT")
+    assert first.rc == 0 and not first.cold, first.err
     yield folder
     _stop_servers(folder)
     shutil.rmtree(folder, ignore_errors=True)
@@ -450,26 +454,29 @@ def test_a_signal_to_the_client_ends_the_job_as_python_m(work: Path, signum: int
     assert ends[1] == ends[0] and ends[0][0] == -signum
 
 
-@pytest.mark.slow
-def test_a_server_started_by_a_background_client_gives_python_ms_signals(work: Path) -> None:
-    """A hash seed gets its own server, here started by a client that ignores SIGINT, as a
-    shell's background job does: its job ignores it, as a cold one would, and the next
-    client's job gets KeyboardInterrupt from it and ends by it, as a cold one does."""
-    env: dict[str, Any] = {"PYTHONHASHSEED": "4"}
-    cold, warm = _both(work, "state", setup="trap '' INT", **env)
+def test_signals_as_python_m_though_a_background_client_started_the_server(work: Path) -> None:
+    """The server was started by a client that ignores SIGINT (the ``work`` fixture): a job
+    of a client that ignores it ignores it too, as a cold one does, and a job of one that
+    does not gets KeyboardInterrupt from it and ends by it, as a cold one does."""
+    cold, warm = _both(work, "state", setup="trap '' INT")
     assert warm.state["signals"][str(int(signal.SIGINT))] == repr(signal.SIG_IGN)
     _same_state(cold, warm)
-    assert warm.state["hash"] != _run(work, "state").state["hash"]
-    assert _socket_path(work, **env) != _socket_path(work) and _socket_path(work, **env).is_socket()
-    cold, warm = _both(work, "state", **env)
+    cold, warm = _both(work, "state")
+    assert warm.state["signals"][str(int(signal.SIGINT))] == repr(signal.default_int_handler)
     _same_state(cold, warm)
     ends = []
     for is_warm in (False, True):
-        client, _job = _sleeping_job(work, warm=is_warm, **env)
+        client, _job = _sleeping_job(work, warm=is_warm)
         client.send_signal(signal.SIGINT)
         _out, err = client.communicate(timeout=30)
         ends.append((client.returncode, err.splitlines()[-1:]))
     assert ends[1] == ends[0] == (-signal.SIGINT, ["KeyboardInterrupt"])
+
+
+def test_each_hash_seed_has_its_own_server(work: Path) -> None:
+    """The hash seed is fixed at start-up: it keys the server (a job's is the cold one's:
+    test_a_warm_job_sees_what_python_m_gives)."""
+    assert _socket_path(work, PYTHONHASHSEED="4") != _socket_path(work)
 
 
 def test_the_job_ends_when_its_client_is_killed(work: Path) -> None:
