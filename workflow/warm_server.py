@@ -156,7 +156,9 @@ def _monitor(conn: socket.socket) -> Job:
     try:
         conn.settimeout(WAIT_S)
         header = recv_exact(conn, INT.size)
-        request = json.loads(recv_exact(conn, INT.unpack(header or b"")[0]) or b"null")
+        if header is None:  # a client that gave up, or one checking that the server is up
+            os._exit(0)
+        request = json.loads(recv_exact(conn, INT.unpack(header)[0]) or b"null")
         conn.sendall(INT.pack(0))  # taken: now the descriptors
         mark, fds, _flags, _addr = socket.recv_fds(conn, len(FDS), 255)
         if mark != FDS or len(fds) != len(request["fds"]):

@@ -313,7 +313,7 @@ def test_a_warm_job_sees_what_python_m_gives(work: Path) -> None:
 def test_an_edited_module_is_read_again(work: Path) -> None:
     try:
         assert _run(work, "state").state["version"] == 1
-        (work / "probe_dep.py").write_text("VERSION = 2\n")
+        (work / "probe_dep.py").write_text("VERSION = 2  # a size of its own (.pyc check)\n")
         assert _run(work, "state").state["version"] == 2
     finally:
         (work / "probe_dep.py").write_text("VERSION = 1\n")
