@@ -597,12 +597,15 @@ def test_a_server_that_does_not_answer_runs_cold(work: Path, how: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def other_user() -> Iterator[pwd.struct_passwd]:
+def other_user(work: Path) -> Iterator[pwd.struct_passwd]:
     """A second, unprivileged local user (made with useradd; removed after)."""
     if os.geteuid() != 0:
         pytest.skip("making a second local user needs root (CI runs these tests as root)")
     if shutil.which("useradd") is None or shutil.which("userdel") is None:
         pytest.skip("useradd/userdel not found: no second local user can be made")
+    shut = [d for d in (work, *work.parents) if not d.stat().st_mode & 0o001]
+    if shut:
+        pytest.skip(f"{shut[0]} is closed to other users: a second user could not reach {work}")
     name = f"flwarm{os.getpid()}"
     subprocess.run(
         ["useradd", "--no-create-home", "--no-user-group", "--shell", "/bin/false", name],
