@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 from mpmath import libmp
@@ -30,6 +31,7 @@ from accounting import _checks
 from accounting.costs import EpsDelta
 from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.base import Filter
+from accounting.numerics import exact_upper
 
 #: The constant in Rogers et al. (2016), Thm. 5.1: H = eps_g^2 / (28.04 log(1/delta_g)).
 ROGERS_H_CONSTANT = 28.04
@@ -165,9 +167,9 @@ def _rogers_k(
 ) -> float:
     """K of :func:`rogers_k` from sum eps_j^2 and sum eps_j (e^eps_j - 1) / 2 (in any units
     where eps_g^2 is a normal double)."""
-    h = eps_g**2 / (ROGERS_H_CONSTANT * math.log(1.0 / delta_g))
-    spread = 2.0 * (square_sum + h) * (1.0 + 0.5 * math.log1p(square_sum / h))
-    return _checks.result("K", drift + math.sqrt(spread * math.log(1.0 / delta_pp)))
+    h = eps_g**2 / (ROGERS_H_CONSTANT * -math.log(delta_g))  # not log(1 / delta_g): it
+    spread = 2.0 * (square_sum + h) * (1.0 + 0.5 * math.log1p(square_sum / h))  # overflows
+    return _checks.result("K", drift + math.sqrt(spread * -math.log(delta_pp)))  # (subnormal)
 
 
 class AdvancedFilter(_EpsDeltaFilter):
@@ -236,10 +238,11 @@ def _whitehouse_eps(square_sum: float, delta_prime: float) -> float:
 
 def _log_inverse(delta_prime: float) -> float:
     """log(1/delta') to a few ulp: -log1p(-(1 - delta')) above 1/2, where 1 - delta' is exact
-    (log(1/delta') of the rounded 1/delta' was 4.4e-9 relative off within 1e-7 of 1)."""
+    (log(1/delta') of the rounded 1/delta' was 4.4e-9 relative off within 1e-7 of 1), and
+    -log(delta') below (1/delta' overflows at a subnormal delta')."""
     if delta_prime > 0.5:
         return -math.log1p(-(1.0 - delta_prime))
-    return math.log(1.0 / delta_prime)
+    return -math.log(delta_prime)
 
 
 def _whitehouse_square_budget(eps: float, delta_prime: float) -> Fraction:
@@ -293,8 +296,20 @@ class WhitehouseFilter(_EpsDeltaFilter):
 
     @property
     def spent_eps(self) -> float:
-        """:func:`whitehouse_eps` of the accepted costs, from the running sum (O(1))."""
-        return _whitehouse_eps(self._state.eps_sq.value, self.delta_prime)
+        """:func:`whitehouse_eps` of the accepted costs, from the exact running sum of
+        eps_m^2, rounded up (outward interval arithmetic; O(1))."""
+        squares = self._state.eps_sq
+        if squares.n_inf:
+            return math.inf
+        if squares.scaled == 0:
+            return 0.0
+        square_sum = Fraction(squares.scaled, 1 << (2 * _SCALE_BITS))
+
+        def spent(ctx: Any) -> Any:
+            s = ctx.mpf(square_sum.numerator) / square_sum.denominator
+            return ctx.sqrt(-2 * ctx.log(ctx.mpf(self.delta_prime)) * s) + s / 2
+
+        return exact_upper(spent)
 
     def _admit(self, cost: EpsDelta) -> EpsDeltaSums | None:
         nxt = self._state.plus(cost)
