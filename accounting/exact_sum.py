@@ -90,7 +90,8 @@ class ExactSum:
         return total
 
     def __add__(self, x: float) -> ExactSum:
-        x = _checks.real("term", x)  # a bool or a string is an error, not 1.0 or a parse
+        if type(x) is not float:  # a bool or a string is an error, not 1.0 or a parse
+            x = _checks.real("term", x)
         if math.isfinite(x):
             return ExactSum(self.scaled + _scaled(x), self.n_pos_inf, self.n_neg_inf)
         if math.isnan(x):
@@ -122,6 +123,14 @@ class ExactSum:
         if self.scaled >= 0:
             return _rounded_up(self.scaled, _SCALE_BITS)
         return -_rounded_down(-self.scaled, _SCALE_BITS)
+
+    @property
+    def lower(self) -> float:
+        """The largest double <= the exact sum (+-inf as :attr:`value`)."""
+        return -(-self).upper
+
+    def __neg__(self) -> ExactSum:
+        return ExactSum(-self.scaled, self.n_neg_inf, self.n_pos_inf)
 
     def at_most(self, bound: float) -> bool:
         """Whether the exact sum is <= ``bound`` (no rounding: the test a budget needs)."""

@@ -13,19 +13,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from fractions import Fraction
 
 import mpmath
 from scipy import special
 
 from accounting.exact_sum import ExactSum
-from accounting.numerics import fraction_down, nudge_up
+from accounting.numerics import nudge_up
 
 #: Relative margin of the float Gaussian tail, per unit of (1 + s)(2 + |x|) (see
 #: :func:`_gaussian_decision`): 2^-40, above the derived 2^-50 by a factor 2^10.
 _GAUSS_REL = 2.0**-40
 #: Below this a float tail may have lost relative accuracy (subnormal): mpmath decides.
 _NORMAL = 2.0**-1000
+#: Below this x, Phi(x) < 2^-1000: bounded by Mills' ratio in log space.
+_FAR = -37.0
+_LOG_SQRT_2PI = 0.9189385332046728
+#: Beyond this |x| the fallback bounds Phi(x) in closed form (p < 1 here).
+_HUGE = 10**6
 #: Digits of the fallback, and the relative tie that it refuses (a tolerance that refuses).
 _DIGITS = 60
 _TIE = mpmath.mpf(2) ** -130
@@ -39,15 +43,17 @@ def gaussian_at_most(mu: float, c: float, p: float) -> bool:
     """
     if p >= 1.0 or c == math.inf:
         return True
-    if c == -math.inf:
-        return False  # P(L > -inf) = 1 > p
+    if c == -math.inf or p <= 0.0:
+        return False  # P(L > -inf) = 1 > p; a tail at a finite c is > 0
     decided = _gaussian_decision(mu, c, p)
     if decided is not None:
         return decided
     with mpmath.workdps(_DIGITS):
         m = mpmath.mpf(mu)
-        tail = mpmath.ncdf(m / 2 - mpmath.mpf(c) / m)
-        return bool(tail * (1 + _TIE) <= p)
+        x = m / 2 - mpmath.mpf(c) / m
+        if abs(x) > _HUGE:  # beyond mpmath's erfc: Phi(x) <= e^(-x^2/2) for x < 0 (Chernoff)
+            return bool(x < 0 and -x * x / 2 <= mpmath.log(p))  # and > 1/2 > p for x > 0
+        return bool(mpmath.ncdf(x) * (1 + _TIE) <= p)
 
 
 def _gaussian_decision(mu: float, c: float, p: float) -> bool | None:
@@ -61,13 +67,15 @@ def _gaussian_decision(mu: float, c: float, p: float) -> bool | None:
     rounded argument adds ~x^2 u <= s (2 + |x'|) u, as s >= |x|). The relative margin
     2^-40 (1 + s)(2 + |x'|) is 2^10 times the sum (2^-51 (1 + s)(2 + |x'|) covers both)
     while it is below 2^-10; a tail below 2^-1000 (subnormal intermediates) is left to
-    mpmath.
+    mpmath, except far in the tail (x' < -37), where :func:`_far_tail_below` bounds it.
     """
     if mu < _NORMAL:
         return None
     ratio = c / mu
     x = mu / 2.0 - ratio
     s = mu / 2.0 + abs(ratio)
+    if x < _FAR and math.isfinite(s):
+        return _far_tail_below(x + 2.0**-51 * s, p)
     margin = _GAUSS_REL * (1.0 + s) * (2.0 + abs(x))
     if not margin < 2.0**-10:
         return None
@@ -78,6 +86,20 @@ def _gaussian_decision(mu: float, c: float, p: float) -> bool | None:
         return True
     if tail * (1.0 - margin) > p:
         return False
+    return None
+
+
+def _far_tail_below(y: float, p: float) -> bool | None:
+    """True if Phi(y) <= p certainly for y <= -37 (y the float x moved up past its error
+    d <= 2^-51 s): Phi(y) <= phi(y) / |y| (Mills' ratio; Gordon 1941), whose log
+    -y^2/2 - log|y| - log sqrt(2 pi) is evaluated within 2^-50 (1 + y^2) and log p within
+    2^-50 (1 + |log p|); both margins are taken 2^10 times wider. None: undecided."""
+    if not y < _FAR:
+        return None
+    log_bound = -0.5 * y * y - math.log(-y) - _LOG_SQRT_2PI
+    log_p = math.log(p)
+    if log_bound + 2.0**-40 * (1.0 + y * y) <= log_p - 2.0**-40 * (1.0 + abs(log_p)):
+        return True
     return None
 
 
@@ -128,5 +150,4 @@ def argument_down(eps: float, q: float, realised: ExactSum) -> float:
         return -math.inf
     if realised.n_neg_inf:
         return math.inf
-    exact = Fraction(eps) - Fraction(q) - Fraction(realised.scaled, 1 << 1074)
-    return fraction_down(exact)
+    return (-realised + eps + -q).lower

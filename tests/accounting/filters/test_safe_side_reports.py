@@ -214,3 +214,37 @@ def test_nudge_names_an_infinite_start(nudge) -> None:
     with pytest.raises(ValueError, match=r"start x must be a finite number.*got x=-?inf"):
         nudge(ok, start)
     assert nudge(lambda v: True, start) == start  # an infinite start that holds is kept
+
+
+def test_gaussian_tail_decision_against_60_digits() -> None:
+    """gaussian_at_most(mu, c, p) is True only where Phi(mu/2 - c/mu) <= p at 60 digits,
+    and decides all but ties within 2^-30 relative: random mu, c and p from the float range,
+    p at the float tail itself (a near tie) or far from it, tails far below the doubles."""
+    from accounting.filters._tails import gaussian_at_most
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        mu = 10 ** rng.uniform(-300, 5)
+        c = rng.choice([-1, 1]) * 10 ** rng.uniform(-300, 300)
+        with mp.workdps(60):
+            x = mp.mpf(mu) / 2 - mp.mpf(c) / mp.mpf(mu)
+            if abs(x) > 1e5:  # Phi is e^(-x^2/2) / (|x| sqrt(2 pi)) (1 + O(x^-2)) or 1 - that
+                log_tail = -x * x / 2 - mp.log(abs(x)) - mp.log(2 * mp.pi) / 2
+                tail = mp.exp(log_tail) if x < 0 else 1 - mp.exp(log_tail)
+            else:
+                tail = mp.ncdf(x)
+        kind = rng.choice(["tie", "above", "below", "any"])
+        if kind == "tie":
+            p = float(tail)
+        elif kind == "above":
+            p = float(tail * (1 + mp.mpf(2) ** -30))
+        elif kind == "below":
+            p = float(tail * (1 - mp.mpf(2) ** -30))
+        else:
+            p = 10 ** rng.uniform(-320, 0)
+        p = min(p, 1.0)
+        got = gaussian_at_most(mu, c, p)
+        if got:
+            assert tail <= p, (mu, c, p)
+        elif tail <= p * (1 - mp.mpf(2) ** -30):
+            raise AssertionError(f"refused a clear admission: {(mu, c, p)}")
