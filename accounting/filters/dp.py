@@ -180,7 +180,9 @@ class AdvancedFilter(_EpsDeltaFilter):
     is (eps_g, delta_g)-DP. ``delta_pp`` = delta'' (default delta_g / 2, the theorem as
     published, last factor log(2/delta_g)); H keeps the theorem's value for every split.
     Why any split is valid, and which printed versions differ:
-    docs/proofs/advanced_filter.md. Every eps_g > 0 is supported: K is evaluated in units
+    docs/proofs/advanced_filter.md. Every delta_g in (0, 1/e) is supported, subnormal ones
+    too (log(1/delta) is taken as -log(delta): 1/delta overflows), and every eps_g > 0: K is
+    evaluated in units
     where eps_g is in [1/2, 1) (module docstring), so no intermediate is subnormal. Below
     about 1e-305 the drift's upper bounds (at least 2^-1074 a request) are coarse relative
     to eps_g, so the filter halts early there: safe, not tight.
