@@ -24,12 +24,14 @@ masks would cost n bits per step and are the caller's to keep.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from accounting import _checks
+from accounting._outward import sum_down
 from accounting.numerics import fraction_up
 
 #: Unit roundoff of a double (round to nearest).
@@ -44,7 +46,8 @@ _EXACT_ENTRIES = 4096
 
 @dataclass(frozen=True)
 class IndividualStep:
-    """One step of the individual filter: how many points ran and the total loss charged."""
+    """One step of the individual filter: how many points ran and the total loss charged
+    (the exact sum rounded up)."""
 
     n_active: int
     charged: float
@@ -85,8 +88,9 @@ class IndividualRenyiFilter:
 
     @property
     def remaining(self) -> np.ndarray:
-        """Each individual's budget left, B - spent."""
-        return self.budget - self._spent
+        """Each individual's budget left, B - spent, rounded down (``spent`` is already at or
+        above the exact sum, so this is never above the exact remaining budget)."""
+        return sum_down(self.budget, -self._spent)
 
     @property
     def history(self) -> tuple[IndividualStep, ...]:
@@ -115,7 +119,7 @@ class IndividualRenyiFilter:
             active &= ~self._dropped
             self._dropped |= ~active
         np.copyto(self._spent, self._buffer, where=active)
-        self._history.append(IndividualStep(int(active.sum()), float(c.sum(where=active))))
+        self._history.append(IndividualStep(int(active.sum()), _sum_up(c[active])))
         return active
 
 
@@ -131,6 +135,20 @@ def _add_rounding_up(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         b_virtual = out - a
         err = (a - (out - b_virtual)) + (b - b_virtual)
     np.nextafter(out, np.inf, out=out, where=err > 0)
+
+
+def _sum_up(values: np.ndarray) -> float:
+    """The smallest double >= the exact sum of ``values`` (finite, >= 0): math.fsum is
+    correctly rounded, and the sign of its remainder (fsum again, also exact in sign) says
+    whether it rounded down."""
+    terms = values.tolist()
+    try:
+        total = math.fsum(terms)
+    except OverflowError:  # the exact sum is beyond the doubles
+        return math.inf
+    if math.isfinite(total) and math.fsum([*terms, -total]) > 0.0:
+        total = math.nextafter(total, math.inf)
+    return total
 
 
 def clip_rows(vectors: np.ndarray, clip: float) -> np.ndarray:

@@ -14,8 +14,10 @@ composition): the halted transcript satisfies the budget as an ordinary RDP guar
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 
@@ -25,6 +27,7 @@ from accounting.curves.rdp import DEFAULT_METHOD, Method, check_method, rdp_budg
 from accounting.curves.zcdp import zcdp_budget
 from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.base import Filter
+from accounting.numerics import fraction_up
 
 
 class BudgetWarning(UserWarning):
@@ -98,8 +101,9 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
 
     @property
     def spent(self) -> RenyiCurve:
-        """Summed RDP parameters of the queries that ran, at the tracked orders."""
-        return RenyiCurve(self.orders, tuple(s.value for s in self._state))
+        """Summed RDP parameters of the queries that ran, at the tracked orders (each exact
+        sum rounded up)."""
+        return RenyiCurve(self.orders, tuple(s.upper for s in self._state))
 
     def _admit(self, cost: RenyiCurve) -> tuple[ExactSum, ...] | None:
         nxt = tuple(s + cost.at(a) for s, a in zip(self._state, self.orders, strict=True))
@@ -144,8 +148,8 @@ class ZcdpFilter(Filter[Zcdp, ExactSum]):
 
     @property
     def spent(self) -> float:
-        """sum_t rho_t over the accepted queries (exact, rounded once)."""
-        return self._state.value
+        """sum_t rho_t over the accepted queries (the exact sum rounded up)."""
+        return self._state.upper
 
     def _admit(self, cost: Zcdp) -> ExactSum | None:
         nxt = self._state + cost.rho
@@ -176,8 +180,9 @@ class PureDpFilterViaZcdp(Filter[PureDP, ExactSquareSum]):
 
     @property
     def spent(self) -> float:
-        """(1/2) sum_t eps_t^2 over the accepted queries (exact sum, rounded)."""
-        return 0.5 * self._state.value
+        """(1/2) sum_t eps_t^2 over the accepted queries (the exact value rounded up)."""
+        squares = self._state
+        return math.inf if squares.n_inf else fraction_up(Fraction(squares.scaled, 1 << 2149))
 
     def _admit(self, cost: PureDP) -> ExactSquareSum | None:
         # the exact (1/2) sum eps_t^2 (the zCDP of Bun and Steinke 2016, Prop. 1.4, unrounded)
