@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.scoreboard.scoring import NUMBER, any_of
+from experiments.common.metric_keys import NUMBER, any_of
 
 COLUMN_KEYS = {
     ("tuned", "gd"): "gd_tuned",
@@ -57,7 +57,7 @@ def _trajectories(runs: pd.DataFrame) -> dict[str, float]:
 
 
 #: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
-#: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
+#: paper.yaml key or reason field that matches none (the scoreboard: experiments/scoreboard/scoring.py).
 KEYS = (
     "(?:acc|sd|n_trials|clip|lr|peak_train_acc|last_train_acc)"
     f"_eps{NUMBER}_{any_of(COLUMN_KEYS.values())}",
