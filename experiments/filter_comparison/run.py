@@ -39,6 +39,12 @@ TABLES: dict[str, Table[Params]] = {
     for w, name in enumerate(WORKLOADS)
 }
 
+#: The job tests/pipeline/test_pipeline_smoke.py reruns under two hash seeds and compares byte
+#: for byte, when the shared smoke build has none of this experiment (tests/support/
+#: hash_seed_jobs.py): commands of ``python -m experiments.<first word>.run scale=smoke``, run in
+#: order in a fresh folder; ``{data}``: the folder of the synthetic datasets.
+HASH_SEED_JOB = (("filter_comparison", "table=b", "params.max_queries=100", "out=b.csv"),)
+
 main = experiment_main("filter_comparison", Params, TABLES)
 
 if __name__ == "__main__":
