@@ -67,7 +67,7 @@ def variant_metrics(table: pd.DataFrame) -> dict[str, float]:
 
 
 #: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
-#: paper.yaml key or reason field that matches none (the scoreboard: experiments/scoreboard/scoring.py).
+#: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
 KEYS = (
     r"baseline_(?:val|test)_acc(?:_sd)?",
     r"split_n_(?:train|val|test)",

@@ -3,11 +3,13 @@
 An experiment is a folder ``experiments/<exp>/`` with a ``run.py`` (``data/`` fetches and
 prepares datasets and has none). Experiments never import each other
 (tests/workflow/test_import_graph.py); code that reads every experiment's declarations (the
-scoreboard's metrics, the docs' generated blocks, the hash-seed jobs) loads them here, by name.
+scoreboard's metrics, the docs' generated blocks, the hash-seed jobs, the report's front page)
+loads them here, by name.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 from pathlib import Path
 from types import ModuleType
@@ -42,3 +44,15 @@ def declared(name: str, attribute: str) -> dict[str, Any]:
         if loaded is not None and hasattr(loaded, attribute):
             found[experiment] = getattr(loaded, attribute)
     return found
+
+
+def summary(experiment: str) -> str:
+    """What ``experiment`` is, in one line: the first paragraph of its run.py's docstring, read
+    without importing it (the report's front page lists each experiment with it)."""
+    if experiment not in experiments():
+        raise ValueError(f"experiment must be one of {list(experiments())}, got {experiment!r}")
+    path = EXPERIMENTS_DIR / experiment / "run.py"
+    doc = ast.get_docstring(ast.parse(path.read_text(), filename=str(path)))
+    if not doc:
+        raise ValueError(f"experiments/{experiment}/run.py needs a docstring saying what it is")
+    return " ".join(doc.split("\n\n", 1)[0].split())

@@ -1,5 +1,5 @@
-"""Filter comparison (issue 13 item 1): queries admitted and time per admitted query of every
-filter of docs/filters.md on one shared workload, under one (eps, delta) budget.
+"""Every filter of docs/filters.md on shared workloads: queries admitted and time per admitted
+query under one (eps, delta) budget (ours; issue 13 item 1).
 
     python -m experiments.filter_comparison.run scale=smoke table=a \
         out=results/explore/filter_comparison/a.csv

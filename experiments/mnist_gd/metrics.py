@@ -57,7 +57,7 @@ def _trajectories(runs: pd.DataFrame) -> dict[str, float]:
 
 
 #: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
-#: paper.yaml key or reason field that matches none (the scoreboard: experiments/scoreboard/scoring.py).
+#: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
 KEYS = (
     "(?:acc|sd|n_trials|clip|lr|peak_train_acc|last_train_acc)"
     f"_eps{NUMBER}_{any_of(COLUMN_KEYS.values())}",

@@ -17,7 +17,7 @@ CLOSE = 0.01
 #: A worst-case excess at most this (floating-point noise) counts as "free".
 FREE_TOL = 1e-12
 #: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
-#: paper.yaml key or reason field that matches none (the scoreboard: experiments/scoreboard/scoring.py).
+#: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
 KEYS = (
     "residue_beats_naive",
     "gains_ordered_c_b_a",

@@ -1,5 +1,7 @@
-"""The reproduction scoreboard: every paper number and claim declared in config/*/paper.yaml
-against the results of one scale (see experiments/scoreboard/scoring.py).
+"""The reproduction scoreboard: every number or claim the papers print that we check, scored.
+
+Each check is declared in config/*/paper.yaml and scored against the results of one scale (see
+experiments/scoreboard/scoring.py).
 
     python -m experiments.scoreboard.run scale=smoke out=results/explore/scoreboard/smoke.csv
     python -m experiments.scoreboard.run scale=default 'params.experiments=[taylor_survival]'

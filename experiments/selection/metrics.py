@@ -43,7 +43,7 @@ _READING = any_of(READINGS)
 _CLAIMS = "fsrc_below_filter_(?:all|above_0{0}06|0{0}04)"
 _CLAIMS_DOT, _CLAIMS_P = _CLAIMS.format(r"\."), _CLAIMS.format("p")
 #: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
-#: paper.yaml key or reason field that matches none (the scoreboard: experiments/scoreboard/scoring.py).
+#: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
 KEYS = (
     # offline
     f"eps90_{any_of(OFFLINE_MECHANISMS)}_{_TASK}",

@@ -19,7 +19,7 @@ MECHANISM_FILTERS = ("additive", "advanced", "rdp")
 #: "marginally lower" (Sec. V-B) read as a survival deficit of at most this much.
 MARGINAL = 0.05
 #: Every key :func:`metrics` returns, as full-match patterns: the scoreboard refuses a
-#: paper.yaml key or reason field that matches none (the scoreboard: experiments/scoreboard/scoring.py).
+#: paper.yaml key or reason field that matches none (experiments/scoreboard/scoring.py).
 KEYS = (
     "rule_delta_tilde",
     "rule_theta",

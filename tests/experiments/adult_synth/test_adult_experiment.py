@@ -3,6 +3,7 @@ Brownian release variances, check calibrations, a smoke run of every stage, bad 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import subprocess
@@ -32,11 +33,17 @@ from experiments.common.timings import collect
 REPO = Path(__file__).resolve().parents[3]
 
 
+def paper_config() -> dict[str, Any]:
+    """config/adult_synth.yaml's ``params``: the paper's values (the schema has no defaults)."""
+    params: dict[str, Any] = yaml.safe_load((REPO / "config/adult_synth.yaml").read_text())[
+        "params"
+    ]
+    return params
+
+
 def paper_params(**changes: Any) -> Params:
-    """config/adult_synth.yaml's params (the paper's values: the schema has no defaults), with
-    ``changes``, validated."""
-    raw = yaml.safe_load((REPO / "config" / "adult_synth.yaml").read_text())["params"]
-    return load_params({"params": {**raw, **changes}}, Params)
+    """The paper's params with ``changes`` (validated as a direct construction is)."""
+    return dataclasses.replace(load_params({"params": paper_config()}, Params), **changes)
 
 
 PAPER_EPS = np.logspace(-2, 0, 7)

@@ -13,7 +13,7 @@ import pytest
 from fake_adult import DOMAIN, fake_adult, write_fake
 from metric_keys import assert_declared
 from snakemake_command import snakemake_cmd
-from test_adult_experiment import REPO, paper_params, write_fake_checks
+from test_adult_experiment import REPO, paper_config, paper_params, write_fake_checks
 
 from experiments.adult_synth import variants
 from experiments.adult_synth.queries import select_queries
@@ -38,7 +38,7 @@ def test_unknown_variant_names_are_refused():
     with pytest.raises(ValueError, match=r"params\.fraction_variants"):
         paper_params(eps=EPS, variants=["seed_1"], fraction_variants=["seed_2"])
     with pytest.raises(ValueError, match=r"params\.variant"):
-        load_params({"params": {"eps": EPS, "variant": "Paper"}}, Params)
+        load_params({"params": {**paper_config(), "variant": "Paper"}}, Params)
 
 
 def test_each_variant_changes_what_it_says():
