@@ -19,7 +19,6 @@ import os
 import sys
 from pathlib import Path
 
-import yaml
 
 sys.path.insert(0, workflow.basedir)
 
@@ -39,6 +38,8 @@ os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.envir
 # Progress bars go to the job's log (stderr is redirected there): one update per 10 s at most.
 os.environ.setdefault("TQDM_MININTERVAL", "10")
 
+from experiments.common.registry import experiments as _experiments
+from experiments.common.registry import summary as _summary
 from workflow.codedeps import code_inputs as _code_inputs
 from workflow.codedeps import module_files as _module_files
 from workflow.configs import config_by_params as _config_by_params
@@ -194,13 +195,12 @@ def table_digest(exp, table):
 
 
 # The report's front page (`snakemake --report report.html`): the experiments the report
-# finds (its categories) with their lines from docs/report/experiments.yaml, the scale, the
+# finds (its categories) with their lines (the first paragraph of each run.py's docstring:
+# experiments/common/registry.py), the scale, the
 # scoreboard summary (figures/report/<scale>/summary.rst, rule report_tables) when the report
 # has the scoreboard. The lines reach the page's template through `config` (the one value the
 # report hands it), set after the --config keys are checked.
-config["report_experiments"] = yaml.safe_load(
-    Path(workflow.basedir, "docs", "report", "experiments.yaml").read_text()
-)
+config["report_experiments"] = {exp: _summary(exp) for exp in _experiments()}
 
 
 report: "docs/report/front.rst"

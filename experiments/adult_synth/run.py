@@ -91,6 +91,29 @@ TABLES: dict[str, Table[Params]] = {
     "table3": Table(table3, reads=("seed", "eps", "alpha", "delta")),
 }
 
+_ADULT = (
+    "inputs.data={data}/adult.csv",
+    "inputs.domain={data}/adult_domain.json",
+    "params.n_rows=0",
+)
+
+#: The job tests/pipeline/test_pipeline_smoke.py reruns under two hash seeds and compares byte
+#: for byte, when the shared smoke build has none of this experiment (tests/support/
+#: hash_seed_jobs.py): commands of ``python -m experiments.<first word>.run scale=smoke``, run in
+#: order in a fresh folder; ``{data}``: the folder of the synthetic datasets.
+HASH_SEED_JOB = (
+    ("adult_synth", "table=selection", *_ADULT, "out=selection.csv"),
+    (
+        "adult_synth",
+        "table=baseline",
+        *_ADULT,
+        "inputs.selection=selection.csv",
+        "params.pgm_iters=5",
+        "params.gbc_estimators=5",
+        "out=baseline.csv",
+    ),
+)
+
 main = experiment_main("adult_synth", Params, TABLES)
 
 if __name__ == "__main__":

@@ -8,9 +8,10 @@ command-line overrides and the wall times the run recorded with ``experiments.co
 times never go into the table, so the same config gives the same table bytes). In a multirun
 each job writes ``<stem>.<job number><suffix>`` so that jobs never overwrite each other.
 The job's ``jobs`` and ``build`` get a tracked copy of the params (experiments/common/reads.py):
-the sidecar's ``params_read`` lists the top-level keys they read. A run whose ``out`` is a
-pipeline path and that overrides the config is refused without ``--into-pipeline``
-(experiments/common/pipeline_paths.py).
+the sidecar's ``params_read`` lists the top-level keys they read, and a read of a key the
+table's ``Table(..., reads=...)`` leaves out stops the job (``UndeclaredRead``).
+A run whose ``out`` is a pipeline path and that overrides the config is refused without
+``--into-pipeline`` (experiments/common/pipeline_paths.py).
 """
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ def experiment_main(
         started = time.perf_counter()
         collect()  # a fresh record for this job
         params = load_params(cfg, schema)
-        seen = tracked(params)  # records the keys the job reads
+        table = str(cfg.get("table"))
+        declared = tables[table].reads if table in tables else None  # load_job names a typo
+        seen = tracked(params, declared, table)  # records, and limits, the keys it reads
         job = load_job(cfg, tables, seen)
         out = output_path(cfg)
         df = build_table(tables, job, seen)

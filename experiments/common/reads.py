@@ -7,11 +7,16 @@ stale result that no rule reruns. The app therefore hands a job's ``jobs`` and `
 a copy made of it, ``dataclasses.replace`` or :func:`replaced`), and writes the record to the
 table's sidecar (``params_read``): the pipeline's sidecar check (workflow/table_check.py) then
 knows which config edits change the table, declared or not.
+
+The copy also enforces the declaration: given the table's ``reads``, a read of any other
+field raises :class:`UndeclaredRead` (naming the key and the table) at once, so every job of
+every build checks its table's list, not only the reads a later config edit would expose.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 P = TypeVar("P")
@@ -20,19 +25,36 @@ P = TypeVar("P")
 _READ = "__params_read__"
 
 
-def tracked(params: P) -> P:
+class UndeclaredRead(ValueError):
+    """A job read a params field its table's ``Table(..., reads=...)`` leaves out."""
+
+
+def tracked(params: P, reads: Iterable[str] | None = None, table: str = "") -> P:
     """A copy of the dataclass ``params`` (same field values; an instance of a subclass of its
     class made for this copy) that records each field read from it, for :func:`fields_read`.
     Copies of it made with ``dataclasses.replace`` or :func:`replaced` record into the same
-    set (``replace`` reads every field it copies; :func:`replaced` reads none)."""
+    set (``replace`` reads every field it copies; :func:`replaced` reads none).
+
+    ``reads``: the fields table ``table`` declares (None: every field); reading another one
+    raises :class:`UndeclaredRead`."""
     if not dataclasses.is_dataclass(params) or isinstance(params, type):
         raise ValueError(f"params must be a dataclass instance, got {type(params).__name__}")
     cls = type(params)
     names = frozenset(f.name for f in dataclasses.fields(params))
+    allowed = names if reads is None else frozenset(reads)
+    unknown = sorted(allowed - names)
+    if unknown:
+        raise ValueError(f"reads of table {table!r} names {unknown}, not fields of {cls.__name__}")
     read: set[str] = set()
 
     def __getattribute__(self: Any, name: str) -> Any:  # noqa: N807  (the hook itself)
         if name in names:
+            if name not in allowed:
+                raise UndeclaredRead(
+                    f"table {table!r} read params.{name}, which its Table(..., reads=...) "
+                    f"does not declare (declared: {sorted(allowed)}); add it to the table's "
+                    "reads in experiments/<exp>/run.py, or the table goes stale after an edit"
+                )
             read.add(name)
         return object.__getattribute__(self, name)
 

@@ -62,6 +62,23 @@ TABLES: dict[str, Table[Params]] = {
     "summary": Table(summary_table, inputs=("runs",), reads=("seed", "n_train", "conversion")),
 }
 
+#: The job tests/pipeline/test_pipeline_smoke.py reruns under two hash seeds and compares byte
+#: for byte, when the shared smoke build has none of this experiment (tests/support/
+#: hash_seed_jobs.py): commands of ``python -m experiments.<first word>.run scale=smoke``, run in
+#: order in a fresh folder; ``{data}``: the folder of the synthetic datasets.
+HASH_SEED_JOB = (
+    (
+        "mnist_gd",
+        "table=search",
+        "inputs.data={data}/mnist.npz",
+        "device=cpu",
+        "params.n_train=64",
+        "params.n_test=64",
+        "params.search.steps=[2]",
+        "out=search.csv",
+    ),
+)
+
 main = experiment_main("mnist_gd", Params, TABLES)
 
 if __name__ == "__main__":

@@ -67,6 +67,12 @@ TABLES: dict[str, Table[Params]] = {
     ),
 }
 
+#: The job tests/pipeline/test_pipeline_smoke.py reruns under two hash seeds and compares byte
+#: for byte, when the shared smoke build has none of this experiment (tests/support/
+#: hash_seed_jobs.py): commands of ``python -m experiments.<first word>.run scale=smoke``, run in
+#: order in a fresh folder; ``{data}``: the folder of the synthetic datasets.
+HASH_SEED_JOB = (("selection", "table=heatmap", "index=0", "out=heatmap.csv"),)
+
 main = experiment_main("selection", Params, TABLES)
 
 if __name__ == "__main__":

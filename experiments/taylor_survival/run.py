@@ -31,6 +31,20 @@ TABLES: dict[str, Table[Params]] = {
     "puredp": Table(puredp_table, reads=("seed", "puredp")),
 }
 
+#: The job tests/pipeline/test_pipeline_smoke.py reruns under two hash seeds and compares byte
+#: for byte, when the shared smoke build has none of this experiment (tests/support/
+#: hash_seed_jobs.py): commands of ``python -m experiments.<first word>.run scale=smoke``, run in
+#: order in a fresh folder; ``{data}``: the folder of the synthetic datasets.
+HASH_SEED_JOB = (
+    (
+        "taylor_survival",
+        "table=survival",
+        "params.n_paths=400",
+        "params.chunk=200",
+        "out=survival.csv",
+    ),
+)
+
 main = experiment_main("taylor_survival", Params, TABLES)
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from experiments.common import doc_quotes
 from workflow import doc_blocks
 from workflow.doc_blocks import BEGIN, BLOCKS, DOCS, END, MissingResults
 
@@ -182,10 +183,10 @@ def test_quotes_render_metrics_of_an_experiment(tmp_path: Path):
     folder = tmp_path / "results" / "adult_synth" / "default"
     baseline = pd.DataFrame({"val_acc": [0.83, 0.834], "test_acc": [0.82, 0.826]})
     write(folder / "baseline.csv", baseline, SIDECAR)
-    render = doc_blocks.quotes(
+    render = doc_quotes.quotes(
         "adult_synth",
         "baseline.csv",
-        [doc_blocks.Quote(r"baseline_val_acc(?:_sd)?", ".4f", "validation")],
+        [doc_quotes.Quote(r"baseline_val_acc(?:_sd)?", ".4f", "validation")],
     )
     text = render(tmp_path / "results", "default")
     assert text.splitlines()[0].startswith(
@@ -193,7 +194,7 @@ def test_quotes_render_metrics_of_an_experiment(tmp_path: Path):
     )
     assert "| `baseline_val_acc` | 0.8320 | validation |" in text
     assert f"| `baseline_val_acc_sd` | {baseline.val_acc.std():.4f} | validation |" in text
-    missing = doc_blocks.quotes("adult_synth", "baseline.csv", [doc_blocks.Quote("nope", "g", "")])
+    missing = doc_quotes.quotes("adult_synth", "baseline.csv", [doc_quotes.Quote("nope", "g", "")])
     with pytest.raises(MissingResults, match="no metric 'nope'"):
         missing(tmp_path / "results", "default")
 
@@ -251,3 +252,22 @@ def test_a_registered_block_that_is_missing_fails_the_check(
 def test_the_repository_pages_hold_every_registered_block():
     root = Path(__file__).resolve().parents[2]
     assert doc_blocks.missing_blocks([root / rel for rel in DOCS]) == []
+
+
+def test_the_writer_names_no_experiment_and_finds_each_ones_blocks_in_its_folder():
+    """Issue 46: an experiment's quotes and renderers are beside its metrics
+    (experiments/<exp>/docs.py, DOC_BLOCKS); the writer is generic, and a block declared by two
+    experiments is refused."""
+    from experiments.common.registry import declared, experiments
+
+    text = Path(doc_blocks.__file__).read_text()
+    assert [e for e in experiments() if e in text] == []
+    per_experiment = declared("docs", "DOC_BLOCKS")
+    assert {"taylor_survival", "selection", "scoreboard"} <= set(per_experiment)
+    for blocks in per_experiment.values():
+        assert blocks.items() <= BLOCKS.items()
+    assert BLOCKS.keys() == doc_blocks.OWN.keys() | {n for b in per_experiment.values() for n in b}
+    with pytest.raises(
+        ValueError, match=r"scoreboard/docs.py: block\(s\) \['scoreboard-summary'\] declared"
+    ):
+        doc_blocks.collected({**doc_blocks.OWN, "scoreboard-summary": doc_blocks.build_cost})
