@@ -83,6 +83,7 @@ from accounting.filters.realisation import (
     InvalidNaiveRealisationFilter,
     RealisationFilter,
     RoundLoss,
+    realisation_delta,
 )
 from accounting.filters.renyi import (
     BudgetWarning,
@@ -275,6 +276,7 @@ __all__ = [
     "rdp_to_eps",
     "rdp_to_pdp",
     "rdp_usable_orders",
+    "realisation_delta",
     "report_noisy_max_ratio",
     "run_interaction",
     "self_compose_discretised",

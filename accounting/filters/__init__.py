@@ -21,6 +21,7 @@ from accounting.filters.realisation import (
     InvalidNaiveRealisationFilter,
     RealisationFilter,
     RoundLoss,
+    realisation_delta,
 )
 from accounting.filters.renyi import (
     BudgetWarning,
@@ -57,5 +58,6 @@ __all__ = [
     "clip_rows",
     "filtered_gaussian_sum",
     "gaussian_individual_costs",
+    "realisation_delta",
     "run_interaction",
 ]

@@ -43,6 +43,7 @@ from accounting import (
     laplace_scale_composed,
 )
 from accounting.costs import PureDP, RenyiCurve
+from accounting.filters.realisation import realisation_delta
 
 F = Fraction
 PACKAGES = (
@@ -631,8 +632,18 @@ def _exponential_mechanism(data: st.DataObject) -> None:
         assert min(F(alpha) * F(eps) ** 2 / 8, F(eps)) <= F(x)
 
 
+def _realisation_delta(data: st.DataObject) -> None:
+    """delta~ + theta (1 - delta~) N of Taylor's Theorem 1, the realisation filter's delta."""
+    n = data.draw(st.integers(1, 10**9))
+    dt, th = data.draw(st.floats(0.0, 1.0)), data.draw(st.floats(0.0, 1.0) | wide)
+    value = _try(realisation_delta, n, delta_tilde=dt, theta=th)
+    if value is not None:
+        assert _up(value, F(dt) + F(th) * (1 - F(dt)) * n)
+
+
 REGISTRY.update(
     {
+        "realisation_delta": Entry("cost", _realisation_delta),
         "exponential_mechanism_rdp": Entry("cost", _exponential_mechanism),
         "exponential_mechanism_eps": Entry("budget", _exponential_mechanism),
         "gaussian_log_delta": Entry("cost", _gaussian_delta, 10),

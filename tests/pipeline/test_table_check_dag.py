@@ -63,15 +63,25 @@ def test_a_direct_run_into_a_pipeline_path_stops_the_pipeline(work: Path):
 
 @pytest.mark.slow
 def test_an_edit_of_a_param_read_but_not_declared_stops_the_pipeline(work: Path):
-    """The counts table reads `counts`; here its registry entry declares only `seed` (the
-    stale-result bug), so the edit changes no digest and Snakemake alone would rerun nothing."""
+    """The counts table reads `counts`. A job whose table does not declare it stops at once
+    (experiments/common/reads.py); a table written while it did, whose declaration was then
+    cut (the stale-result bug: an edit of `counts` changes no digest, so Snakemake alone would
+    rerun nothing), stops the next Snakemake start, naming the key read but not declared."""
     run_py = work / "experiments" / "residue_filters" / "run.py"
     text = run_py.read_text()
     declared = 'Table(counts_table, reads=("seed", "counts"))'
     assert declared in text
-    run_py.write_text(text.replace(declared, 'Table(counts_table, reads=("seed",))'))
+    cut = text.replace(declared, 'Table(counts_table, reads=("seed",))')
+    run_py.write_text(cut)
+    args = ["scale=smoke", "table=counts", f"out={COUNTS}"]
+    job = _run(work, [sys.executable, "-m", "experiments.residue_filters.run", *args])
+    assert job.returncode != 0
+    assert "table 'counts' read params.counts, which its Table(" in job.stderr
+    assert not (work / COUNTS).exists()
+    run_py.write_text(text)
     _counts(work)
     assert _dry_run(work, "--", COUNTS).returncode == 0  # as its rule makes it: usable
+    run_py.write_text(cut)
     scale = work / SCALE_FILE
     original = scale.read_text()
     assert "  mus: [1.0, 2.0]" in original

@@ -37,6 +37,13 @@ from experiments.mnist_gd.data import load_mnist
 from experiments.selection.data import load_energy, load_series
 from experiments.selection.schema import Data
 
+REPO = Path(__file__).resolve().parents[3]
+#: The selection experiment's data section as config/selection.yaml gives it (the schema
+#: has no defaults: the config is their one source).
+DATA = Data(
+    **OmegaConf.to_container(OmegaConf.load(REPO / "config" / "selection.yaml").params.data)
+)
+
 CFG = OmegaConf.create({"dataset": "test"})
 
 
@@ -88,8 +95,8 @@ def _mnist(folder: Path) -> object:
 LOADERS: dict[str, Callable[[Path], object]] = {
     "adult.csv": _adult,
     "adult_domain.json": _adult,
-    "bikes.csv": lambda d: load_series("bikes", d / "bikes.csv", Data()),
-    "lcl_daily_kwh.parquet": lambda d: load_series("lcl", d / "lcl_daily_kwh.parquet", Data()),
+    "bikes.csv": lambda d: load_series("bikes", d / "bikes.csv", DATA),
+    "lcl_daily_kwh.parquet": lambda d: load_series("lcl", d / "lcl_daily_kwh.parquet", DATA),
     "mnist.npz": _mnist,
 }
 
@@ -141,8 +148,8 @@ def test_damaged_processed_file_names_itself_and_its_rebuild(folder, tmp_path, n
 
 #: (loader given ``path`` where it expects its file, the input named, the kind expected)
 WRONG_KIND: dict[str, tuple[Callable[[Path, Path], object], str, str]] = {
-    "bikes": (lambda d, path: load_series("bikes", path, Data()), "inputs.data", "bikes"),
-    "lcl": (lambda d, path: load_series("lcl", path, Data()), "inputs.data", "lcl_matrix"),
+    "bikes": (lambda d, path: load_series("bikes", path, DATA), "inputs.data", "bikes"),
+    "lcl": (lambda d, path: load_series("lcl", path, DATA), "inputs.data", "lcl_matrix"),
     "mnist": (
         lambda d, path: load_mnist(
             str(path), SimpleNamespace(seed=0, n_train=5, n_test=5), torch.device("cpu")
@@ -219,7 +226,7 @@ def test_the_probe_messages_name_the_file_expected(folder):
             "inputs.data: expected the processed bikes table (data/processed/bikes.csv), got "
         ),
     ):
-        load_series("bikes", folder / "lcl_daily_kwh.parquet", Data())
+        load_series("bikes", folder / "lcl_daily_kwh.parquet", DATA)
     with pytest.raises(
         ValueError, match=r"\(data/processed/mnist.npz\), got .*bikes.csv \(a csv file\)$"
     ):
@@ -227,7 +234,7 @@ def test_the_probe_messages_name_the_file_expected(folder):
     with pytest.raises(
         ValueError, match=r"\(a csv file without columns \['date', 'registered_norm'\]\)$"
     ):
-        load_series("bikes", folder / "adult.csv", Data())
+        load_series("bikes", folder / "adult.csv", DATA)
 
 
 def test_file_formats_are_read_from_the_first_bytes(folder, tmp_path):
@@ -276,7 +283,7 @@ def test_preprocessing_records_the_sha256_of_its_output(tmp_path):
     pp.PROCESSORS["bikes"](cfg, tmp_path / "raw", tmp_path / "out", time.perf_counter())
     out = tmp_path / "out" / "bikes.csv"
     assert json.loads(out.with_name("bikes.csv.json").read_text())["sha256"] == file_sha256(out)
-    assert load_series("bikes", out, Data())[0].tolist() == [654 / 6946, 670 / 6946]
+    assert load_series("bikes", out, DATA)[0].tolist() == [654 / 6946, 670 / 6946]
 
 
 def test_a_file_copied_over_another_with_its_sidecar_names_what_it_is(tmp_path):
