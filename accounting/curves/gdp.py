@@ -27,7 +27,7 @@ import numpy as np
 from scipy.special import erfinv, log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
 
 from accounting import _checks
-from accounting._outward import delta_from_log_up, log_hockey_stick_up, sum_down, up_sum
+from accounting._outward import delta_from_log_up, log_hockey_stick_up, sum_down, up, up_sum
 from accounting.costs import EpsDelta, Gdp, PureDP, parameter_of
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
@@ -42,6 +42,8 @@ from accounting.numerics import (
 _MU_MARGIN = 1e-12  # relative safety margin on float-computed dominating mu
 _SMALL_EPS = 2.0**-5  # below: pure_dp_mu by erfinv(tanh(eps / 2))
 _TINY_EPS = 2.0**-500  # below: pure_dp_mu by its first-order term sqrt(pi / 2) eps
+_HUGE_EPS = 2.0**20  # from here: pure_dp_mu by its closed-form tail bound
+_MP_REL = mpmath.mpf(10) ** -40  # margin of a 50-digit mpmath check, relative
 _SQRT2 = math.sqrt(2.0)
 
 
@@ -220,20 +222,58 @@ def pure_dp_mu(eps: float) -> float:
     2 sqrt(2) erfinv(tanh(eps / 2)) (e^eps / (1 + e^eps) = (1 + tanh(eps / 2)) / 2 and
     Phi^-1((1 + y) / 2) = sqrt(2) erfinv(y)), and below 2^-500 as its first-order term
     sqrt(pi / 2) eps (the next is a factor 1 - 0.018 eps^2). That float is within 1e-14 of
-    the exact value, then stepped up until it is >= the exact value
-    2 sqrt(2) erfinv(tanh(eps / 2)) (mpmath, 50 digits). Proof: ``docs/proofs/pure_dp_mu.md``.
+    the exact value, then stepped up until a 50-digit mpmath check proves it >= the exact
+    value: 2 sqrt(2) erfinv(tanh(eps / 2)) for eps < 1, and Phi(-mu/2) <= a* in logs for
+    eps >= 1 (no cancellation, so 50 digits whatever eps). From eps >= 2^20 on (where
+    mpmath's erfc fails for the largest eps), the closed-form :func:`_pure_dp_mu_tail` bound
+    (O(1), >= the exact value, within 3e-13 of it) is returned instead; eps = +inf is a
+    ValueError. Proof: ``docs/proofs/pure_dp_mu.md``.
     """
     eps = _checks.nonnegative("eps", eps)
+    if math.isinf(eps):
+        raise ValueError("eps must be finite: no finite mu dominates pure inf-DP")
+    if eps >= _HUGE_EPS:
+        return _pure_dp_mu_tail(eps)
     if eps < _TINY_EPS:
         mu = math.sqrt(0.5 * math.pi) * eps
     elif eps < _SMALL_EPS:
         mu = 2.0 * _SQRT2 * float(erfinv(math.tanh(0.5 * eps)))
     else:
         mu = _checks.result("mu", float(-2.0 * ndtri_exp(log_expit(-eps))))
-    # exact: 2 sqrt(2) erfinv(tanh(eps / 2)), with digits for 1 - tanh(eps/2) ~ 2 e^-eps
-    with mpmath.workdps(50 + int(eps / 2.3)):
-        exact = 2 * mpmath.sqrt(2) * mpmath.erfinv(mpmath.tanh(mpmath.mpf(eps) / 2))
-        return nudge_up(lambda m: mpmath.mpf(m) >= exact, mu)
+    with mpmath.workdps(50):
+        e = mpmath.mpf(eps)
+        if eps < 1.0:
+            exact = 2 * mpmath.sqrt(2) * mpmath.erfinv(mpmath.tanh(e / 2))
+            return nudge_up(lambda m: mpmath.mpf(m) >= exact * (1 + _MP_REL), mu)
+        # mu >= exact iff log Phi(-mu/2) <= log a* = -(eps + log(1 + e^-eps)); both sides
+        # are near -eps, so a relative 1e-40 margin covers the 50-digit evaluation
+        log_a = -(e + mpmath.log1p(mpmath.exp(-e)))
+        bound = log_a * (1 + _MP_REL)
+        return nudge_up(lambda m: mpmath.log(mpmath.ncdf(-mpmath.mpf(m) / 2)) <= bound, mu)
+
+
+def _pure_dp_mu_tail(eps: float) -> float:
+    """An upper bound on :func:`pure_dp_mu` for eps >= 2^10, tight for large eps (relative
+    excess ~ 1 / (4 eps^2) from the Mills bound, 2.7e-13 at eps = 1e6, then 2^-46):
+    2 x with x^2 / 2 = L - log(2 pi y) / 2, L = eps + log(1 + e^-eps) and
+    y = 2 eps - log(4 pi eps) - 1.
+
+    Proof. mu = 2 z with Phi(-z) = a* = e^-L. By the Mills-ratio bound (Gordon 1941)
+    Phi(-x) <= phi(x) / x, so z <= x as soon as g(x) = x^2/2 + log x + log(2 pi)/2 >= L.
+    Here g(x) = L + log(x^2 / y) / 2, which is >= L iff x^2 >= y. As L >= eps >= 2^10 and
+    2 t - log(4 pi t) increases for t >= 1, 0 < y <= 2 L - log(4 pi L), so 2 pi y <= 4 pi L
+    and x^2 = 2 L - log(2 pi y) >= 2 L - log(4 pi L) >= y. A larger x keeps both steps, so
+    log(2 pi y) is rounded down (2^-46 relative covers its few-ulp libm terms; it also
+    absorbs e^-eps < 2^-1000 of L), x^2 / 2 = eps - log(2 pi y) / 2 is rounded up exactly
+    (:func:`accounting._outward.sum_down`; no overflow up to the largest double) and the
+    square root and product are moved up by 2^-46.
+    """
+    log_4pi_eps = math.log(4.0 * math.pi) + math.log(eps)
+    log_2pi_y = log_4pi_eps + math.log1p(-(log_4pi_eps + 1.0) / (2.0 * eps))
+    half_log = 0.5 * log_2pi_y * (1.0 - 2.0**-46)  # <= log(2 pi y) / 2 - e^-eps
+    with np.errstate(over="ignore"):  # sum_down's unused branch at the largest double
+        half_x_sq = -float(sum_down(-eps, half_log))  # the smallest double >= eps - half_log
+    return _checks.result("mu", up(2.0 * _SQRT2 * math.sqrt(half_x_sq), 2.0**-46))
 
 
 def gdp_composed_log_delta(eps: float | np.ndarray, mu: float, pld: Pld) -> float | np.ndarray:
