@@ -29,7 +29,8 @@ from scipy.special import erfinv, log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
 from accounting import _checks
 from accounting._outward import delta_from_log_up, log_hockey_stick_up, sum_down, up, up_sum
 from accounting.costs import EpsDelta, Gdp, PureDP, parameter_of
-from accounting.curves.pld import Pld
+from accounting.curves.gdp_pricing import finite_pair_mu
+from accounting.curves.pld import Pld, PureDpPld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.numerics import (
     log_gaussian_hockey_stick,
@@ -410,54 +411,41 @@ class GdpProfile:
         return float(out) if a.ndim == 0 else out
 
 
-def _probit_tail(x: np.ndarray, x_complement: np.ndarray) -> np.ndarray:
-    """z(x) = -Phi^-1(x), using 1 - x given separately where x > 1/2 (no cancellation)."""
-    return np.where(x <= 0.5, -ndtri(np.minimum(x, 0.5)), ndtri(np.minimum(x_complement, 0.5)))
-
-
 def tradeoff_dominating_mu(curve: PiecewiseLinearTradeoff) -> float:
-    """Smallest mu with G_mu below a piecewise-linear trade-off curve (exact, closed form).
+    """Smallest mu with G_mu below a piecewise-linear trade-off curve, never below the exact
+    value for the curve's data (:func:`accounting.curves.gdp_pricing.finite_pair_mu`).
 
     G_mu is convex and the curve is linear between its vertices, so G_mu <= curve
     everywhere iff at every vertex (DRS 2022, Prop. 2.2 convexity). At an interior vertex
     (alpha, beta) that is mu >= z(alpha) + z(beta) (module doc); at the ends it requires
     start = 1 (no mass at +inf loss, since G_mu(0) = 1) and no flat segment before alpha = 1
     (no mass at -inf loss, since G_mu > 0 on [0, 1)). Otherwise no finite mu dominates
-    and the infimum, +inf, is returned. Both tests are exact, with no tolerance
-    (docs/accounting.md, "Rounding"): the curve's start and segments are its data (a flat
-    segment of any width is refused; :meth:`PiecewiseLinearTradeoff.from_pld` adds one only
-    for a Q-mass deficit beyond rounding). Vertex coordinates and their complements are
-    summed from their small ends; a relative margin of 1e-12 covers the rounding.
+    and the infimum, +inf, is returned. Both end tests are exact, with no tolerance
+    (docs/accounting.md, "Rounding"): a flat segment of any width is refused;
+    :meth:`PiecewiseLinearTradeoff.from_pld` adds one only for a Q-mass deficit beyond
+    rounding.
     """
-    if curve.start < 1.0:
-        return math.inf
-    w, d = curve.widths, curve.drops
-    if w.size and d[-1] == 0.0:  # segments have width > 0: a flat final segment
-        return math.inf
-    if w.size < 2:
-        return 0.0
-    alpha = np.cumsum(w)[:-1]
-    alpha_c = np.cumsum(w[::-1])[::-1][1:]
-    beta = np.cumsum(d[::-1])[::-1][1:]
-    beta_c = (1.0 - curve.start) + np.cumsum(d)[:-1]
-    mu = float(np.max(_probit_tail(alpha, alpha_c) + _probit_tail(beta, beta_c)))
-    return _checks.result("mu", max(0.0, mu) * (1.0 + _MU_MARGIN))
+    if not isinstance(curve, PiecewiseLinearTradeoff):
+        raise ValueError(f"curve must be a PiecewiseLinearTradeoff, got {type(curve).__name__}")
+    return finite_pair_mu(curve)
 
 
 def smallest_dominating_mu(cost: object) -> float:
-    """Smallest mu such that G_mu dominates ``cost``; +inf if no finite mu does.
+    """Smallest mu such that G_mu dominates ``cost``; +inf if no finite mu does. Never below
+    the exact value (docs/accounting.md, "Rounding").
 
-    Gdp(mu): mu. PureDP(eps): :func:`pure_dp_mu` (closed form, within 1e-14) times
-    1 + 1e-12, never below the exact value (tests: mpmath, eps from 1e-12 to 50).
+    Gdp(mu): mu. PureDP(eps): :func:`pure_dp_mu` (>= the exact value) times 1 + 1e-12.
     EpsDelta(eps, delta): pure DP when delta = 0; +inf when delta > 0, since an
     (eps, delta)-DP pair may put mass delta at loss +inf (f(0) = 1 - delta < 1 = G_mu(0)).
-    Pld and PiecewiseLinearTradeoff: :func:`tradeoff_dominating_mu`, exact; a Pld with any
-    inf_mass > 0 (even subnormal) or a Q-mass deficit beyond rounding (:meth:`Pld.q_deficit`)
-    is +inf, so a pessimistic grid PLD with truncation mass at +inf is never dominated (pass
-    the analytic cost, e.g. ``Gdp``, instead). GdpProfile: mu,
-    or +inf with reveal > 0. Results are pessimistic by construction (a relative margin of
-    1e-12 over the float evaluation); +inf is the true infimum of an empty set, never a
-    numerical failure.
+    Randomized response as a PLD (:meth:`Pld.pure_dp`, a :class:`PureDpPld`): RR_eps0
+    exactly, :func:`pure_dp_mu`. Other Plds and PiecewiseLinearTradeoffs:
+    :func:`accounting.curves.gdp_pricing.finite_pair_mu`, certified for the exact pair of
+    their data (a float fast path with an error bound, mpmath where it is not tight); a Pld
+    with any inf_mass > 0 (even subnormal) or a Q-mass deficit beyond rounding
+    (:meth:`Pld.q_deficit`) is +inf, so a pessimistic grid PLD with truncation mass at +inf
+    is never dominated (pass the analytic cost, e.g. ``Gdp``, instead). GdpProfile: mu, or
+    +inf with reveal > 0. +inf is the true infimum of an empty set, never a numerical
+    failure.
     """
     if isinstance(cost, Gdp):
         return cost.mu
@@ -469,12 +457,10 @@ def smallest_dominating_mu(cost: object) -> float:
         mu = pure_dp_mu(cost.eps) * (1.0 + _MU_MARGIN)
         # a subnormal product rounds by up to 2^-1075 absolute: one ulp up covers it
         return mu if mu == 0.0 or mu >= sys.float_info.min else math.nextafter(mu, math.inf)
-    if isinstance(cost, Pld):
-        if cost.inf_mass > 0.0:
-            return math.inf
-        return tradeoff_dominating_mu(PiecewiseLinearTradeoff.from_pld(cost))
-    if isinstance(cost, PiecewiseLinearTradeoff):
-        return tradeoff_dominating_mu(cost)
+    if isinstance(cost, PureDpPld):  # RR_eps0 itself, exactly (not its rounded masses)
+        return math.inf if cost.inf_mass > 0.0 else pure_dp_mu(float(cost.losses[-1]))
+    if isinstance(cost, Pld | PiecewiseLinearTradeoff):
+        return finite_pair_mu(cost)
     raise ValueError(
         "cost must be Gdp, PureDP, EpsDelta, Pld, PiecewiseLinearTradeoff or GdpProfile, "
         f"got {type(cost).__name__}"
