@@ -131,7 +131,7 @@ def _mp_vertex(cost: Pld | PiecewiseLinearTradeoff, exact: bool, k: int) -> mpma
     while True:
         with mpmath.workdps(dps + 20):
             alpha, alpha_c, beta, beta_c = _mp_masses(cost, exact, k)
-            z_a, z_b = _mp_z(alpha, alpha_c, dps), _mp_z(beta, beta_c, dps)
+            z_a, z_b = mp_z(alpha, alpha_c, dps), mp_z(beta, beta_c, dps)
             value = z_a + z_b
             margin = mpmath.mpf(10) ** (8 - dps) * (1 + abs(z_a) + abs(z_b))
             if margin <= _MP_TIGHT * abs(value) or dps >= _MAX_DPS:
@@ -175,11 +175,11 @@ def _mp(x: Fraction | mpmath.mpf) -> mpmath.mpf:
     return mpmath.mpf(x)
 
 
-def _mp_z(x: mpmath.mpf, x_c: mpmath.mpf, dps: int) -> mpmath.mpf:
+def mp_z(x: mpmath.mpf, x_c: mpmath.mpf, dps: int) -> mpmath.mpf:
     """z(x) = -Phi^-1(x) to ~dps digits, by Newton's method on log Phi(-z) = log x from the
     smaller of x and 1 - x (Phi(-z) has no cancellation there)."""
     if x > x_c:
-        return -_mp_z(x_c, x, dps)
+        return -mp_z(x_c, x, dps)
     if x <= 0:
         return mpmath.inf
     target = mpmath.log(x)
