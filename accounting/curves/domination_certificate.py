@@ -7,8 +7,8 @@ T_a(0) (a's mass at +inf loss, if any, makes (0, T_a(0)) its first interior vert
 T_b(1) = 0 = T_a(1). The data of a finite pair denote the exact pair of
 :mod:`accounting.curves.gdp_pricing` (atoms in order of decreasing loss; Q-masses a curve's
 widths or a Pld's p_i e^{-L_i}, P-masses its drops or probs, mass at +inf loss a first atom
-with no Q-mass; a total above 1 normalised, one below 1 added to the far atom: the Q-deficit
-to the last, the P-deficit to the first), the same for a and for b, so that a <= a exactly.
+with no Q-mass; each normalised by its total), the same for a and for b, so that a <= a
+exactly.
 
 Decision (docs/accounting.md, "Rounding"): a float fast path evaluates every gap
 T_b(alpha_k) - beta_k + tol with a derived error bound E (:func:`_float_gaps`); the answer is
@@ -59,11 +59,10 @@ def _float_gaps(a: Finite, b: Finite, tol: float) -> tuple[np.ndarray, float]:
     error against the exact pairs.
 
     Error (u = 2^-53): each vertex coordinate of a and of b (cumulative sums of <= n
-    non-negative masses, a Pld's q_i within 5u) is within r = (n + 8) u + 2 |1 - total| of
-    the exact reading (the totals' distance from 1 bounds the normalisation and the deficit
-    moved), n the larger atom count. T_b is s-Lipschitz on [0, 1] (s its largest finite
-    slope), so moving b's vertices and the point alpha_k by r moves T_b(alpha_k) by at most
-    2 r (1 + s); np.interp and the subtraction add 8u (1 + s).
+    non-negative masses over their total, a Pld's q_i within 5u) is within r = (2 n + 16) u
+    of the exact reading, n the larger atom count. T_b is s-Lipschitz on [0, 1] (s its
+    largest finite slope), so moving b's vertices and the point alpha_k by r moves
+    T_b(alpha_k) by at most 2 r (1 + s); np.interp and the subtraction add 8u (1 + s).
     """
     alpha_a, beta_a, r_a = _float_vertices(a)
     alpha_b, beta_b, r_b = _float_vertices(b)
@@ -84,9 +83,8 @@ def _float_vertices(x: Finite) -> tuple[np.ndarray, np.ndarray, float]:
     q, p = _float_atoms(x)
     alpha = np.concatenate([[0.0], np.cumsum(q)])
     beta = np.concatenate([np.cumsum(p[::-1])[::-1], [0.0]])
-    t_q, t_p = float(alpha[-1]), float(beta[0])
-    r = (q.size + 8.0) * _U + 2.0 * (abs(1.0 - t_q) + abs(1.0 - t_p))
-    return np.minimum(alpha, 1.0), np.minimum(beta, 1.0), r
+    alpha, beta = alpha / alpha[-1], beta / beta[0]
+    return np.minimum(alpha, 1.0), np.minimum(beta, 1.0), (2.0 * q.size + 16.0) * _U
 
 
 def _float_atoms(x: Finite) -> tuple[np.ndarray, np.ndarray]:
@@ -117,11 +115,9 @@ def _atoms(x: PiecewiseLinearTradeoff) -> tuple[list[Fraction], list[Fraction]]:
 
 
 def _read(q: list, p: list) -> tuple[list, list]:
-    """Normalise a total above 1; add a deficit to the last Q-atom and the first P-atom."""
+    """The masses over their totals (module doc)."""
     t_q, t_p = sum(q), sum(p)
-    q = [v / t_q for v in q] if t_q > 1 else q[:-1] + [q[-1] + (1 - t_q)]
-    p = [v / t_p for v in p] if t_p > 1 else [p[0] + (1 - t_p)] + p[1:]
-    return q, p
+    return [v / t_q for v in q], [v / t_p for v in p]
 
 
 def _vertices(q: list, p: list, ends: bool = True) -> list[tuple]:

@@ -9,12 +9,11 @@ Prop. 2.2: G_mu is convex, the curve linear between its vertices; the closed for
 
 The exact pair of the data. Atoms in order of decreasing loss (likelihood ratio) carry
 Q-masses q_i (a curve's widths; a Pld's p_i e^{-L_i}, real numbers) and P-masses p_i (a
-curve's drops; a Pld's probs). After rejecting the first k atoms, alpha_k = A_k / max(T, 1)
-and beta_k = B_k / max(S, 1), where A_k is the Q-mass of the first k atoms, B_k the P-mass
-of the others, and T, S the totals: a total a rounding above 1 is normalised, one below 1 is
-read as mass at the far end (-inf loss for Q, +inf for P), which is the smaller alpha_k and
-beta_k of the two readings (the safe one). Their complements are summed from the other end,
-(A'_k + max(0, 1 - T)) / max(T, 1) with A'_k = T - A_k, so nothing cancels.
+curve's drops; a Pld's probs), whose totals T and S are 1 up to rounding: the pair is the
+normalised one, Q = q / T and P = p / S (the likelihood ratios move by the factor S / T, a
+rounding). After rejecting the first k atoms, alpha_k = A_k / T and beta_k = B_k / S, where
+A_k is the Q-mass of the first k atoms and B_k the P-mass of the others; their complements
+A'_k / T and B'_k / S are summed from the other end, so nothing cancels.
 
 Certificate. A float fast path evaluates the vertices with cumulative sums and
 ``scipy.special.ndtri``, with a derived error bound (:func:`_float_bounds`); where the
@@ -97,9 +96,10 @@ def _float_bounds(q: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
     Error analysis (u = 2^-53): a Pld's q_i = p_i exp(-L_i) within 5u relative; a cumulative
     sum of k non-negative terms within (k - 1) u of itself, the totals within (n + 5) u, so
-    alpha_k, beta_k and their complements (sums of non-negative terms, one division) are
-    within r = (2 n + 16) u relative. For x <= 1/2 with relative error r, z(x) moves by
-    at most r x / phi(z(x)) <= 1.26 r (Mills ratio; r <= 2^-20), and ndtri adds 2^-46 |z|;
+    alpha_k, beta_k and their complements (sums of non-negative terms over a total, one
+    division) are within r = (2 n + 16) u relative. For x <= 1/2 with relative error r,
+    z(x) moves by at most r x / phi(z(x)) <= 1.26 r (Mills ratio; r <= 2^-20), and ndtri
+    adds 2^-46 |z|;
     the sum adds u |z_a + z_b|. A vertex below 2^-1000 (subnormal rounding) or any
     non-finite value gets an infinite bound, which sends it to mpmath.
     """
@@ -108,8 +108,8 @@ def _float_bounds(q: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     a_k, a_rest = np.cumsum(q)[:-1], np.cumsum(q[::-1])[::-1][1:]
     b_done, b_k = np.cumsum(p)[:-1], np.cumsum(p[::-1])[::-1][1:]
     t_q, t_p = a_k[-1] + q[-1], b_done[-1] + p[-1]
-    alpha, alpha_c = a_k / max(t_q, 1.0), (a_rest + max(0.0, 1.0 - t_q)) / max(t_q, 1.0)
-    beta, beta_c = b_k / max(t_p, 1.0), (b_done + max(0.0, 1.0 - t_p)) / max(t_p, 1.0)
+    alpha, alpha_c = a_k / t_q, a_rest / t_q
+    beta, beta_c = b_k / t_p, b_done / t_p
     z_a, z_b = _z(alpha, alpha_c), _z(beta, beta_c)
     zs = z_a + z_b
     err = 2.52 * r + _ZREL * (np.abs(z_a) + np.abs(z_b)) + _U * np.abs(zs) + 2.0**-1060
@@ -161,12 +161,11 @@ def _mp_masses(
 
 
 def _ends(masses: list, k: int) -> tuple[mpmath.mpf, mpmath.mpf]:
-    """(x, 1 - x) for x = the mass of the first k atoms over max(total, 1); the second
-    summed from the other end, a deficit below 1 added to it (module doc)."""
+    """(x, 1 - x) for x = the mass of the first k atoms over the total, the second summed
+    from the other end (module doc)."""
     first, rest = sum(masses[:k]), sum(masses[k:])
     total = first + rest
-    scale = max(total, 1)
-    return _mp(first / scale), _mp((rest + max(1 - total, 0)) / scale)
+    return _mp(first / total), _mp(rest / total)
 
 
 def _mp(x: Fraction | mpmath.mpf) -> mpmath.mpf:

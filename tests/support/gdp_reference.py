@@ -2,10 +2,10 @@
 
 The pair a Pld's or PiecewiseLinearTradeoff's data denote (accounting.curves.gdp_pricing,
 module doc): atoms by decreasing loss, Q-masses (widths, or p_i e^{-L_i}) and P-masses
-(drops, or probs), +inf mass a first atom with no Q-mass; a total above 1 normalised, a
-deficit added to the last Q-atom and the first P-atom. References: z = -Phi^-1 by erfinv at
-many digits (not Newton's method, which the library uses) and domination by hockey sticks
-at every likelihood ratio in exact Fractions (not the library's vertex lines).
+(drops, or probs), +inf mass a first atom with no Q-mass; each normalised by its total.
+References: z = -Phi^-1 by erfinv at many digits (not Newton's method, which the library
+uses) and domination by hockey sticks at every likelihood ratio in exact Fractions (not the
+library's vertex lines).
 """
 
 from __future__ import annotations
@@ -23,9 +23,7 @@ F = Fraction
 
 def _read(q: list, p: list) -> tuple[list, list]:
     t_q, t_p = sum(q), sum(p)
-    q = [v / t_q for v in q] if t_q > 1 else [*q[:-1], q[-1] + (1 - t_q)]
-    p = [v / t_p for v in p] if t_p > 1 else [p[0] + (1 - t_p), *p[1:]]
-    return q, p
+    return [v / t_q for v in q], [v / t_p for v in p]
 
 
 def curve_atoms(curve: PiecewiseLinearTradeoff) -> tuple[list[Fraction], list[Fraction]]:
@@ -52,9 +50,10 @@ def z(x) -> mp.mpf:
 
 def smallest_mu(cost: Pld | PiecewiseLinearTradeoff, scale: float = 0.0) -> mp.mpf:
     """max(0, max_k z(alpha_k) + z(beta_k)) of a finite pair (no +-inf mass), with 50 digits
-    beyond those that cancel for a result of size ``scale`` (0: assume 1e-350)."""
+    beyond those that cancel for a result of size ``scale`` (0: assume 1e-350) and those
+    that 1 - 2 x loses for masses x down to 1e-330."""
     digits = -math.log10(scale) if scale > 0 else 350.0
-    with mp.workdps(60 + max(0, int(digits))):
+    with mp.workdps(390 + max(0, int(digits))):
         if isinstance(cost, Pld):
             q, p = pld_atoms(cost)
         else:
