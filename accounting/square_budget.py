@@ -56,16 +56,10 @@ class SquareBudget:
         """The budget mu^2 of a finite double mu >= 0."""
         return cls(_square(mu))
 
-    def covers(self, mu: float) -> bool:
-        """Whether mu^2 <= nu^2, exactly (mu a finite double >= 0)."""
-        return _square(mu) <= self.scaled
-
-    def minus(self, mu: float) -> SquareBudget:
-        """nu^2 - mu^2, exactly; needs :meth:`covers` (mu)."""
+    def minus(self, mu: float) -> SquareBudget | None:
+        """nu^2 - mu^2, exactly, or None where mu^2 > nu^2 (mu a finite double >= 0)."""
         rest = self.scaled - _square(mu)
-        if rest < 0:
-            raise ValueError(f"mu={mu!r} exceeds the remaining budget")
-        return SquareBudget(rest)
+        return SquareBudget(rest) if rest >= 0 else None
 
     @property
     def root_down(self) -> float:

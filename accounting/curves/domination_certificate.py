@@ -12,9 +12,10 @@ exactly.
 
 Decision (docs/accounting.md, "Rounding"): a float fast path evaluates every gap
 T_b(alpha_k) - beta_k + tol with a derived error bound E (:func:`_float_gaps`); the answer is
-True if every gap is <= -E, False if one is > E; otherwise the vertices are evaluated
-exactly (Fractions, for two curves) or in mpmath at 60 digits with a margin of 10^-45 of the
-terms' magnitudes (a Pld's e^{-L_i}, a Gaussian trade-off), and an undecided gap is False.
+True if every gap is <= -E, False if one is > E; otherwise the vertices it left open are
+evaluated exactly (Fractions, for two curves) or in mpmath at 60 digits with a margin of
+10^-45 of the terms' magnitudes (a Pld's e^{-L_i}, a Gaussian trade-off), and an undecided
+gap is False.
 ``tol`` only ever refuses: True needs T_b <= T_a - tol at a's interior vertices.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from itertools import accumulate
 
 import mpmath
 import numpy as np
@@ -42,16 +44,18 @@ def certified_dominated(a: Finite, b: Budget, tol: float) -> bool:
     """True only if the finite pair a is dominated by b with T_b <= T_a - tol (module doc)."""
     if isinstance(b, GdpProfile) and b.reveal == 0.0 and tol == 0.0:
         return finite_pair_mu(a) <= b.mu  # G_mu <= T_a iff mu >= mu(a) (DRS 2022, Prop. 2.2)
+    ks = None  # the interior vertices left to the exact check (None: all)
     if not isinstance(b, GdpProfile):
         gaps, bound = _float_gaps(a, b, tol)
-        if bool(np.all(gaps <= -bound)):
-            return True
         if bool(np.any(gaps > bound)):
             return False
+        ks = [int(k) + 1 for k in np.flatnonzero(~(gaps <= -bound))]
+        if not ks:
+            return True
     if isinstance(a, PiecewiseLinearTradeoff) and isinstance(b, PiecewiseLinearTradeoff):
-        return _exact_dominated(_atoms(a), _atoms(b), Fraction(tol))
+        return _exact_dominated(_atoms(a), _atoms(b), Fraction(tol), ks)
     with mpmath.workdps(_DPS):
-        return _mp_dominated(a, b, mpmath.mpf(tol))
+        return _mp_dominated(a, b, mpmath.mpf(tol), ks)
 
 
 def _float_gaps(a: Finite, b: Finite, tol: float) -> tuple[np.ndarray, float]:
@@ -62,20 +66,59 @@ def _float_gaps(a: Finite, b: Finite, tol: float) -> tuple[np.ndarray, float]:
     non-negative masses over their total, a Pld's q_i within 5u) is within r = (2 n + 16) u
     of the exact reading, n the larger atom count. T_b is s-Lipschitz on [0, 1] (s its
     largest finite slope), so moving b's vertices and the point alpha_k by r moves
-    T_b(alpha_k) by at most 2 r (1 + s); np.interp and the subtraction add 8u (1 + s).
+    T_b(alpha_k) by at most 2 r (1 + s); np.interp and the subtraction add 8u (1 + s). A
+    segment of zero float width other than the +inf mass (a Q-mass that underflowed) makes
+    s, and E, infinite.
     """
     alpha_a, beta_a, r_a = _float_vertices(a)
     alpha_b, beta_b, r_b = _float_vertices(b)
     if alpha_b[1] == 0.0:  # mass at +inf loss: T_b(0) is the start, not the vertical top
         alpha_b, beta_b = alpha_b[1:], beta_b[1:]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         slopes = -np.diff(beta_b) / np.diff(alpha_b)
-    s = float(np.max(slopes[np.isfinite(slopes)], initial=0.0))
-    alpha_a, beta_a = alpha_a[1:-1], beta_a[1:-1]  # interior vertices (module doc)
-    t_b = np.interp(alpha_a, alpha_b, beta_b)
+    # a steep segment whose float slope overflows (a subnormal Q-mass) has no bound here
+    s = float(np.max(slopes)) if np.all(np.isfinite(slopes)) else math.inf
+    t_b = np.interp(alpha_a[1:-1], alpha_b, beta_b)  # at the interior vertices (module doc)
     r = max(r_a, r_b)
     bound = (2.0 * r + 8.0 * _U) * (1.0 + s) + r + 4.0 * _U * (1.0 + tol)
-    return t_b - beta_a + tol, bound if math.isfinite(bound) else math.inf
+    gaps = t_b - beta_a[1:-1] + tol
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        sure = _end_segments(a, b, tol, r)
+    return np.where(sure, -np.inf, gaps), bound if math.isfinite(bound) else math.inf
+
+
+def _end_segments(a: Finite, b: Finite, tol: float, r: float) -> np.ndarray:
+    """Interior vertices of a certified in relative terms where T_b is one known line, for
+    the small masses that the absolute bound of :func:`_float_gaps` cannot resolve.
+
+    Left: alpha_k certainly inside b's first sloped segment, where 1 - T_b(alpha) =
+    h + s_1 alpha (h b's +inf mass, s_1 the segment's slope): T_b(alpha_k) <= beta_k - tol iff
+    h + s_1 alpha_k >= (1 - beta_k) + tol. Right: 1 - alpha_k certainly inside b's last
+    segment, when it ends at (1, 0) (b has no mass at -inf loss), where T_b(alpha) =
+    s_m (1 - alpha): s_m (1 - alpha_k) + tol <= beta_k. Every mass, complement and total is a
+    sum of non-negative terms (relative error <= r) and each side a product, quotient or sum
+    of a few of them, so each side is within 6r relative plus 2^-1060 absolute (subnormals).
+    """
+    q_a, p_a = _float_atoms(a)
+    q_b, p_b = _float_atoms(b)
+    t_qa, t_pa, t_qb, t_pb = q_a.sum(), p_a.sum(), q_b.sum(), p_b.sum()
+    one_minus_beta = np.cumsum(p_a)[:-1] / t_pa
+    alpha = np.cumsum(q_a)[:-1] / t_qa
+    one_minus_alpha = np.cumsum(q_a[::-1])[::-1][1:] / t_qa
+    beta = np.cumsum(p_a[::-1])[::-1][1:] / t_pa
+    lo, hi, tiny = 1.0 - 6.0 * r, 1.0 + 6.0 * r, 2.0**-1060
+    sure = np.zeros(alpha.shape, dtype=bool)
+    first = int(np.argmax(q_b > 0.0))
+    w1, h = q_b[first] / t_qb, p_b[:first].sum() / t_pb
+    s1 = (p_b[first] / t_pb) / w1
+    inside = alpha * hi + tiny < w1 * lo
+    sure |= inside & ((h + s1 * alpha) * lo - tiny >= (one_minus_beta + tol) * hi + tiny)
+    if p_b[-1] > 0.0:
+        wm = q_b[-1] / t_qb
+        sm = (p_b[-1] / t_pb) / wm
+        inside = one_minus_alpha * hi + tiny < wm * lo
+        sure |= inside & ((sm * one_minus_alpha + tol) * hi + tiny <= beta * lo - tiny)
+    return sure
 
 
 def _float_vertices(x: Finite) -> tuple[np.ndarray, np.ndarray, float]:
@@ -120,12 +163,18 @@ def _read(q: list, p: list) -> tuple[list, list]:
     return [v / t_q for v in q], [v / t_p for v in p]
 
 
-def _vertices(q: list, p: list, ends: bool = True) -> list[tuple]:
-    """(alpha_k, beta_k) for k = 0..n (1..n-1 without ``ends``): Q-mass of the first k
-    atoms, P-mass of the others (summed from their own end: no cancellation)."""
-    n = len(q)
-    ks = range(n + 1) if ends else range(1, n)
-    return [(sum(q[:k]), sum(p[k:])) for k in ks]
+def _vertices(q: list, p: list, ks: list[int] | None = None) -> list[tuple]:
+    """(alpha_k, beta_k) for k in ``ks`` (default 0..n): Q-mass of the first k atoms, P-mass
+    of the others (summed from their own end: no cancellation)."""
+    zero = q[0] * 0
+    alpha = list(accumulate(q, initial=zero))
+    beta = list(accumulate(reversed(p), initial=zero))[::-1]
+    return [(alpha[k], beta[k]) for k in (range(len(q) + 1) if ks is None else ks)]
+
+
+def _interior(n: int, ks: list[int] | None) -> list[int]:
+    """The interior vertices 1..n-1 of a curve with n atoms, or those in ``ks``."""
+    return list(range(1, n)) if ks is None else ks
 
 
 def _lines(q: list, p: list) -> list[tuple]:
@@ -137,10 +186,13 @@ def _lines(q: list, p: list) -> list[tuple]:
     return [(verts[j][0], verts[j][1], p[j] / q[j]) for j in range(len(q)) if q[j] > 0 < p[j]]
 
 
-def _exact_dominated(a: tuple[list, list], b: tuple[list, list], tol: Fraction) -> bool:
-    """T_b(alpha_k) <= beta_k - tol at a's vertices, in exact rational arithmetic."""
+def _exact_dominated(
+    a: tuple[list, list], b: tuple[list, list], tol: Fraction, ks: list[int] | None
+) -> bool:
+    """T_b(alpha_k) <= beta_k - tol at a's interior vertices k (or those in ``ks``), in exact
+    rational arithmetic."""
     lines = _lines(*b)
-    for alpha, beta in _vertices(*a, ends=False):
+    for alpha, beta in _vertices(*a, _interior(len(a[0]), ks)):
         if max([0, *(b0 - s * (alpha - a0) for a0, b0, s in lines)]) > beta - tol:
             return False
     return True
@@ -165,9 +217,11 @@ def _mp_atoms(x: Finite) -> tuple[list, list]:
     return _read(q, p)
 
 
-def _mp_dominated(a: Finite, b: Budget, tol: mpmath.mpf) -> bool:
-    """T_b(alpha_k) + margin <= beta_k - tol at a's vertices, in mpmath."""
-    verts = _vertices(*_mp_atoms(a), ends=False)
+def _mp_dominated(a: Finite, b: Budget, tol: mpmath.mpf, ks: list[int] | None) -> bool:
+    """T_b(alpha_k) + margin <= beta_k - tol at a's interior vertices (or those in ``ks``),
+    in mpmath."""
+    q, p = _mp_atoms(a)
+    verts = _vertices(q, p, _interior(len(q), ks))
     if isinstance(b, GdpProfile):
         return all(_gdp_tradeoff_up(b, alpha) <= beta - tol for alpha, beta in verts)
     lines = _lines(*_mp_atoms(b))

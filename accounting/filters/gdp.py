@@ -67,16 +67,17 @@ def gdp_residue(mu: float, cost: GdpCost, rtol: float = 1e-9, step: float = 0.05
         raise ValueError(f"mu must be in [0, {MAX_GDP_MU}] (mu^2 finite), got {mu!r}")
     budget = SquareBudget.of(mu)
     mu_q = smallest_dominating_mu(cost)
-    if not (mu_q <= MAX_GDP_MU and budget.covers(mu_q)):
+    naive = budget.minus(mu_q) if mu_q <= MAX_GDP_MU else None
+    if naive is None:
         raise ValueError(f"the query (mu_q = {mu_q}) is not dominated by the budget G_{mu}")
-    return _residue(budget, cost, mu_q, rtol, step).root_down
+    return _residue(budget, naive, cost, rtol, step).root_down
 
 
 def _residue(
-    budget: SquareBudget, cost: GdpCost, mu_q: float, rtol: float, step: float
+    budget: SquareBudget, naive: SquareBudget, cost: GdpCost, rtol: float, step: float
 ) -> SquareBudget:
     """The residue nu'^2 of the exact budget nu^2 after a query with smallest dominating
-    mu_q (``budget.covers(mu_q)``), exactly.
+    mu_q, given naive = nu^2 - mu_q^2 >= 0, exactly.
 
     nu0^2 = nu^2 - mu_q^2 is a residue (module doc) and kept exact. For a non-Gaussian query
     a bisection over doubles in [nu0 rounded down, nu rounded down] keeps the largest mid
@@ -84,8 +85,7 @@ def _residue(
     :func:`composition_dominated`; the residue is the larger of mid^2 and nu0^2 (each is
     valid, so both are).
     """
-    naive = budget.minus(mu_q)
-    if isinstance(cost, Gdp | GdpProfile) or mu_q == 0.0:
+    if isinstance(cost, Gdp | GdpProfile) or naive.scaled == budget.scaled:
         return naive
     query = _finite_query(cost)
     nu = budget.root_down
@@ -164,6 +164,7 @@ class GdpResidueFilter(Filter[GdpCost, SquareBudget]):
 
     def _admit(self, cost: GdpCost) -> SquareBudget | None:
         mu_q = smallest_dominating_mu(cost)
-        if not (mu_q <= MAX_GDP_MU and self._state.covers(mu_q)):
+        naive = self._state.minus(mu_q) if mu_q <= MAX_GDP_MU else None
+        if naive is None:
             return None
-        return _residue(self._state, cost, mu_q, self.rtol, self.step)
+        return _residue(self._state, naive, cost, self.rtol, self.step)
