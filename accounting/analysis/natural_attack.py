@@ -188,7 +188,7 @@ def crosscheck_natural_filter_cost(
     eps: Sequence[float] | np.ndarray,
     tol: float = 1e-9,
 ) -> float:
-    """max |delta_cost(eps) - delta_transcript(eps)| over the adversaries of each eps.
+    """max ``|delta_cost(eps) - delta_transcript(eps)|`` over the adversaries of each eps.
 
     An independent check of a two-round :func:`natural_filter_cost`: by Lemma 1 and Prop. 6
     its hockey stick at eps equals that of the transcript of :func:`adaptive_attacks` at

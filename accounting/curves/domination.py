@@ -46,9 +46,12 @@ DEFAULT_EPS_GRID.setflags(write=False)
 class Profile(Protocol):
     """Anything with a hockey-stick curve and a trade-off curve (Pld, GdpProfile, ...)."""
 
-    def delta(self, eps: float | np.ndarray) -> float | np.ndarray: ...
+    def delta(self, eps: float | np.ndarray) -> float | np.ndarray:
+        """The hockey-stick curve delta(eps) at each eps."""
 
-    def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray: ...
+    def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray:
+        """The trade-off curve f(alpha): the least type II error at type I error alpha in
+        [0, 1]."""
 
 
 def as_tradeoff(curve: Pld | PiecewiseLinearTradeoff) -> PiecewiseLinearTradeoff:
@@ -154,11 +157,11 @@ def mixture_below_certificate(
     holds log U at the ends. True iff sum_i c_i(l) e^{s_i (x - l)} <= U(x) at x = l and
     x = r (tangents of log c_i above, the chord of log U below; the ratio is convex), or
     the same from the right end. ``margin`` (in log) errs on False; to it is added
-    2^-46 M per interval (``SUM_REL``), M = k + 2 + 2 log k + 3 max_i(|t_i|, |s_i| w) +
-    |u_l| + |u_r| + margin over the interval's k components, which covers this function's
+    2^-46 M per interval (``SUM_REL``), M = k + 2 + 2 log k + 3 max_i(``|t_i|``, ``|s_i|`` w) +
+    ``|u_l|`` + ``|u_r|`` + margin over the interval's k components, which covers this function's
     own rounding in exact arithmetic (u = 2^-53): the width w within u, t_i + s_i w within
-    3u (|t_i| + |s_i| w), the log-sum-exp within 10u (k + 1 + log k + its terms' sizes;
-    :func:`accounting.curves.gdp.gdp_composed_log_delta`), u - margin within u (|u| +
+    3u (``|t_i|`` + ``|s_i|`` w), the log-sum-exp within 10u (k + 1 + log k + its terms' sizes;
+    :func:`accounting.curves.gdp.gdp_composed_log_delta`), u - margin within u (``|u|`` +
     margin), so True is proved for the exact inputs. Proof:
     ``docs/proofs/mixture_below_certificate.md``.
     """

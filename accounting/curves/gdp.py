@@ -289,12 +289,13 @@ def gdp_composed_log_delta(eps: float | np.ndarray, mu: float, pld: Pld) -> floa
     v_i = log delta_mu rounded up (:func:`accounting._outward.log_hockey_stick_up`) at
     eps - L_i rounded down (delta_mu decreases in eps), the +inf mass a term with v = 0.
     Error of the float log-sum-exp v of the k terms (u = 2^-53; log, exp within 4u): log p_i
-    and the sum t_i within 5u (1 + |log p_i| + |v_i|), the shift by the largest t_i (at most
-    |v| + log k) within u (|t_i| + |v| + log k), exp 4u, so each e^{t_i - top} within
-    10u (1 + |log p_i| + |v_i| + |v| + log k) relative; the sum of k non-negative terms adds
-    (k - 1) u, the log 4u (1 + log k), the shift back u (|v| + log k): in all within
-    10u M, M = k + 1 + |v| + log k + sum_i w_i (1 + |log p_i| + |v_i|) (w_i each term's share),
-    which ``up_sum`` covers (64u M).
+    and the sum t_i within 5u (1 + ``|log p_i|`` + ``|v_i|``), the shift by the largest t_i
+    (at most ``|v|`` + log k) within u (``|t_i|`` + ``|v|`` + log k), exp 4u, so each
+    e^{t_i - top} within 10u (1 + ``|log p_i|`` + ``|v_i|`` + ``|v|`` + log k) relative; the
+    sum of k non-negative terms adds (k - 1) u, the log 4u (1 + log k), the shift back
+    u (``|v|`` + log k): in all within 10u M,
+    M = k + 1 + ``|v|`` + log k + sum_i w_i (1 + ``|log p_i|`` + ``|v_i|``) (w_i each term's
+    share), which ``up_sum`` covers (64u M).
     """
     mu = _checks.positive("mu", mu)
     if not isinstance(pld, Pld):
@@ -326,8 +327,8 @@ def gdp_pure_dp_delta(eps: float | np.ndarray, mu: float, eps0: float) -> float 
     Never below the exact value (docs/accounting.md, "Rounding"): each delta_mu is rounded up
     (:func:`accounting._outward.log_hockey_stick_up`) at its argument rounded down, and the
     log-sum of the two non-negative terms, log p + log delta_mu(.) with log p within
-    4u (1 + |log p|) (u = 2^-53), is within 8u (1 + |v| + sum_i w_i (1 + |log p_i| +
-    |log delta_i|)), w_i each term's share of the sum, which ``up_sum`` covers (64u).
+    4u (1 + ``|log p|``) (u = 2^-53), is within 8u (1 + ``|v|`` + sum_i w_i (1 + ``|log p_i|`` +
+    ``|log delta_i|``)), w_i each term's share of the sum, which ``up_sum`` covers (64u).
     """
     eps0 = _checks.nonnegative("eps0", eps0)
     mu = _checks.positive("mu", mu)
@@ -403,6 +404,8 @@ class GdpProfile:
         return float(out) if np.ndim(out) == 0 else out
 
     def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray:
+        """(1 - reveal) G_mu(alpha / (1 - reveal)), 0 for alpha beyond 1 - reveal (DRS 2022,
+        Prop. 2.5); ``ValueError`` for alpha outside [0, 1]."""
         a = np.asarray(alpha, dtype=np.float64)
         if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
             raise ValueError("alpha must be in [0, 1]")

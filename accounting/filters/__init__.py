@@ -10,7 +10,12 @@ from accounting.filters.base import Analyst, Filter, Query, Record, Transcript, 
 from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
 from accounting.filters.expost import ExPostRdpComposition, FilteredSelfReportingComposition
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter
-from accounting.filters.individual import IndividualRenyiFilter
+from accounting.filters.individual import (
+    IndividualRenyiFilter,
+    clip_rows,
+    filtered_gaussian_sum,
+    gaussian_individual_costs,
+)
 from accounting.filters.natural import NaturalFilter
 from accounting.filters.realisation import (
     InvalidNaiveRealisationFilter,
@@ -49,5 +54,8 @@ __all__ = [
     "Transcript",
     "WhitehouseFilter",
     "ZcdpFilter",
+    "clip_rows",
+    "filtered_gaussian_sum",
+    "gaussian_individual_costs",
     "run_interaction",
 ]

@@ -36,7 +36,13 @@ from hypothesis import strategies as st
 import accounting.analysis as an
 import accounting.curves as cv
 import accounting.mechanisms as me
-from accounting import exponential_mechanism_eps, exponential_mechanism_rdp
+from accounting import (
+    exponential_mechanism_eps,
+    exponential_mechanism_rdp,
+    gaussian_individual_costs,
+    gaussian_sigma_composed,
+    laplace_scale_composed,
+)
 from accounting.costs import Gdp, PureDP, RenyiCurve
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters.gdp import gdp_residue
@@ -621,11 +627,11 @@ def _gdp_profile_delta(data: st.DataObject) -> None:
 def _exponential_mechanism(data: st.DataObject) -> None:
     alpha, x = data.draw(order_st), data.draw(wide)
     rdp = _try(exponential_mechanism_rdp, alpha, x)
-    if rdp is not None:
-        assert _up(rdp, F(alpha) * F(x) ** 2 / 8)
+    if rdp is not None:  # the bounded-range RDP, capped at the pure-DP eps
+        assert _up(rdp, min(F(alpha) * F(x) ** 2 / 8, F(x)))
     eps = _try(exponential_mechanism_eps, alpha, x)
     if eps is not None:  # a calibration: its RDP is within the target x
-        assert F(alpha) * F(eps) ** 2 / 8 <= F(x)
+        assert min(F(alpha) * F(eps) ** 2 / 8, F(eps)) <= F(x)
 
 
 REGISTRY.update(
@@ -845,6 +851,50 @@ def _gdp_residue(data: st.DataObject) -> None:
             assert _composed_exact(eps, nu, query) <= gaussian_hockey_stick(eps, mu, 45)
 
 
+# ------------------------------------------------------------------ calibrations (issue 45)
+
+
+def _gaussian_sigma_composed(data: st.DataObject) -> None:
+    eps, delta = data.draw(st.floats(1e-3, 50.0)), data.draw(st.floats(1e-250, 0.5))
+    d, k = data.draw(st.floats(1e-3, 1e3)), data.draw(st.integers(1, 10**6))
+    sigma = _try(gaussian_sigma_composed, eps, delta=delta, sensitivity=d, k=k)
+    if sigma is None:
+        return
+    # k Gaussian queries are one of sensitivity sqrt(k) d (Dong, Roth and Su 2022, Cor. 3.3)
+    with mp.workdps(120):
+        mu, e = mpf(d) * mp.sqrt(k) / mpf(sigma), mpf(eps)
+        assert mp.ncdf(mu / 2 - e / mu) - mp.exp(e) * mp.ncdf(-mu / 2 - e / mu) <= mpf(delta)
+
+
+def _laplace_scale_composed(data: st.DataObject) -> None:
+    """delta = 0 (k queries: k d / eps, exact) and k = 1 (the exact delta(eps) of Laplace);
+    k > 1 with delta > 0 is a grid-PLD search: tests/accounting/test_calibration.py checks it
+    against dp_accounting and its composed grid PLD (dominance: curves/test_pld*.py)."""
+    eps, d = data.draw(st.floats(1e-3, 100.0)), data.draw(st.floats(1e-3, 1e3))
+    k, delta = data.draw(st.integers(1, 10**6)), data.draw(st.floats(1e-300, 0.5))
+    b = _try(laplace_scale_composed, eps, sensitivity=d, k=k)
+    if b is not None:
+        assert F(k) * F(d) <= F(eps) * F(b)
+    b = _try(laplace_scale_composed, eps, delta=delta, sensitivity=d)
+    if b is not None:
+        with mp.workdps(80):
+            assert -mp.expm1((mpf(eps) - mpf(d) / mpf(b)) / 2) <= mpf(delta)
+
+
+def _gaussian_individual_costs(data: st.DataObject) -> None:
+    """Both paths: every row exact (small inputs) and the float bound (over 4096 entries)."""
+    d, rows = data.draw(st.integers(1, 6)), data.draw(st.sampled_from([2, 1000]))
+    seed, spread = data.draw(st.integers(0, 2**32 - 1)), data.draw(st.floats(-150.0, 150.0))
+    v = np.random.default_rng(seed).normal(size=(rows, d)) * 10.0**spread
+    s, alpha = data.draw(wide), data.draw(st.none() | order_st)
+    costs = _try(gaussian_individual_costs, v, sigma=s, alpha=alpha)
+    if costs is None:
+        return
+    scale = F(1) if alpha is None else F(alpha)
+    for i in range(0, rows, max(1, rows // 40)):
+        assert _up(costs[i], scale * sum(F(x) ** 2 for x in v[i].tolist()) / (2 * F(s) ** 2))
+
+
 REGISTRY.update(
     {
         "gdp_residue": Entry("budget", _gdp_residue, 10),
@@ -853,10 +903,19 @@ REGISTRY.update(
         "pure_dp_mu": Entry("cost", _pure_dp_mu_all, 40),
         # a certificate: True must be true (each filter's admission relies on it)
         "is_dominated": Entry("cost", _is_dominated, 60),
+        "gaussian_sigma_composed": Entry("budget", _gaussian_sigma_composed, 15),
+        "laplace_scale_composed": Entry("budget", _laplace_scale_composed, 15),
+        "gaussian_individual_costs": Entry("cost", _gaussian_individual_costs, 25),
     }
 )
 del NUMERICAL["tradeoff_dominating_mu"], NUMERICAL["gdp_residue"]  # now walked above
 del NOT_A_COST["is_dominated"]  # a certificate, walked above
+NOT_A_COST["clip_rows"] = "per-individual clipping of vectors (no cost)"
+NOT_A_COST["filtered_gaussian_sum"] = "samples one step of the individual filter's mechanism"
+NUMERICAL["dp_sgd_noise_multiplier"] = (
+    "a bisection on subsampled_gaussian_rdp / subsampled_gaussian_eps (exempt above) that "
+    "returns a noise whose certified eps is <= the target; tests/accounting/test_calibration.py"
+)
 
 
 def _public_functions() -> set[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +25,12 @@ import torch
 from omegaconf import OmegaConf
 
 from experiments.adult_synth.data import load
-from experiments.common.checksum import file_sha256, rebuild_command, verified
+from experiments.common.checksum import (
+    file_sha256,
+    rebuild_command,
+    verified,
+    write_checksum_sidecar,
+)
 from experiments.common.processed import KINDS, file_format, processed
 from experiments.data import preprocess as pp
 from experiments.mnist_gd.data import load_mnist
@@ -250,6 +256,9 @@ def test_unreadable_or_incomplete_sidecar_and_missing_file(tmp_path):
         with pytest.raises(ValueError, match=re.escape(problem)):
             verified(path)
     sidecar.write_text(json.dumps({"sha256": file_sha256(path)}))
+    with pytest.raises(ValueError, match="records no file name"):
+        verified(path)
+    sidecar.write_text(json.dumps({"sha256": file_sha256(path), "file": "bikes.csv"}))
     assert verified(path) == path
     path.unlink()
     with pytest.raises(FileNotFoundError, match=re.escape(rebuild_command(path))):
@@ -268,3 +277,22 @@ def test_preprocessing_records_the_sha256_of_its_output(tmp_path):
     out = tmp_path / "out" / "bikes.csv"
     assert json.loads(out.with_name("bikes.csv.json").read_text())["sha256"] == file_sha256(out)
     assert load_series("bikes", out, Data())[0].tolist() == [654 / 6946, 670 / 6946]
+
+
+def test_a_file_copied_over_another_with_its_sidecar_names_what_it_is(tmp_path):
+    """Issue 43: adult_missing_category.csv and its sidecar copied over adult.csv failed late
+    (`column 'workclass' has codes outside [0, 7)`); the sidecar says which file it is."""
+    variant = tmp_path / "adult_missing_category.csv"
+    variant.write_text("age,income\n1,0\n")
+    write_checksum_sidecar(variant, {"dataset": "adult_variants"}, 0.0)
+    adult = tmp_path / "adult.csv"
+    shutil.copy(variant, adult)
+    shutil.copy(tmp_path / "adult_missing_category.csv.json", tmp_path / "adult.csv.json")
+    message = (
+        f"processed data file {adult} is adult_missing_category.csv (dataset adult_variants), "
+        "not adult.csv"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)) as err:
+        processed(adult, "adult", "inputs.data")
+    assert rebuild_command(adult) in str(err.value)
+    assert verified(variant) == variant
