@@ -7,9 +7,11 @@ A pair A is dominated by a pair B (A <= B: B is at most as private) iff, equival
 
 Three ways to check it are offered, from exact to sampled:
 
-* :func:`is_dominated` -- exact when A is finite. T_A is piecewise linear and T_B convex,
-  so T_A - T_B is concave on each linear piece of T_A and (ii) holds iff it holds at the
-  vertices of T_A (including alpha = 0, where T_A(0) = 1 - P_A(+inf loss)).
+* :func:`is_dominated` -- exact when A is finite, and certified: True only if proved in
+  exact arithmetic (:mod:`accounting.curves.domination_certificate`). T_A is piecewise
+  linear and T_B convex, so T_A - T_B is concave on each linear piece of T_A and (ii) holds
+  iff it holds at the vertices of T_A (including alpha = 0, where T_A(0) = 1 - P_A(+inf
+  loss)). :func:`possibly_dominated` is its float relaxation, for upper bounds on costs.
 * :func:`certified_below` -- rigorous from samples on a grid, for a mixture of log-concave
   curves (e.g. Gaussian hockey sticks shifted by the atoms of a finite PLD) below a
   log-concave curve: tangents bound the mixture's components from above between grid
@@ -31,6 +33,8 @@ import numpy as np
 
 from accounting import _checks
 from accounting._outward import SUM_REL
+from accounting.curves.domination_certificate import certified_dominated
+from accounting.curves.gdp import GdpProfile
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.numerics import logsumexp
@@ -60,11 +64,32 @@ def as_tradeoff(curve: Pld | PiecewiseLinearTradeoff) -> PiecewiseLinearTradeoff
 
 
 def is_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float = 0.0) -> bool:
-    """Exact check that the finite profile ``a`` is dominated by ``b`` (a <= b).
+    """Certified check that the finite profile ``a`` is dominated by ``b`` (a <= b): True
+    only if T_b(alpha_k) <= T_a(alpha_k) - tol at every vertex alpha_k of T_a (module doc)
+    holds in exact arithmetic for the pairs a's and b's data denote.
 
-    True iff T_b(alpha_k) <= T_a(alpha_k) + tol at every vertex alpha_k of T_a (module
-    doc). ``b`` may be any profile with a convex trade-off curve. ``tol`` >= 0 absorbs
-    rounding when a and b are equal in exact arithmetic; filters use tol = 0.
+    ``b`` is a Pld, a PiecewiseLinearTradeoff or a GdpProfile; the decision is
+    :func:`accounting.curves.domination_certificate.certified_dominated` (a float fast path
+    with an error bound, exact Fractions or 60-digit mpmath where it cannot decide; an
+    undecided case is False). ``tol`` >= 0 only refuses: a pair equal to b up to the
+    rounding of its data may be refused (docs/accounting.md, "Rounding").
+    """
+    tol = _checks.nonnegative("tol", tol)
+    if not isinstance(a, Pld | PiecewiseLinearTradeoff):
+        raise ValueError(f"a must be a Pld or PiecewiseLinearTradeoff, got {type(a).__name__}")
+    if not isinstance(b, Pld | PiecewiseLinearTradeoff | GdpProfile):
+        raise ValueError(
+            f"b must be a Pld, PiecewiseLinearTradeoff or GdpProfile, got {type(b).__name__}"
+        )
+    return certified_dominated(a, b, tol)
+
+
+def possibly_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float) -> bool:
+    """T_b(alpha_k) <= T_a(alpha_k) + tol at a's vertices, in floats: a relaxation, True for
+    every dominated pair once ``tol`` exceeds the curves' rounding (< 1e-14 for curves of up to
+    ~10^4 vertices) and for some that are not. For upper bounds on a cost (a superset of a
+    natural filter's legal moves, :mod:`accounting.analysis.natural_attack`), never for an
+    admission (:func:`is_dominated`).
     """
     tol = _checks.nonnegative("tol", tol)
     curve = as_tradeoff(a)

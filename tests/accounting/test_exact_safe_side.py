@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
+import gdp_reference
 import mpmath as mp
 import numpy as np
 import pytest
@@ -42,7 +43,9 @@ from accounting import (
     gaussian_sigma_composed,
     laplace_scale_composed,
 )
-from accounting.costs import PureDP, RenyiCurve
+from accounting.costs import Gdp, PureDP, RenyiCurve
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff
+from accounting.filters.gdp import gdp_residue
 from accounting.filters.realisation import realisation_delta
 
 F = Fraction
@@ -734,6 +737,131 @@ NOT_A_COST: dict[str, str] = {
 }
 
 
+# ------------------------------------------------- GDP pricing and domination certificates
+# (issue 42, GDP side: one block, so that other entries merge around it)
+
+#: doubles log-uniform from 1e-300 to 1 (tiny eps and masses), and the smallest subnormal
+log_tiny = st.floats(-300.0, 0.0).map(lambda e: 10.0**e) | st.just(5e-324)
+
+
+def _finite_pair(data: st.DataObject) -> tuple[np.ndarray, np.ndarray]:
+    """P- and Q-masses of 2-6 atoms: general, or near the identity (log-ratios down to
+    1e-300, where z(alpha) and z(beta) cancel), some masses down to 1e-300."""
+    n = data.draw(st.integers(2, 6))
+    q = np.array([data.draw(st.floats(1e-3, 1.0) | log_tiny) for _ in range(n)])
+    q = q / q.sum()
+    spread = data.draw(log_tiny | st.floats(0.01, 3.0))
+    shift = np.array([data.draw(st.floats(-1.0, 1.0)) for _ in range(n)])
+    p = q * np.exp(spread * shift)
+    return p / p.sum(), q
+
+
+def _smallest_dominating_mu_all(data: st.DataObject) -> None:
+    """PureDP (above), randomized response as a PLD (RR_eps exactly), random finite Plds and
+    curves (the exact pair of their data, tests/support/gdp_reference.py) and (eps, delta > 0)
+    curves (+inf): never below the exact smallest mu."""
+    _smallest_dominating_mu(data)
+    eps = data.draw(log_tiny | st.floats(1e-3, 700.0))
+    out = _try(cv.smallest_dominating_mu, cv.Pld.pure_dp(eps))
+    assert out is None or mpf(out) >= _pure_dp_mu_exact(eps)
+    p, q = _finite_pair(data)
+    costs = [_try(cv.Pld.from_distributions, p, q), _try(PiecewiseLinearTradeoff, q, p)]
+    for cost in (c for c in costs if c is not None):
+        out = _try(cv.smallest_dominating_mu, cost)
+        if out is not None and out < math.inf:
+            assert mpf(out) >= gdp_reference.smallest_mu(cost, out)
+    delta = data.draw(st.floats(-300.0, -0.1).map(lambda e: 10.0**e))
+    curve = PiecewiseLinearTradeoff.eps_delta(eps, delta=delta)
+    assert cv.smallest_dominating_mu(curve) == math.inf
+
+
+def _tradeoff_dominating_mu(data: st.DataObject) -> None:
+    p, q = _finite_pair(data)
+    curve = _try(PiecewiseLinearTradeoff, q, p)
+    out = None if curve is None else _try(cv.tradeoff_dominating_mu, curve)
+    if out is not None and out < math.inf:
+        assert mpf(out) >= gdp_reference.smallest_mu(curve, out)
+
+
+def _pure_dp_mu_all(data: st.DataObject) -> None:
+    """The 50-digit check above (eps <= 700), and huge eps up to the largest double: x = mu/2
+    must have Phi(-x) <= 1 / (1 + e^eps), checked in logs at 50 digits where mpmath's erfc
+    reaches (x < 1e100), beyond by the Mills-ratio bound Phi(-x) <= phi(x) / x."""
+    _pure_dp_mu(data)
+    eps = data.draw(st.floats(700.0, 1.7976931348623157e308) | st.just(1.7976931348623157e308))
+    out = _try(cv.pure_dp_mu, eps)
+    if out is None:
+        return
+    with mp.workdps(50):
+        e, x = mpf(eps), mpf(out) / 2
+        log_a = -(e + mp.log1p(mp.exp(-e)))
+        if x < 1e100:
+            assert mp.log(mp.ncdf(-x)) <= log_a
+        else:
+            assert -x * x / 2 - mp.log(x) - mp.log(2 * mp.pi) / 2 <= log_a
+
+
+def _curve(data: st.DataObject) -> PiecewiseLinearTradeoff:
+    """A finite curve: (eps, delta)-DP with eps log-uniform down to 1e-300, a random pair, or
+    a composition of two of these."""
+    eps = data.draw(log_tiny | st.floats(1e-3, 5.0))
+    options = [
+        PiecewiseLinearTradeoff.eps_delta(eps, delta=data.draw(st.just(0.0) | st.floats(0, 0.3))),
+        PiecewiseLinearTradeoff(*_finite_pair(data)[::-1]),
+    ]
+    curve = options[data.draw(st.integers(0, 1))]
+    return curve.compose(options[0]) if data.draw(st.booleans()) else curve
+
+
+def _is_dominated(data: st.DataObject) -> None:
+    """True only if a <= b exactly (hockey sticks at every likelihood ratio, in Fractions);
+    budgets at the edge: b = a (an exact tie, which must be True), b = a (x) a small query,
+    b = a rounded through a Pld; GDP budgets against the 1,500-digit smallest mu; a tolerance
+    only refuses."""
+    a = _curve(data)
+    edge = data.draw(st.sampled_from(["same", "random", "composed", "gdp", "pld"]))
+    b = {"same": a, "random": _curve(data), "composed": a.compose(_curve(data))}.get(edge)
+    if b is not None:
+        out = _try(cv.is_dominated, a, b)
+        if out:
+            assert gdp_reference.dominated(a, b)
+        if edge == "same":
+            assert out  # an exact tie of exact data is decided exactly
+        tol = data.draw(log_tiny)
+        assert not _try(cv.is_dominated, a, b, tol) or gdp_reference.dominated(a, b)
+    elif edge == "gdp":
+        mu = data.draw(st.floats(1e-6, 10.0))
+        if _try(cv.is_dominated, a, cv.GdpProfile(mu)):
+            assert mpf(mu) >= gdp_reference.smallest_mu(a, mu)
+    else:
+        pld = _try(a.to_pld)
+        if pld is not None and pld.inf_mass == 0.0 and _try(cv.is_dominated, pld, a):
+            with mp.workdps(60):  # the Pld's exact pair: every vertex under a's curve
+                q, p = gdp_reference.pld_atoms(pld)
+                for k in range(1, len(q)):
+                    alpha, beta = mp.fsum(q[:k]), mp.fsum(p[k:])
+                    assert a.tradeoff(float(alpha)) <= beta + mp.mpf(10) ** -15
+
+
+def _gdp_residue(data: st.DataObject) -> None:
+    """A budget: a Gaussian query leaves nu^2 <= mu^2 - mu_q^2 exactly (Fractions, budgets and
+    queries log-uniform down to 1e-300, a query equal to the budget); a pure-DP query leaves
+    a nu with G_nu (x) RR_eps <= G_mu at 25 eps points in 80-digit mpmath."""
+    mu = data.draw(log_tiny | st.floats(1e-3, 1e3))
+    mu_q = mu * data.draw(log_tiny | st.just(1.0))
+    nu = _try(gdp_residue, mu, Gdp(mu_q))
+    if nu is not None:
+        assert F(nu) ** 2 <= F(mu) ** 2 - F(mu_q) ** 2
+    mu, eps0 = data.draw(st.floats(0.3, 4.0)), data.draw(st.floats(0.01, 1.0))
+    nu = _try(gdp_residue, mu, PureDP(eps0), rtol=1e-6)
+    if not nu:
+        return
+    query, reach = me.randomized_response_pld(eps0), mu * mu / 2.0 + 4.0 * mu + eps0
+    for eps in [reach * (i / 12.0 - 1.0) for i in range(25)]:
+        with mp.workdps(80):
+            assert _composed_exact(eps, nu, query) <= gaussian_hockey_stick(eps, mu, 45)
+
+
 # ------------------------------------------------------------------ calibrations (issue 45)
 
 
@@ -780,11 +908,19 @@ def _gaussian_individual_costs(data: st.DataObject) -> None:
 
 REGISTRY.update(
     {
+        "gdp_residue": Entry("budget", _gdp_residue, 10),
+        "smallest_dominating_mu": Entry("cost", _smallest_dominating_mu_all, 40),
+        "tradeoff_dominating_mu": Entry("cost", _tradeoff_dominating_mu, 30),
+        "pure_dp_mu": Entry("cost", _pure_dp_mu_all, 40),
+        # a certificate: True must be true (each filter's admission relies on it)
+        "is_dominated": Entry("cost", _is_dominated, 60),
         "gaussian_sigma_composed": Entry("budget", _gaussian_sigma_composed, 15),
         "laplace_scale_composed": Entry("budget", _laplace_scale_composed, 15),
         "gaussian_individual_costs": Entry("cost", _gaussian_individual_costs, 25),
     }
 )
+del NUMERICAL["tradeoff_dominating_mu"], NUMERICAL["gdp_residue"]  # now walked above
+del NOT_A_COST["is_dominated"]  # a certificate, walked above
 NOT_A_COST["clip_rows"] = "per-individual clipping of vectors (no cost)"
 NOT_A_COST["filtered_gaussian_sum"] = "samples one step of the individual filter's mechanism"
 NUMERICAL["dp_sgd_noise_multiplier"] = (
