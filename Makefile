@@ -4,6 +4,7 @@
 # Also: make help (every target and variable, one line each), make smoke (whole DAG at
 # scale=smoke, then report.html),
 # make determinism (two clean smoke builds give the same bytes; CI runs it), make lint,
+# make apidocs (the API reference of accounting, from the docstrings; CI builds it),
 # make bench, make clean, make lock,
 # make cluster-up / cluster-down / test-cluster (a one-node SLURM on this machine, as root).
 #
@@ -34,7 +35,7 @@ LOCK_VENV := .lock-venv
 UNLOCK    := $(BIN)/python -m workflow.snakemake_lock
 SNAKEMAKE := $(BIN)/snakemake --profile profiles/local
 
-.PHONY: help setup test figures docs smoke determinism lint format bench clean lock cluster-up cluster-down test-cluster
+.PHONY: help setup test figures docs apidocs smoke determinism lint format bench clean lock cluster-up cluster-down test-cluster
 
 setup: $(STAMP)  ## create .venv from requirements.lock (torch first)
 
@@ -62,10 +63,17 @@ figures: $(STAMP)  ## run the pipeline at SCALE (default) on CORES, write report
 	$(BIN)/python -m workflow.build_cost $(SCALE)
 	-$(BIN)/python -m workflow.log_audit $(SCALE)  # names long jobs without progress, noisy logs
 
-# The docs' generated blocks (README.md, docs/reproduction.md) from the results of SCALE:
+# The docs' generated blocks (docs/reproduction.md) from the results of SCALE:
 # python -m workflow.doc_blocks --check says which disagree, writing nothing.
 docs: $(STAMP)  ## rewrite the docs' generated blocks from the results of SCALE (after make figures)
 	$(BIN)/python -m workflow.doc_blocks --scale $(SCALE)
+
+# The API reference of the accounting library, generated from its docstrings by Sphinx
+# (docs/api/; open docs/_build/api/index.html). Warnings are errors, so the build fails on a
+# docstring that is not valid reST, a public object without a docstring, or a name of an
+# __all__ missing from the reference (docs/api/conf.py). About 10 s.
+apidocs: $(STAMP)  ## build the API reference of accounting into docs/_build/api (warnings fail)
+	$(BIN)/sphinx-build -E -a -q -W --keep-going -b html docs/api docs/_build/api
 
 # A one-node SLURM on this machine (root; installs Debian's slurm-wlm, slurmdbd, MariaDB):
 # .ci/slurm-up. test-cluster runs the tests marked `slurm` against it (skipped in `make test`).

@@ -6,20 +6,19 @@
 #
 # Every experiments/<exp>/rules.smk is included (sorted) after the data rules. A rules file
 # uses SCALE, PROCESSED, DATA_AVAILABLE and appends its final figures to ALL_FIGURES and every
-# result file it makes (tables and per-job parts) to ALL_RESULTS; see README.md "Adding an
-# experiment". `rule all` requests them all, so a deleted table or part is rebuilt even when
+# result file it makes (tables and per-job parts) to ALL_RESULTS; see docs/experiments.md
+# "Adding an experiment". `rule all` requests them all, so a deleted table or part is rebuilt even when
 # the figures downstream of it are newer (Snakemake only looks upstream of jobs that run).
 # Every rule writes its log to log_path(...) = logs/<exp>/<scale>/<rule>[_<wildcards>].log
 # (data: logs/data/) and, every shell rule, its benchmark record (wall and CPU seconds) to
 # bench_path(...) (`python -m workflow.build_cost <scale>` tables them); after a
-# crash, rerun the same command with --profile profiles/local (README.md "Resume after a crash,
-# and where logs are").
+# crash, rerun the same command with --profile profiles/local (docs/pipeline.md "Resume after a
+# crash").
 import copy
 import os
 import sys
 from pathlib import Path
 
-import yaml
 
 sys.path.insert(0, workflow.basedir)
 
@@ -39,6 +38,8 @@ os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.envir
 # Progress bars go to the job's log (stderr is redirected there): one update per 10 s at most.
 os.environ.setdefault("TQDM_MININTERVAL", "10")
 
+from experiments.common.registry import experiments as _experiments
+from experiments.common.registry import summary as _summary
 from workflow.codedeps import code_inputs as _code_inputs
 from workflow.codedeps import module_files as _module_files
 from workflow.configs import config_by_params as _config_by_params
@@ -47,14 +48,17 @@ from workflow.configs import experiment_config as _experiment_config
 from workflow.echo import install as _install_compact_echo
 from workflow.local_gpus import visible_nvidia_gpus
 from workflow.orphan_sidecars import remove_orphan_sidecars
+from workflow.report_hint import report_hint, snakemake_command
 from workflow.paths import bench_path as _bench_path
 from workflow.paths import figure_caption as _figure_caption
 from workflow.paths import figure_outputs as _figure_outputs
 from workflow.paths import log_path as _log_path
 from workflow.run_config import check_config, other_scale_error, other_scales
 from workflow.run_config import per_scale as _per_scale
-from workflow.run_config import refuse_conflicting_config
+from workflow.run_config import refuse_absolute_targets, refuse_conflicting_config
 from workflow.scheduler_timer import install as _install_one_timer
+from workflow.table_check import overrides_by_path as _overrides_by_path
+from workflow.table_check import refuse_stale_tables as _refuse_stale_tables
 from snakemake.logging import logger as _snakemake_logger
 
 # One pending scheduler re-check at a time, as a daemon thread: a finished run exits at once
@@ -74,6 +78,7 @@ if "gpu" in workflow.global_resources and visible_nvidia_gpus() == 0:
 # Every key `--config` accepts, checked before any rule is read (workflow/run_config.py): a
 # typo such as `scal=smoke` must not start a default run.
 refuse_conflicting_config(workflow.config_settings.config_args, sys.argv)
+refuse_absolute_targets(sys.argv, workflow.basedir)
 #: skip: build only what the raw data found locally (data/raw or the mirror) allows; an
 #: experiment whose dataset is missing is left out (and scored "no data"), e.g. offline.
 SCALE, MISSING_DATA = check_config(config)
@@ -84,6 +89,10 @@ SCALE, MISSING_DATA = check_config(config)
 PYTHON_M = "python -m workflow.warm" if SCALE == "smoke" else "python -m"
 ALL_FIGURES = []
 ALL_RESULTS = []
+#: (regex of a result path, function of its match -> the config overrides its rule passes):
+#: a rules file whose shell command overrides the config (`params.variant=...`) declares them
+#: here, so that the sidecar check below expects them (workflow/table_check.py).
+TABLE_OVERRIDES = []
 
 
 # The rules files' helpers at this SCALE and repository root (workflow/: plain functions).
@@ -186,13 +195,12 @@ def table_digest(exp, table):
 
 
 # The report's front page (`snakemake --report report.html`): the experiments the report
-# finds (its categories) with their lines from docs/report/experiments.yaml, the scale, the
+# finds (its categories) with their lines (the first paragraph of each run.py's docstring:
+# experiments/common/registry.py), the scale, the
 # scoreboard summary (figures/report/<scale>/summary.rst, rule report_tables) when the report
 # has the scoreboard. The lines reach the page's template through `config` (the one value the
 # report hands it), set after the --config keys are checked.
-config["report_experiments"] = yaml.safe_load(
-    Path(workflow.basedir, "docs", "report", "experiments.yaml").read_text()
-)
+config["report_experiments"] = {exp: _summary(exp) for exp in _experiments()}
 
 
 report: "docs/report/front.rst"
@@ -227,6 +235,12 @@ onstart:
     # failed) describes nothing: removed before any job runs (not on dry runs).
     for _orphan in remove_orphan_sidecars("results", "data/processed"):
         print(f"removed {_orphan}: the file it describes is gone", file=sys.stderr)
+
+
+onsuccess:
+    # A plain run builds no report (make figures and make smoke write it): say where an
+    # up-to-date one is, or the command that writes it (docs/pipeline.md).
+    print(report_hint(Path.cwd(), SCALE, snakemake_command(Path.cwd())), file=sys.stderr)
 
 
 rule figures:
@@ -268,3 +282,23 @@ rule other_scale:
         scale=other_scales(SCALE),
         rest=r"/.+|\.csv",
     localrule: True
+
+
+# Every table of this scale whose sidecar's params differ from what its rule would run (a
+# direct run with overrides into a pipeline path; a config edit of a key the table reads but
+# does not declare) stops the run here, dry runs and reports included, naming each file, the
+# keys and the command that rebuilds it (workflow/table_check.py). Jobs that Snakemake starts
+# as their own process (cluster jobs) skip it: the run that submitted them has checked.
+if not (workflow.remote_exec or workflow.subprocess_exec):
+    _refuse_stale_tables(
+        workflow.basedir,
+        SCALE,
+        {  # experiment -> (its registry TABLES, its params schema)
+            exp: (_registry(exp)[0], type(_registry(exp)[1]))
+            for exp in sorted(
+                p.parent.name for p in Path(workflow.basedir).glob("experiments/*/run.py")
+            )
+        },
+        _overrides_by_path(TABLE_OVERRIDES),
+        sys.argv,
+    )

@@ -72,12 +72,18 @@ from accounting.filters.base import Analyst, Filter, Query, Record, Transcript, 
 from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
 from accounting.filters.expost import ExPostRdpComposition, FilteredSelfReportingComposition
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
-from accounting.filters.individual import IndividualRenyiFilter
+from accounting.filters.individual import (
+    IndividualRenyiFilter,
+    clip_rows,
+    filtered_gaussian_sum,
+    gaussian_individual_costs,
+)
 from accounting.filters.natural import NaturalFilter
 from accounting.filters.realisation import (
     InvalidNaiveRealisationFilter,
     RealisationFilter,
     RoundLoss,
+    realisation_delta,
 )
 from accounting.filters.renyi import (
     BudgetWarning,
@@ -87,6 +93,11 @@ from accounting.filters.renyi import (
     ZcdpFilter,
 )
 from accounting.mechanisms.bounded_range import exponential_mechanism_eps, exponential_mechanism_rdp
+from accounting.mechanisms.calibration import (
+    dp_sgd_noise_multiplier,
+    gaussian_sigma_composed,
+    laplace_scale_composed,
+)
 from accounting.mechanisms.erasure import binary_erasure_laws
 from accounting.mechanisms.filtered_gd import (
     filtered_gd_zcdp,
@@ -197,15 +208,18 @@ __all__ = [
     "above_threshold_ratio",
     "binary_erasure_laws",
     "canonical_laws",
+    "clip_rows",
     "compose_discretised",
     "composition_dominated",
     "discretise",
     "discretise_continuous",
+    "dp_sgd_noise_multiplier",
     "exponential_mechanism",
     "exponential_mechanism_eps",
     "exponential_mechanism_probabilities",
     "exponential_mechanism_rdp",
     "expost_rdp_to_approximate_dp",
+    "filtered_gaussian_sum",
     "filtered_gd_zcdp",
     "gaussian_above_threshold",
     "gaussian_above_threshold_expost_eps",
@@ -217,6 +231,7 @@ __all__ = [
     "gaussian_delta",
     "gaussian_eps",
     "gaussian_gdp",
+    "gaussian_individual_costs",
     "gaussian_log_delta",
     "gaussian_pld",
     "gaussian_rdp",
@@ -224,6 +239,7 @@ __all__ = [
     "gaussian_report_noisy_max",
     "gaussian_report_noisy_max_eps",
     "gaussian_sigma",
+    "gaussian_sigma_composed",
     "gaussian_zcdp",
     "gaussian_zcdp_delta",
     "gaussian_zcdp_eps",
@@ -241,6 +257,7 @@ __all__ = [
     "laplace_rdp",
     "laplace_report_noisy_max",
     "laplace_report_noisy_max_eps",
+    "laplace_scale_composed",
     "log_stopping_time_moment",
     "log_stopping_time_moment_bound",
     "mixture_below_certificate",
@@ -259,6 +276,7 @@ __all__ = [
     "rdp_to_eps",
     "rdp_to_pdp",
     "rdp_usable_orders",
+    "realisation_delta",
     "report_noisy_max_ratio",
     "run_interaction",
     "self_compose_discretised",

@@ -63,6 +63,17 @@ def _rounded_up(scaled: int, unit_bits: int) -> float:
     return v
 
 
+def _rounded_down(scaled: int, unit_bits: int) -> float:
+    """The largest double <= scaled / 2^unit_bits >= 0 (the largest double beyond the range)."""
+    try:
+        v = scaled / (1 << unit_bits)
+    except OverflowError:
+        return 1.7976931348623157e308
+    if (_scaled(v) << (unit_bits - _SCALE_BITS)) > scaled:
+        v = math.nextafter(v, 0.0)
+    return v
+
+
 @dataclass(frozen=True, slots=True)
 class ExactSum:
     """The exact sum of the floats added so far (see the module docstring)."""
@@ -79,7 +90,8 @@ class ExactSum:
         return total
 
     def __add__(self, x: float) -> ExactSum:
-        x = _checks.real("term", x)  # a bool or a string is an error, not 1.0 or a parse
+        if type(x) is not float:  # a bool or a string is an error, not 1.0 or a parse
+            x = _checks.real("term", x)
         if math.isfinite(x):
             return ExactSum(self.scaled + _scaled(x), self.n_pos_inf, self.n_neg_inf)
         if math.isnan(x):
@@ -101,6 +113,24 @@ class ExactSum:
             return self.scaled / _UNIT  # int / int is correctly rounded in Python
         except OverflowError:
             return math.inf if self.scaled > 0 else -math.inf
+
+    @property
+    def upper(self) -> float:
+        """The smallest double >= the exact sum (+-inf as :attr:`value`): a spend reported
+        on the safe side, never below the exact sum."""
+        if self.n_pos_inf or self.n_neg_inf:
+            return self.value
+        if self.scaled >= 0:
+            return _rounded_up(self.scaled, _SCALE_BITS)
+        return -_rounded_down(-self.scaled, _SCALE_BITS)
+
+    @property
+    def lower(self) -> float:
+        """The largest double <= the exact sum (+-inf as :attr:`value`)."""
+        return -(-self).upper
+
+    def __neg__(self) -> ExactSum:
+        return ExactSum(-self.scaled, self.n_neg_inf, self.n_pos_inf)
 
     def at_most(self, bound: float) -> bool:
         """Whether the exact sum is <= ``bound`` (no rounding: the test a budget needs)."""

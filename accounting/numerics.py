@@ -295,6 +295,15 @@ def _start(name: str, x: float) -> float:
     return x
 
 
+def _finite_unless_ok(name: str, ok: Callable[[float], bool], x: float) -> None:
+    """An infinite start has no ulp to step by: it is valid only where it already holds."""
+    if math.isinf(x) and not ok(x):
+        raise ValueError(
+            f"{name}: the start x must be a finite number (or an infinite one that already "
+            f"satisfies the condition), got x={x!r}, which does not"
+        )
+
+
 def nudge_up(ok: Callable[[float], bool], x: float, max_steps: int = 2200) -> float:
     """The first of x, x + u, x + 2u, x + 4u, ... (u = one ulp of x, doubling) with ok(x).
 
@@ -303,6 +312,7 @@ def nudge_up(ok: Callable[[float], bool], x: float, max_steps: int = 2200) -> fl
     doublings (or +inf) do not reach the condition.
     """
     x = _start("x", x)
+    _finite_unless_ok("nudge_up", ok, x)
     step = math.ulp(x) if x != 0 else 5e-324
     for _ in range(max_steps):
         if ok(x):
@@ -323,6 +333,7 @@ def nudge_down(ok: Callable[[float], bool], x: float, max_steps: int = 2200) -> 
     raises if the condition is not reached.
     """
     x = _start("x", x)
+    _finite_unless_ok("nudge_down", ok, x)
     step = math.ulp(x) if x != 0 else 5e-324
     floor = 0.0 if x > 0 else -math.inf
     for _ in range(max_steps):

@@ -9,6 +9,11 @@ match the YAML):
 
 A key is a figure stem ``<experiment>/<name>``; a key ending in "_" covers every stem that
 starts with it (e.g. ``selection/privacy_utility_`` for ``privacy_utility_bikes_d90``).
+
+A caption's ``differs`` describes one build: a plain text describes the default build's
+numbers, a mapping ``{smoke: ..., default: ..., paper: ...}`` (any of the scales) one text per
+scale. The rendered caption names the scale of each text, so that a report built at another
+scale does not read as if the caption described its figure (issue 45).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import re
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -26,16 +32,20 @@ ROOT = Path(__file__).resolve().parents[1]
 CAPTIONS = ROOT / "docs" / "captions.yaml"
 RST_DIR = ROOT / "docs" / "captions"
 FIELDS = ("paper", "figure", "setting", "compare", "differs")
+#: The scales a ``differs`` mapping may name, in the order a caption shows them.
+SCALES = ("smoke", "default", "paper")
+#: The scale a plain-text ``differs`` describes: the captions are written for the default build.
+DEFAULT_SCALE = "default"
 #: A caption names the paper's figure or table it reproduces, or says it is ours.
 PAPER_FIGURE = re.compile(r"\b(Figs?\. ?\d+|Table( \d+| \(Sec)?)|^ours\b")
 
 
-def load(path: Path = CAPTIONS) -> dict[str, dict[str, str]]:
+def load(path: Path = CAPTIONS) -> dict[str, dict[str, Any]]:
     """The captions, checked: every entry has exactly the fields of :data:`FIELDS`."""
     return copy.deepcopy(_loaded(path))
 
 
-def _loaded(path: Path) -> dict[str, dict[str, str]]:
+def _loaded(path: Path) -> dict[str, dict[str, Any]]:
     """The checked captions, parsed once per process while the file is unchanged (the
     Snakefile resolves a caption for every report figure; do not modify the result)."""
     stat = path.stat()
@@ -43,15 +53,30 @@ def _loaded(path: Path) -> dict[str, dict[str, str]]:
 
 
 @cache
-def _parsed(path: Path, mtime_ns: int, size: int) -> dict[str, dict[str, str]]:
+def _parsed(path: Path, mtime_ns: int, size: int) -> dict[str, dict[str, Any]]:
     captions = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     for key, entry in captions.items():
         if set(entry) != set(FIELDS):
             raise ValueError(f"caption {key!r} must have the fields {FIELDS}, got {sorted(entry)}")
+        differs_by_scale(entry, key)
     return captions
 
 
-def resolve(stem: str, captions: dict[str, dict[str, str]] | None = None) -> str:
+def differs_by_scale(entry: dict[str, Any], key: str = "caption") -> dict[str, str]:
+    """The ``differs`` texts of a caption by scale, in :data:`SCALES` order: a plain text is
+    the default build's; a mapping names its scales. A ValueError names an unknown scale or an
+    empty text."""
+    differs = entry["differs"]
+    texts = differs if isinstance(differs, dict) else {DEFAULT_SCALE: differs}
+    unknown = sorted(set(texts) - set(SCALES))
+    if unknown:
+        raise ValueError(f"caption {key!r}: differs names unknown scale(s) {unknown}; {SCALES}")
+    if not texts or not all(isinstance(t, str) and t.strip() for t in texts.values()):
+        raise ValueError(f"caption {key!r}: differs needs a non-empty text for each scale")
+    return {scale: texts[scale] for scale in SCALES if scale in texts}
+
+
+def resolve(stem: str, captions: dict[str, dict[str, Any]] | None = None) -> str:
     """The key of ``stem``'s caption: the stem itself, else the longest "_" prefix key."""
     captions = _loaded(CAPTIONS) if captions is None else captions
     if stem in captions:
@@ -67,12 +92,15 @@ def rst_path(key: str) -> Path:
     return Path("docs") / "captions" / f"{key}.rst"
 
 
-def render(entry: dict[str, str]) -> str:
-    """One caption as reStructuredText."""
+def render(entry: dict[str, Any]) -> str:
+    """One caption as reStructuredText: each ``differs`` text under the scale it describes."""
+    differs = "\n\n".join(
+        f"*Where ours differs ({scale} scale):* {text}"
+        for scale, text in differs_by_scale(entry).items()
+    )
     return (
         f"**{entry['figure']}** ({entry['paper']}). {entry['setting']}\n\n"
-        f"*Compare:* {entry['compare']}\n\n"
-        f"*Where ours differs:* {entry['differs']}\n"
+        f"*Compare:* {entry['compare']}\n\n{differs}\n"
     )
 
 

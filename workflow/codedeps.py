@@ -64,8 +64,15 @@ def _parsed_imports(path: Path, module: str, mtime_ns: int, size: int) -> frozen
     data = path.read_bytes()
     key = ["imports", _OWN_CODE, module, path.name == "__init__.py", parse_cache.digest(data)]
     return frozenset(
-        parse_cache.cached("imports", key, lambda: sorted(_imports(data, path, module)))
+        parse_cache.cached(
+            "imports", key, lambda: sorted(_imports(data, path, module)), _is_name_list
+        )
     )
+
+
+def _is_name_list(value: object) -> bool:
+    """Whether a cached import list has its shape: a list of module names."""
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
 
 
 def _imports(data: bytes, path: Path, module: str) -> set[str]:

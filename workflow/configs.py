@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from workflow import parse_cache
 
 
-def experiment_config(name: str, scale: str) -> dict[str, Any]:
-    """config/<name>.yaml composed at ``scale`` as the Hydra app sees it, as a dict.
+def experiment_config(name: str, scale: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """config/<name>.yaml composed at ``scale`` as the Hydra app sees it, as a dict, with the
+    command-line ``overrides`` a rule passes (``params.variant=...``) applied last.
 
     Kept between runs (workflow/parse_cache.py) under the contents of every file under
     config/, the code that composes it and the Hydra and OmegaConf versions.
@@ -35,6 +36,7 @@ def experiment_config(name: str, scale: str) -> dict[str, Any]:
         "config",
         name,
         scale,
+        list(overrides),
         hydra.__version__,
         omegaconf.__version__,
         [parse_cache.digest(Path(f).read_bytes()) for f in (composing.__file__, __file__)],
@@ -43,16 +45,28 @@ def experiment_config(name: str, scale: str) -> dict[str, Any]:
             for f in files
         ],
     ]
-    composed: dict[str, Any] = parse_cache.cached("config", key, lambda: _composed(name, scale))
+    composed: dict[str, Any] = parse_cache.cached(
+        "config", key, lambda: _composed(name, scale, overrides), _is_composed
+    )
     return composed
 
 
-def _composed(name: str, scale: str) -> dict[str, Any]:
+def _is_composed(value: object) -> bool:
+    """Whether a cached config has a composed config's shape: a mapping of its top-level keys
+    with a ``params`` mapping."""
+    return (
+        isinstance(value, dict)
+        and all(isinstance(k, str) for k in value)
+        and isinstance(value.get("params"), dict)
+    )
+
+
+def _composed(name: str, scale: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     from experiments.common.config import compose_config
 
-    container = OmegaConf.to_container(compose_config(name, scale), resolve=True)
+    container = OmegaConf.to_container(compose_config(name, scale, overrides), resolve=True)
     if not isinstance(container, dict):
         raise ValueError(f"config {name!r} must compose to a mapping, got {type(container)}")
     return {str(key): value for key, value in container.items()}

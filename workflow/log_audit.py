@@ -1,8 +1,8 @@
 """Audit a build's job logs: every long job shows its progress, no job logs backend noise.
 
-README promises that a job running longer than ``LONG_S`` seconds says how far it is in its log
-(``experiments.common.progress.Progress`` lines, or tqdm bars) and that logs hold no start-up
-noise such as JAX probing for a TPU. This reads each job's Snakemake benchmark record
+docs/pipeline.md promises that a job running longer than ``LONG_S`` seconds says how far it
+is in its log (``experiments.common.progress.Progress`` lines, or tqdm bars) and that logs hold
+no start-up noise such as JAX probing for a TPU. This reads each job's Snakemake benchmark record
 (``logs/bench/<exp>/<scale>/<rule>/<wildcards>.tsv``, its wall seconds) beside its log
 (``logs/<exp>/<scale>/<rule>_<wildcards>.log``, workflow/paths.py; the data rules'
 ``logs/data/<rule>_<wildcards>.log``) and names the jobs that break either promise.

@@ -7,6 +7,7 @@ twice) must not start a default run; a target of another scale says which scale 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -18,14 +19,32 @@ CONFIG_KEYS = {
     "missing_data": "fail (default: fetch every required dataset or stop) or skip",
 }
 MISSING_DATA = ("fail", "skip")
+#: Snakemake 9's one-letter options that take no value: ``-nC...`` is ``-n -C...``.
+SHORT_FLAGS = frozenset("DFSafhklnptv")
+
+
+def is_config_flag(arg: str) -> bool:
+    """Whether a command-line word starts a ``--config`` group: ``--config``, ``--config=K=V``,
+    ``-C``, ``-CK=V`` (attached) or one-letter flags ending in C (``-nC``, ``-nCK=V``)."""
+    if arg == "--config" or arg.startswith("--config="):
+        return True
+    if not arg.startswith("-") or arg.startswith("--"):
+        return False
+    for letter in arg[1:]:
+        if letter == "C":
+            return True
+        if letter not in SHORT_FLAGS:
+            return False  # an option whose value follows (``-sCustom.smk``)
+    return False
 
 
 def refuse_conflicting_config(config_args: Iterable[object] | None, argv: Sequence[str]) -> None:
     """Refuse a `--config` value that Snakemake would drop silently: a key given twice with
     different values (`--config scale=smoke scale=paper`: the last wins) or `--config` given
-    twice (argparse keeps only the last group). `config_args`: the KEY=VALUE strings as typed;
+    twice in any spelling (argparse keeps only the last group: `--config scale=smoke
+    -Cscale=paper` runs the paper scale). `config_args`: the KEY=VALUE strings as typed;
     `argv`: the command line (program name first)."""
-    flags = [a for a in argv[1:] if a in ("--config", "-C") or a.startswith("--config=")]
+    flags = [a for a in argv[1:] if is_config_flag(a)]
     if len(flags) > 1:
         raise ValueError(
             "--config is given more than once and Snakemake keeps only the last one: give "
@@ -37,6 +56,30 @@ def refuse_conflicting_config(config_args: Iterable[object] | None, argv: Sequen
             raise ValueError(
                 f"--config {key} is given twice with different values ({seen[key]!r} and "
                 f"{value!r}); give it once: {key} ({CONFIG_KEYS.get(key, 'unknown key')})"
+            )
+
+
+#: The folders (under the repository root) whose files rules make: targets live there.
+OUTPUT_AREAS = ("results", "figures", "data", "logs")
+
+
+def refuse_absolute_targets(argv: Sequence[str], root: str | Path) -> None:
+    """Refuse a target (or ``--forcerun``/``--until`` file) given as an absolute path under
+    ``root`` (``$PWD/results/selection/smoke/offline.csv``): rules name their files relative to
+    the repository root, so Snakemake would stop with a MissingRuleException that does not say
+    why. The ValueError names the relative path to give instead."""
+    base = Path(root).resolve()
+    for word in argv[1:]:
+        if not word.startswith("/"):
+            continue
+        try:
+            relative = Path(word).resolve().relative_to(base)
+        except ValueError:
+            continue  # not under the repository root
+        if relative.parts and relative.parts[0] in OUTPUT_AREAS:
+            raise ValueError(
+                f"{word} is an absolute path: rules name their files relative to the "
+                f"repository root, so give it as {relative.as_posix()}"
             )
 
 

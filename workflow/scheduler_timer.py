@@ -12,7 +12,8 @@ Two things follow from how that timer is made:
   at 100/1s, py-spy);
 * the timers are not daemon threads, so a process whose workflow has finished waits for the
   last one: with profiles/local's 1000/60s every run ended with up to a minute of nothing
-  (a one-second job took 63 s; a warm Snakemake, which leaves by ``os._exit``, did not).
+  (a one-second job took 63 s; started warm too, now that workflow/warm.py joins a job's
+  threads as Python's exit does).
 
 :func:`install` (the Snakefile calls it) replaces the method with one that keeps at most one
 timer pending per scheduler, as a daemon thread. The wake-ups the rate limit needs still come

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from accounting import _checks
-from accounting.curves.domination import Profile, as_tradeoff, is_dominated, supremum
+from accounting.curves.domination import Profile, as_tradeoff, possibly_dominated, supremum
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters.base import Analyst, Query
@@ -49,7 +49,9 @@ def natural_filter_cost(
     observes the output and then picks the continuation that maximises the hockey stick at
     the target eps (Prop. 6); see :func:`adaptive_attack`. Every operation is exact on
     piecewise-linear curves: composition by Prop. 12, suprema by lower convex hulls
-    (Prop. 11). Legality uses ``tol`` only to absorb rounding. For a finite sub-family of
+    (Prop. 11). Legality is :func:`possibly_dominated` with ``tol`` absorbing rounding: the
+    exact-arithmetic filter, whose ties the certified :class:`NaturalFilter` may refuse, so
+    the result is an upper bound on that filter's cost. For a finite sub-family of
     a continuous family the result is a lower bound on the family's cost.
     """
     rounds = _checks.integer("rounds", rounds)
@@ -63,7 +65,7 @@ def natural_filter_cost(
         moves = []
         for move in [_IDENTITY, *family]:
             nxt = state.compose(move)
-            if is_dominated(nxt, budget, tol=tol):
+            if possibly_dominated(nxt, budget, tol=tol):
                 moves.append(move.compose(cost(nxt, left - 1)))
         return supremum(moves)
 
@@ -144,8 +146,8 @@ def adaptive_attacks(
     moves = [_IDENTITY, *family]
     plans = []
     for w1 in moves:
-        if is_dominated(w1, budget, tol=tol):
-            legal = [w for w in moves if is_dominated(w1.compose(w), budget, tol=tol)]
+        if possibly_dominated(w1, budget, tol=tol):
+            legal = [w for w in moves if possibly_dominated(w1.compose(w), budget, tol=tol)]
             plans.append((FiniteMechanism.from_pld(w1), legal))
     mechanisms = {id(w): FiniteMechanism.from_pld(w) for w in moves}
     if not plans:
@@ -186,7 +188,7 @@ def crosscheck_natural_filter_cost(
     eps: Sequence[float] | np.ndarray,
     tol: float = 1e-9,
 ) -> float:
-    """max |delta_cost(eps) - delta_transcript(eps)| over the adversaries of each eps.
+    """max ``|delta_cost(eps) - delta_transcript(eps)|`` over the adversaries of each eps.
 
     An independent check of a two-round :func:`natural_filter_cost`: by Lemma 1 and Prop. 6
     its hockey stick at eps equals that of the transcript of :func:`adaptive_attacks` at

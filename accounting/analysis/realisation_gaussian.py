@@ -55,8 +55,8 @@ def gaussian_stopping_times(
 
     ``cumulative[..., j-1]`` is l^(j)(x, x') along each path (j = 1, 2, ...; at least
     N - 2 columns). By Prop. 1, T >= t iff t <= N, the first-step check holds and
-    |l^(j)| <= kappa for j = 0..t-2 (both orderings: l(x', x) = -l(x, x'); l^(0) = 0).
-    So T = min(N, 1 + first j >= 0 with |l^(j)| > kappa), and T = 0 if query 1 is refused.
+    ``|l^(j)|`` <= kappa for j = 0..t-2 (both orderings: l(x', x) = -l(x, x'); l^(0) = 0).
+    So T = min(N, 1 + first j >= 0 with ``|l^(j)|`` > kappa), and T = 0 if query 1 is refused.
     """
     n_max = _checks.integer("n_max", n_max)
     kappa = _checks.not_nan("kappa", kappa)

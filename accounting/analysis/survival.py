@@ -60,7 +60,7 @@ def realisation_survival_quadrature(
 ) -> np.ndarray:
     """P(T >= t), t = 1..N, of Alg. 1 for i.i.d. Gaussians, by Nystrom quadrature.
 
-    T >= t iff |l^(j)| <= kappa for j = 1..t-2 (Prop. 1; l^(0) = 0 needs kappa >= 0). The
+    T >= t iff ``|l^(j)|`` <= kappa for j = 1..t-2 (Prop. 1; l^(0) = 0 needs kappa >= 0). The
     sub-density f_j of l^(j) on the event that the walk stayed in [-kappa, kappa] obeys
     f_{j+1}(s) = int f_j(u) phi_mu(s - u - mu^2/2) du over [-kappa, kappa], discretised with
     Gauss-Legendre nodes; P(T >= j + 2) = int f_j (error < 1e-9 at 150 nodes for kappa <= 25,
@@ -114,11 +114,12 @@ def pure_dp_epsilons(
     """eps^t_C, eps^t_M, eps^t_R of Taylor et al. eqs. (13)-(15) along each transcript.
 
     The realised loss of pair (0, 1) is +e_i after an output 0 and -e_i after an output 1;
-    eps_hi is the largest epsilon in every allowable set.
-    (13) eps_C^t = t eps_hi (the worst request every round);
-    (14) eps_M^t = sum_{i<=t} e_i (the realised mechanisms);
-    (15) eps_R^t = |sum_{i<=t-2} l_i| + e_{t-1} + eps_hi (both orderings; the worst y_{t-1},
-         r_t, y_t): the release criterion of Alg. 1 with delta~ = theta = 0.
+    eps_hi is the largest epsilon in every allowable set:
+
+    * (13) eps_C^t = t eps_hi (the worst request every round);
+    * (14) eps_M^t = sum_{i<=t} e_i (the realised mechanisms);
+    * (15) eps_R^t = ``|sum_{i<=t-2} l_i|`` + e_{t-1} + eps_hi (both orderings; the worst
+      y_{t-1}, r_t, y_t): the release criterion of Alg. 1 with delta~ = theta = 0.
     """
     n_paths, t_max = eps_used.shape
     losses = np.where(outputs == 0, eps_used, -eps_used)

@@ -72,6 +72,7 @@ class DiscreteQuery:
 
 # --------------------------------------------------------------------------- exact enumeration
 
+#: A deterministic analyst: the outputs so far (indices) to the next query, or None to stop.
 DiscreteAnalyst = Callable[[tuple[int, ...]], DiscreteQuery | None]
 
 

@@ -36,6 +36,8 @@ class ContinuousQuery:
     name: str = ""
 
 
+#: An analyst sampled by the Monte Carlo audit: the outputs so far to the next query, or None
+#: to stop.
 ContinuousAnalyst = Callable[[tuple[Any, ...]], ContinuousQuery | None]
 
 

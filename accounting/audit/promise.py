@@ -22,7 +22,9 @@ from accounting import _checks
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve
 from accounting.curves.gdp import gdp_delta
 
+#: The direction H(P || Q): dataset 0's transcript law P against dataset 1's law Q.
 FORWARD = "P||Q"
+#: The direction H(Q || P): dataset 1 against dataset 0 (a promise covers both).
 BACKWARD = "Q||P"
 
 
@@ -117,6 +119,8 @@ def worst_result(
     )
 
 
+#: What an audit checks a transcript against: an (eps, delta) ``Promise`` or the Rényi curve
+#: of an RDP filter.
 AuditPromise = Promise | RenyiCurve
 
 

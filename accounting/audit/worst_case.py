@@ -114,6 +114,8 @@ def history_key(filt: Filter) -> tuple[Any, ...]:
     return tuple(filt.history)
 
 
+#: A filter to a hashable key that determines its state (``worst_case_audit`` merges game
+#: nodes with equal keys; by default :func:`history_key`).
 StateKey = Callable[[Filter], Hashable]
 
 

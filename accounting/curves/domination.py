@@ -7,9 +7,11 @@ A pair A is dominated by a pair B (A <= B: B is at most as private) iff, equival
 
 Three ways to check it are offered, from exact to sampled:
 
-* :func:`is_dominated` -- exact when A is finite. T_A is piecewise linear and T_B convex,
-  so T_A - T_B is concave on each linear piece of T_A and (ii) holds iff it holds at the
-  vertices of T_A (including alpha = 0, where T_A(0) = 1 - P_A(+inf loss)).
+* :func:`is_dominated` -- exact when A is finite, and certified: True only if proved in
+  exact arithmetic (:mod:`accounting.curves.domination_certificate`). T_A is piecewise
+  linear and T_B convex, so T_A - T_B is concave on each linear piece of T_A and (ii) holds
+  iff it holds at the vertices of T_A (including alpha = 0, where T_A(0) = 1 - P_A(+inf
+  loss)). :func:`possibly_dominated` is its float relaxation, for upper bounds on costs.
 * :func:`certified_below` -- rigorous from samples on a grid, for a mixture of log-concave
   curves (e.g. Gaussian hockey sticks shifted by the atoms of a finite PLD) below a
   log-concave curve: tangents bound the mixture's components from above between grid
@@ -31,6 +33,8 @@ import numpy as np
 
 from accounting import _checks
 from accounting._outward import SUM_REL
+from accounting.curves.domination_certificate import certified_dominated
+from accounting.curves.gdp import GdpProfile
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.numerics import logsumexp
@@ -42,9 +46,12 @@ DEFAULT_EPS_GRID.setflags(write=False)
 class Profile(Protocol):
     """Anything with a hockey-stick curve and a trade-off curve (Pld, GdpProfile, ...)."""
 
-    def delta(self, eps: float | np.ndarray) -> float | np.ndarray: ...
+    def delta(self, eps: float | np.ndarray) -> float | np.ndarray:
+        """The hockey-stick curve delta(eps) at each eps."""
 
-    def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray: ...
+    def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray:
+        """The trade-off curve f(alpha): the least type II error at type I error alpha in
+        [0, 1]."""
 
 
 def as_tradeoff(curve: Pld | PiecewiseLinearTradeoff) -> PiecewiseLinearTradeoff:
@@ -57,11 +64,32 @@ def as_tradeoff(curve: Pld | PiecewiseLinearTradeoff) -> PiecewiseLinearTradeoff
 
 
 def is_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float = 0.0) -> bool:
-    """Exact check that the finite profile ``a`` is dominated by ``b`` (a <= b).
+    """Certified check that the finite profile ``a`` is dominated by ``b`` (a <= b): True
+    only if T_b(alpha_k) <= T_a(alpha_k) - tol at every vertex alpha_k of T_a (module doc)
+    holds in exact arithmetic for the pairs a's and b's data denote.
 
-    True iff T_b(alpha_k) <= T_a(alpha_k) + tol at every vertex alpha_k of T_a (module
-    doc). ``b`` may be any profile with a convex trade-off curve. ``tol`` >= 0 absorbs
-    rounding when a and b are equal in exact arithmetic; filters use tol = 0.
+    ``b`` is a Pld, a PiecewiseLinearTradeoff or a GdpProfile; the decision is
+    :func:`accounting.curves.domination_certificate.certified_dominated` (a float fast path
+    with an error bound, exact Fractions or 60-digit mpmath where it cannot decide; an
+    undecided case is False). ``tol`` >= 0 only refuses: a pair equal to b up to the
+    rounding of its data may be refused (docs/accounting.md, "Rounding").
+    """
+    tol = _checks.nonnegative("tol", tol)
+    if not isinstance(a, Pld | PiecewiseLinearTradeoff):
+        raise ValueError(f"a must be a Pld or PiecewiseLinearTradeoff, got {type(a).__name__}")
+    if not isinstance(b, Pld | PiecewiseLinearTradeoff | GdpProfile):
+        raise ValueError(
+            f"b must be a Pld, PiecewiseLinearTradeoff or GdpProfile, got {type(b).__name__}"
+        )
+    return certified_dominated(a, b, tol)
+
+
+def possibly_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float) -> bool:
+    """T_b(alpha_k) <= T_a(alpha_k) + tol at a's vertices, in floats: a relaxation, True for
+    every dominated pair once ``tol`` exceeds the curves' rounding (< 1e-14 for curves of up to
+    ~10^4 vertices) and for some that are not. For upper bounds on a cost (a superset of a
+    natural filter's legal moves, :mod:`accounting.analysis.natural_attack`), never for an
+    admission (:func:`is_dominated`).
     """
     tol = _checks.nonnegative("tol", tol)
     curve = as_tradeoff(a)
@@ -129,11 +157,11 @@ def mixture_below_certificate(
     holds log U at the ends. True iff sum_i c_i(l) e^{s_i (x - l)} <= U(x) at x = l and
     x = r (tangents of log c_i above, the chord of log U below; the ratio is convex), or
     the same from the right end. ``margin`` (in log) errs on False; to it is added
-    2^-46 M per interval (``SUM_REL``), M = k + 2 + 2 log k + 3 max_i(|t_i|, |s_i| w) +
-    |u_l| + |u_r| + margin over the interval's k components, which covers this function's
+    2^-46 M per interval (``SUM_REL``), M = k + 2 + 2 log k + 3 max_i(``|t_i|``, ``|s_i|`` w) +
+    ``|u_l|`` + ``|u_r|`` + margin over the interval's k components, which covers this function's
     own rounding in exact arithmetic (u = 2^-53): the width w within u, t_i + s_i w within
-    3u (|t_i| + |s_i| w), the log-sum-exp within 10u (k + 1 + log k + its terms' sizes;
-    :func:`accounting.curves.gdp.gdp_composed_log_delta`), u - margin within u (|u| +
+    3u (``|t_i|`` + ``|s_i|`` w), the log-sum-exp within 10u (k + 1 + log k + its terms' sizes;
+    :func:`accounting.curves.gdp.gdp_composed_log_delta`), u - margin within u (``|u|`` +
     margin), so True is proved for the exact inputs. Proof:
     ``docs/proofs/mixture_below_certificate.md``.
     """

@@ -27,9 +27,10 @@ import numpy as np
 from scipy.special import erfinv, log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
 
 from accounting import _checks
-from accounting._outward import delta_from_log_up, log_hockey_stick_up, sum_down, up_sum
+from accounting._outward import delta_from_log_up, log_hockey_stick_up, sum_down, up, up_sum
 from accounting.costs import EpsDelta, Gdp, PureDP, parameter_of
-from accounting.curves.pld import Pld
+from accounting.curves.gdp_pricing import finite_pair_mu
+from accounting.curves.pld import Pld, PureDpPld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.numerics import (
     log_gaussian_hockey_stick,
@@ -42,6 +43,8 @@ from accounting.numerics import (
 _MU_MARGIN = 1e-12  # relative safety margin on float-computed dominating mu
 _SMALL_EPS = 2.0**-5  # below: pure_dp_mu by erfinv(tanh(eps / 2))
 _TINY_EPS = 2.0**-500  # below: pure_dp_mu by its first-order term sqrt(pi / 2) eps
+_HUGE_EPS = 2.0**20  # from here: pure_dp_mu by its closed-form tail bound
+_MP_REL = mpmath.mpf(10) ** -40  # margin of a 50-digit mpmath check, relative
 _SQRT2 = math.sqrt(2.0)
 
 
@@ -220,20 +223,58 @@ def pure_dp_mu(eps: float) -> float:
     2 sqrt(2) erfinv(tanh(eps / 2)) (e^eps / (1 + e^eps) = (1 + tanh(eps / 2)) / 2 and
     Phi^-1((1 + y) / 2) = sqrt(2) erfinv(y)), and below 2^-500 as its first-order term
     sqrt(pi / 2) eps (the next is a factor 1 - 0.018 eps^2). That float is within 1e-14 of
-    the exact value, then stepped up until it is >= the exact value
-    2 sqrt(2) erfinv(tanh(eps / 2)) (mpmath, 50 digits). Proof: ``docs/proofs/pure_dp_mu.md``.
+    the exact value, then stepped up until a 50-digit mpmath check proves it >= the exact
+    value: 2 sqrt(2) erfinv(tanh(eps / 2)) for eps < 1, and Phi(-mu/2) <= a* in logs for
+    eps >= 1 (no cancellation, so 50 digits whatever eps). From eps >= 2^20 on (where
+    mpmath's erfc fails for the largest eps), the closed-form :func:`_pure_dp_mu_tail` bound
+    (O(1), >= the exact value, within 3e-13 of it) is returned instead; eps = +inf is a
+    ValueError. Proof: ``docs/proofs/pure_dp_mu.md``.
     """
     eps = _checks.nonnegative("eps", eps)
+    if math.isinf(eps):
+        raise ValueError("eps must be finite: no finite mu dominates pure inf-DP")
+    if eps >= _HUGE_EPS:
+        return _pure_dp_mu_tail(eps)
     if eps < _TINY_EPS:
         mu = math.sqrt(0.5 * math.pi) * eps
     elif eps < _SMALL_EPS:
         mu = 2.0 * _SQRT2 * float(erfinv(math.tanh(0.5 * eps)))
     else:
         mu = _checks.result("mu", float(-2.0 * ndtri_exp(log_expit(-eps))))
-    # exact: 2 sqrt(2) erfinv(tanh(eps / 2)), with digits for 1 - tanh(eps/2) ~ 2 e^-eps
-    with mpmath.workdps(50 + int(eps / 2.3)):
-        exact = 2 * mpmath.sqrt(2) * mpmath.erfinv(mpmath.tanh(mpmath.mpf(eps) / 2))
-        return nudge_up(lambda m: mpmath.mpf(m) >= exact, mu)
+    with mpmath.workdps(50):
+        e = mpmath.mpf(eps)
+        if eps < 1.0:
+            exact = 2 * mpmath.sqrt(2) * mpmath.erfinv(mpmath.tanh(e / 2))
+            return nudge_up(lambda m: mpmath.mpf(m) >= exact * (1 + _MP_REL), mu)
+        # mu >= exact iff log Phi(-mu/2) <= log a* = -(eps + log(1 + e^-eps)); both sides
+        # are near -eps, so a relative 1e-40 margin covers the 50-digit evaluation
+        log_a = -(e + mpmath.log1p(mpmath.exp(-e)))
+        bound = log_a * (1 + _MP_REL)
+        return nudge_up(lambda m: mpmath.log(mpmath.ncdf(-mpmath.mpf(m) / 2)) <= bound, mu)
+
+
+def _pure_dp_mu_tail(eps: float) -> float:
+    """An upper bound on :func:`pure_dp_mu` for eps >= 2^10, tight for large eps (relative
+    excess ~ 1 / (4 eps^2) from the Mills bound, 2.7e-13 at eps = 1e6, then 2^-46):
+    2 x with x^2 / 2 = L - log(2 pi y) / 2, L = eps + log(1 + e^-eps) and
+    y = 2 eps - log(4 pi eps) - 1.
+
+    Proof. mu = 2 z with Phi(-z) = a* = e^-L. By the Mills-ratio bound (Gordon 1941)
+    Phi(-x) <= phi(x) / x, so z <= x as soon as g(x) = x^2/2 + log x + log(2 pi)/2 >= L.
+    Here g(x) = L + log(x^2 / y) / 2, which is >= L iff x^2 >= y. As L >= eps >= 2^10 and
+    2 t - log(4 pi t) increases for t >= 1, 0 < y <= 2 L - log(4 pi L), so 2 pi y <= 4 pi L
+    and x^2 = 2 L - log(2 pi y) >= 2 L - log(4 pi L) >= y. A larger x keeps both steps, so
+    log(2 pi y) is rounded down (2^-46 relative covers its few-ulp libm terms; it also
+    absorbs e^-eps < 2^-1000 of L), x^2 / 2 = eps - log(2 pi y) / 2 is rounded up exactly
+    (:func:`accounting._outward.sum_down`; no overflow up to the largest double) and the
+    square root and product are moved up by 2^-46.
+    """
+    log_4pi_eps = math.log(4.0 * math.pi) + math.log(eps)
+    log_2pi_y = log_4pi_eps + math.log1p(-(log_4pi_eps + 1.0) / (2.0 * eps))
+    half_log = 0.5 * log_2pi_y * (1.0 - 2.0**-46)  # <= log(2 pi y) / 2 - e^-eps
+    with np.errstate(over="ignore"):  # sum_down's unused branch at the largest double
+        half_x_sq = -float(sum_down(-eps, half_log))  # the smallest double >= eps - half_log
+    return _checks.result("mu", up(2.0 * _SQRT2 * math.sqrt(half_x_sq), 2.0**-46))
 
 
 def gdp_composed_log_delta(eps: float | np.ndarray, mu: float, pld: Pld) -> float | np.ndarray:
@@ -248,12 +289,13 @@ def gdp_composed_log_delta(eps: float | np.ndarray, mu: float, pld: Pld) -> floa
     v_i = log delta_mu rounded up (:func:`accounting._outward.log_hockey_stick_up`) at
     eps - L_i rounded down (delta_mu decreases in eps), the +inf mass a term with v = 0.
     Error of the float log-sum-exp v of the k terms (u = 2^-53; log, exp within 4u): log p_i
-    and the sum t_i within 5u (1 + |log p_i| + |v_i|), the shift by the largest t_i (at most
-    |v| + log k) within u (|t_i| + |v| + log k), exp 4u, so each e^{t_i - top} within
-    10u (1 + |log p_i| + |v_i| + |v| + log k) relative; the sum of k non-negative terms adds
-    (k - 1) u, the log 4u (1 + log k), the shift back u (|v| + log k): in all within
-    10u M, M = k + 1 + |v| + log k + sum_i w_i (1 + |log p_i| + |v_i|) (w_i each term's share),
-    which ``up_sum`` covers (64u M).
+    and the sum t_i within 5u (1 + ``|log p_i|`` + ``|v_i|``), the shift by the largest t_i
+    (at most ``|v|`` + log k) within u (``|t_i|`` + ``|v|`` + log k), exp 4u, so each
+    e^{t_i - top} within 10u (1 + ``|log p_i|`` + ``|v_i|`` + ``|v|`` + log k) relative; the
+    sum of k non-negative terms adds (k - 1) u, the log 4u (1 + log k), the shift back
+    u (``|v|`` + log k): in all within 10u M,
+    M = k + 1 + ``|v|`` + log k + sum_i w_i (1 + ``|log p_i|`` + ``|v_i|``) (w_i each term's
+    share), which ``up_sum`` covers (64u M).
     """
     mu = _checks.positive("mu", mu)
     if not isinstance(pld, Pld):
@@ -285,8 +327,8 @@ def gdp_pure_dp_delta(eps: float | np.ndarray, mu: float, eps0: float) -> float 
     Never below the exact value (docs/accounting.md, "Rounding"): each delta_mu is rounded up
     (:func:`accounting._outward.log_hockey_stick_up`) at its argument rounded down, and the
     log-sum of the two non-negative terms, log p + log delta_mu(.) with log p within
-    4u (1 + |log p|) (u = 2^-53), is within 8u (1 + |v| + sum_i w_i (1 + |log p_i| +
-    |log delta_i|)), w_i each term's share of the sum, which ``up_sum`` covers (64u).
+    4u (1 + ``|log p|``) (u = 2^-53), is within 8u (1 + ``|v|`` + sum_i w_i (1 + ``|log p_i|`` +
+    ``|log delta_i|``)), w_i each term's share of the sum, which ``up_sum`` covers (64u).
     """
     eps0 = _checks.nonnegative("eps0", eps0)
     mu = _checks.positive("mu", mu)
@@ -362,6 +404,8 @@ class GdpProfile:
         return float(out) if np.ndim(out) == 0 else out
 
     def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray:
+        """(1 - reveal) G_mu(alpha / (1 - reveal)), 0 for alpha beyond 1 - reveal (DRS 2022,
+        Prop. 2.5); ``ValueError`` for alpha outside [0, 1]."""
         a = np.asarray(alpha, dtype=np.float64)
         if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
             raise ValueError("alpha must be in [0, 1]")
@@ -370,54 +414,41 @@ class GdpProfile:
         return float(out) if a.ndim == 0 else out
 
 
-def _probit_tail(x: np.ndarray, x_complement: np.ndarray) -> np.ndarray:
-    """z(x) = -Phi^-1(x), using 1 - x given separately where x > 1/2 (no cancellation)."""
-    return np.where(x <= 0.5, -ndtri(np.minimum(x, 0.5)), ndtri(np.minimum(x_complement, 0.5)))
-
-
 def tradeoff_dominating_mu(curve: PiecewiseLinearTradeoff) -> float:
-    """Smallest mu with G_mu below a piecewise-linear trade-off curve (exact, closed form).
+    """Smallest mu with G_mu below a piecewise-linear trade-off curve, never below the exact
+    value for the curve's data (:func:`accounting.curves.gdp_pricing.finite_pair_mu`).
 
     G_mu is convex and the curve is linear between its vertices, so G_mu <= curve
     everywhere iff at every vertex (DRS 2022, Prop. 2.2 convexity). At an interior vertex
     (alpha, beta) that is mu >= z(alpha) + z(beta) (module doc); at the ends it requires
     start = 1 (no mass at +inf loss, since G_mu(0) = 1) and no flat segment before alpha = 1
     (no mass at -inf loss, since G_mu > 0 on [0, 1)). Otherwise no finite mu dominates
-    and the infimum, +inf, is returned. Both tests are exact, with no tolerance
-    (docs/accounting.md, "Rounding"): the curve's start and segments are its data (a flat
-    segment of any width is refused; :meth:`PiecewiseLinearTradeoff.from_pld` adds one only
-    for a Q-mass deficit beyond rounding). Vertex coordinates and their complements are
-    summed from their small ends; a relative margin of 1e-12 covers the rounding.
+    and the infimum, +inf, is returned. Both end tests are exact, with no tolerance
+    (docs/accounting.md, "Rounding"): a flat segment of any width is refused;
+    :meth:`PiecewiseLinearTradeoff.from_pld` adds one only for a Q-mass deficit beyond
+    rounding.
     """
-    if curve.start < 1.0:
-        return math.inf
-    w, d = curve.widths, curve.drops
-    if w.size and d[-1] == 0.0:  # segments have width > 0: a flat final segment
-        return math.inf
-    if w.size < 2:
-        return 0.0
-    alpha = np.cumsum(w)[:-1]
-    alpha_c = np.cumsum(w[::-1])[::-1][1:]
-    beta = np.cumsum(d[::-1])[::-1][1:]
-    beta_c = (1.0 - curve.start) + np.cumsum(d)[:-1]
-    mu = float(np.max(_probit_tail(alpha, alpha_c) + _probit_tail(beta, beta_c)))
-    return _checks.result("mu", max(0.0, mu) * (1.0 + _MU_MARGIN))
+    if not isinstance(curve, PiecewiseLinearTradeoff):
+        raise ValueError(f"curve must be a PiecewiseLinearTradeoff, got {type(curve).__name__}")
+    return finite_pair_mu(curve)
 
 
 def smallest_dominating_mu(cost: object) -> float:
-    """Smallest mu such that G_mu dominates ``cost``; +inf if no finite mu does.
+    """Smallest mu such that G_mu dominates ``cost``; +inf if no finite mu does. Never below
+    the exact value (docs/accounting.md, "Rounding").
 
-    Gdp(mu): mu. PureDP(eps): :func:`pure_dp_mu` (closed form, within 1e-14) times
-    1 + 1e-12, never below the exact value (tests: mpmath, eps from 1e-12 to 50).
+    Gdp(mu): mu. PureDP(eps): :func:`pure_dp_mu` (>= the exact value) times 1 + 1e-12.
     EpsDelta(eps, delta): pure DP when delta = 0; +inf when delta > 0, since an
     (eps, delta)-DP pair may put mass delta at loss +inf (f(0) = 1 - delta < 1 = G_mu(0)).
-    Pld and PiecewiseLinearTradeoff: :func:`tradeoff_dominating_mu`, exact; a Pld with any
-    inf_mass > 0 (even subnormal) or a Q-mass deficit beyond rounding (:meth:`Pld.q_deficit`)
-    is +inf, so a pessimistic grid PLD with truncation mass at +inf is never dominated (pass
-    the analytic cost, e.g. ``Gdp``, instead). GdpProfile: mu,
-    or +inf with reveal > 0. Results are pessimistic by construction (a relative margin of
-    1e-12 over the float evaluation); +inf is the true infimum of an empty set, never a
-    numerical failure.
+    Randomized response as a PLD (:meth:`Pld.pure_dp`, a :class:`PureDpPld`): RR_eps0
+    exactly, :func:`pure_dp_mu`. Other Plds and PiecewiseLinearTradeoffs:
+    :func:`accounting.curves.gdp_pricing.finite_pair_mu`, certified for the exact pair of
+    their data (a float fast path with an error bound, mpmath where it is not tight); a Pld
+    with any inf_mass > 0 (even subnormal) or a Q-mass deficit beyond rounding
+    (:meth:`Pld.q_deficit`) is +inf, so a pessimistic grid PLD with truncation mass at +inf
+    is never dominated (pass the analytic cost, e.g. ``Gdp``, instead). GdpProfile: mu, or
+    +inf with reveal > 0. +inf is the true infimum of an empty set, never a numerical
+    failure.
     """
     if isinstance(cost, Gdp):
         return cost.mu
@@ -429,12 +460,10 @@ def smallest_dominating_mu(cost: object) -> float:
         mu = pure_dp_mu(cost.eps) * (1.0 + _MU_MARGIN)
         # a subnormal product rounds by up to 2^-1075 absolute: one ulp up covers it
         return mu if mu == 0.0 or mu >= sys.float_info.min else math.nextafter(mu, math.inf)
-    if isinstance(cost, Pld):
-        if cost.inf_mass > 0.0:
-            return math.inf
-        return tradeoff_dominating_mu(PiecewiseLinearTradeoff.from_pld(cost))
-    if isinstance(cost, PiecewiseLinearTradeoff):
-        return tradeoff_dominating_mu(cost)
+    if isinstance(cost, PureDpPld):  # RR_eps0 itself, exactly (not its rounded masses)
+        return math.inf if cost.inf_mass > 0.0 else pure_dp_mu(float(cost.losses[-1]))
+    if isinstance(cost, Pld | PiecewiseLinearTradeoff):
+        return finite_pair_mu(cost)
     raise ValueError(
         "cost must be Gdp, PureDP, EpsDelta, Pld, PiecewiseLinearTradeoff or GdpProfile, "
         f"got {type(cost).__name__}"

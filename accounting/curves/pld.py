@@ -649,8 +649,10 @@ def compose_discretised(
     the grid stay where they are under both) and the grid vectors are convolved
     exactly; after each convolution at most ``tail_mass`` is moved to +inf and at most
     ``tail_mass`` is moved up to the lowest kept loss. With k PLDs and c = k - 1
-    convolutions the result satisfies, for every eps,
+    convolutions the result satisfies, for every eps::
+
         delta_true(eps) <= delta(eps) <= delta_true(eps - k step) + c tail_mass + e_fl,
+
     where e_fl is floating-point error: ~1e-16 relative per entry for method="direct"
     (sums of non-negative terms), and for method="fft" an absolute error of order
     1e-16 * log2(n) per entry, i.e. deltas below ~1e-13 are at the FFT noise floor.
@@ -681,7 +683,8 @@ def self_compose_discretised(
 ) -> Pld:
     """Pessimistic PLD of the k-fold composition of ``pld`` on the grid step * Z, by
     repeated squaring (at most 2 log2 k convolutions). Same guarantee as
-    ``compose_discretised`` with c = 2 log2(k) convolutions:
+    ``compose_discretised`` with c = 2 log2(k) convolutions::
+
         delta_true(eps) <= delta(eps) <= delta_true(eps - k step) + c tail_mass + e_fl.
     """
     k = _checks.integer("k", k)

@@ -61,6 +61,8 @@ geometric tail up to 8192 for very small losses (the optimal order grows like
 1 + sqrt(log(1/delta) / rho) for a rho-zCDP curve)."""
 
 Method = Literal["classical", "improved"]
+#: The names ``method=`` accepts: "classical" (Mironov 2017, Prop. 3) and "improved"
+#: (Canonne, Kamath and Steinke 2020, Prop. 12).
 METHODS: tuple[Method, ...] = ("classical", "improved")
 #: The default ``method=`` of every conversion, budget and filter (docs/accounting.md): the
 #: tighter of the two, valid wherever the classical one is (the same RDP/zCDP guarantee).

@@ -35,6 +35,9 @@ from accounting.curves.orders import minimise_over_orders
 from accounting.curves.rdp import DEFAULT_METHOD, Method, check_method
 from accounting.numerics import exact_at_most, fraction_up, nudge_down
 
+#: The smallest normal double: a product below it has lost relative accuracy.
+_NORMAL_MIN = 2.2250738585072014e-308
+
 # Orders are searched on u = log(alpha - 1), around a first guess, on a grid then refined.
 _HALF_WIDTH = 20.0
 _GRID = 401
@@ -81,10 +84,10 @@ def _classical_eps(rho: float, delta: float) -> float:
     and delta, rounded outward."""
     log_inv_delta = -math.log(delta)  # not log(1 / delta): 1 / delta rounds near 1
     product = rho * log_inv_delta
-    if math.isfinite(product):
+    if _NORMAL_MIN <= product < math.inf:
         root = math.sqrt(product)
-    else:  # rho * log(1/delta) overflows; the split form stays finite
-        root = math.sqrt(rho) * math.sqrt(log_inv_delta)
+    else:  # the product overflows, or is subnormal (rounded by up to 100%, even to 0):
+        root = math.sqrt(rho) * math.sqrt(log_inv_delta)  # the split form stays accurate
     # safe side: rho + 2 sqrt(rho log(1/delta)) from a few rounded operations on positive terms
     eps = up_sum(rho + 2.0 * root, rho + 2.0 * root)
     if not math.isfinite(eps):

@@ -10,12 +10,18 @@ from accounting.filters.base import Analyst, Filter, Query, Record, Transcript, 
 from accounting.filters.dp import AdditiveFilter, AdvancedFilter, WhitehouseFilter
 from accounting.filters.expost import ExPostRdpComposition, FilteredSelfReportingComposition
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter
-from accounting.filters.individual import IndividualRenyiFilter
+from accounting.filters.individual import (
+    IndividualRenyiFilter,
+    clip_rows,
+    filtered_gaussian_sum,
+    gaussian_individual_costs,
+)
 from accounting.filters.natural import NaturalFilter
 from accounting.filters.realisation import (
     InvalidNaiveRealisationFilter,
     RealisationFilter,
     RoundLoss,
+    realisation_delta,
 )
 from accounting.filters.renyi import (
     BudgetWarning,
@@ -49,5 +55,9 @@ __all__ = [
     "Transcript",
     "WhitehouseFilter",
     "ZcdpFilter",
+    "clip_rows",
+    "filtered_gaussian_sum",
+    "gaussian_individual_costs",
+    "realisation_delta",
     "run_interaction",
 ]

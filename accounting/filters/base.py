@@ -169,6 +169,7 @@ class Filter(ABC, Generic[CostT, StateT]):
 
     @property
     def halted(self) -> bool:
+        """True after the first refused request: every later request is refused too."""
         return self._halted
 
     @property

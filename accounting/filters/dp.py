@@ -22,14 +22,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 from mpmath import libmp
 
 from accounting import _checks
+from accounting._outward import up
 from accounting.costs import EpsDelta
 from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.base import Filter
+from accounting.numerics import exact_upper
 
 #: The constant in Rogers et al. (2016), Thm. 5.1: H = eps_g^2 / (28.04 log(1/delta_g)).
 ROGERS_H_CONSTANT = 28.04
@@ -40,6 +43,9 @@ _MAX_EPS = 700.0
 
 #: Units of the exact sums: 2^-1074 (ExactSum) and 2^-2148 (ExactSquareSum).
 _SCALE_BITS = 1074
+
+#: Below this sum of squares the float Whitehouse spend may meet subnormal intermediates.
+_TINY_SQUARES = 2.0**-900
 
 #: Relative margin on a float-computed nonlinear bound (see the module docstring).
 _ROUNDING_MARGIN = 1.0 + 2.0**-40
@@ -165,9 +171,9 @@ def _rogers_k(
 ) -> float:
     """K of :func:`rogers_k` from sum eps_j^2 and sum eps_j (e^eps_j - 1) / 2 (in any units
     where eps_g^2 is a normal double)."""
-    h = eps_g**2 / (ROGERS_H_CONSTANT * math.log(1.0 / delta_g))
-    spread = 2.0 * (square_sum + h) * (1.0 + 0.5 * math.log1p(square_sum / h))
-    return _checks.result("K", drift + math.sqrt(spread * math.log(1.0 / delta_pp)))
+    h = eps_g**2 / (ROGERS_H_CONSTANT * -math.log(delta_g))  # not log(1 / delta_g): it
+    spread = 2.0 * (square_sum + h) * (1.0 + 0.5 * math.log1p(square_sum / h))  # overflows
+    return _checks.result("K", drift + math.sqrt(spread * -math.log(delta_pp)))  # (subnormal)
 
 
 class AdvancedFilter(_EpsDeltaFilter):
@@ -178,7 +184,9 @@ class AdvancedFilter(_EpsDeltaFilter):
     is (eps_g, delta_g)-DP. ``delta_pp`` = delta'' (default delta_g / 2, the theorem as
     published, last factor log(2/delta_g)); H keeps the theorem's value for every split.
     Why any split is valid, and which printed versions differ:
-    docs/proofs/advanced_filter.md. Every eps_g > 0 is supported: K is evaluated in units
+    docs/proofs/advanced_filter.md. Every delta_g in (0, 1/e) is supported, subnormal ones
+    too (log(1/delta) is taken as -log(delta): 1/delta overflows), and every eps_g > 0: K is
+    evaluated in units
     where eps_g is in [1/2, 1) (module docstring), so no intermediate is subnormal. Below
     about 1e-305 the drift's upper bounds (at least 2^-1074 a request) are coarse relative
     to eps_g, so the filter halts early there: safe, not tight.
@@ -236,10 +244,11 @@ def _whitehouse_eps(square_sum: float, delta_prime: float) -> float:
 
 def _log_inverse(delta_prime: float) -> float:
     """log(1/delta') to a few ulp: -log1p(-(1 - delta')) above 1/2, where 1 - delta' is exact
-    (log(1/delta') of the rounded 1/delta' was 4.4e-9 relative off within 1e-7 of 1)."""
+    (log(1/delta') of the rounded 1/delta' was 4.4e-9 relative off within 1e-7 of 1), and
+    -log(delta') below (1/delta' overflows at a subnormal delta')."""
     if delta_prime > 0.5:
         return -math.log1p(-(1.0 - delta_prime))
-    return math.log(1.0 / delta_prime)
+    return -math.log(delta_prime)
 
 
 def _whitehouse_square_budget(eps: float, delta_prime: float) -> Fraction:
@@ -293,8 +302,33 @@ class WhitehouseFilter(_EpsDeltaFilter):
 
     @property
     def spent_eps(self) -> float:
-        """:func:`whitehouse_eps` of the accepted costs, from the running sum (O(1))."""
-        return _whitehouse_eps(self._state.eps_sq.value, self.delta_prime)
+        """:func:`whitehouse_eps` of the accepted costs, from the exact running sum of
+        eps_m^2, rounded up (O(1)).
+
+        Fast path: the formula in floats from S rounded up (it increases in S). Its terms are
+        positive: log(1/delta') within an ulp, the product and the root one rounding each
+        (the root halves its argument's error), S / 2 exact and the sum one rounding, so it
+        is within 3.5u (u = 2^-53) relative of the value at S; moved up by 2^-49 (``up``,
+        which covers 8u). Below S = 2^-900 (subnormal intermediates) or where it overflows,
+        interval arithmetic (320 bits).
+        """
+        squares = self._state.eps_sq
+        if squares.n_inf:
+            return math.inf
+        if squares.scaled == 0:
+            return 0.0
+        square_up = squares.upper
+        if _TINY_SQUARES <= square_up < math.inf:
+            value = _whitehouse_eps(square_up, self.delta_prime)
+            if value < math.inf:
+                return up(value, 2.0**-49)
+        square_sum = Fraction(squares.scaled, 1 << (2 * _SCALE_BITS))
+
+        def spent(ctx: Any) -> Any:
+            s = ctx.mpf(square_sum.numerator) / square_sum.denominator
+            return ctx.sqrt(-2 * ctx.log(ctx.mpf(self.delta_prime)) * s) + s / 2
+
+        return exact_upper(spent)
 
     def _admit(self, cost: EpsDelta) -> EpsDeltaSums | None:
         nxt = self._state.plus(cost)

@@ -52,13 +52,13 @@ class FilteredSelfReportingComposition(Filter[ProbabilisticDP, _FsrcSums]):
 
     @property
     def spent_post(self) -> float:
-        """sum_i eps_post,i(o_i) over the observed releases (exact sum, rounded once)."""
-        return self._state.post.value
+        """sum_i eps_post,i(o_i) over the observed releases (exact sum, rounded up)."""
+        return self._state.post.upper
 
     @property
     def spent_delta(self) -> float:
-        """sum_i delta_i of the mechanisms that ran (exact sum, rounded once)."""
-        return self._state.delta.value
+        """sum_i delta_i of the mechanisms that ran (exact sum, rounded up)."""
+        return self._state.delta.upper
 
     def _admit(self, cost: ProbabilisticDP) -> _FsrcSums | None:
         delta = self._state.delta + cost.delta
@@ -148,8 +148,9 @@ class ExPostRdpComposition(Filter[RenyiCurve, _ExPostState]):
 
     @property
     def total_eps(self) -> float:
-        """Reported ex-post RDP bound at ``alpha``: max(sum_j eps_j, eps_T) (Algorithm 1)."""
-        return max(self._state.total.value, self.stopping_eps)
+        """Reported ex-post RDP bound at ``alpha``: max(sum_j eps_j, eps_T) (Algorithm 1), the
+        exact sum rounded up (never below the exact bound)."""
+        return max(self._state.total.upper, self.stopping_eps)
 
     def _admit(self, cost: RenyiCurve) -> _ExPostState | None:
         state = self._state

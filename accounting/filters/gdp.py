@@ -27,6 +27,7 @@ from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.exact_sum import ExactSquareSum
 from accounting.filters.base import Filter
 from accounting.mechanisms.randomized_response import randomized_response_pld
+from accounting.square_budget import SquareBudget, root_up
 
 GDP_COSTS = (Gdp, PureDP, EpsDelta, Pld, PiecewiseLinearTradeoff, GdpProfile)
 GdpCost = Gdp | PureDP | EpsDelta | Pld | PiecewiseLinearTradeoff | GdpProfile
@@ -50,38 +51,56 @@ def _finite_query(cost: object) -> Pld:
 def gdp_residue(mu: float, cost: GdpCost, rtol: float = 1e-9, step: float = 0.05) -> float:
     """The GDP residue update (residue paper, Thm. 5): max nu with G_nu (x) Q <= G_mu.
 
-    Gaussian queries: nu = sqrt(mu^2 - mu_q^2), exact. Other queries (pure DP via their
-    worst case RR_eps, finite PLDs, piecewise-linear trade-offs): bisection over
-    [nu0, mu], where nu0 = sqrt(mu^2 - mu_q^2) is the naive update (valid, see module doc),
-    keeping the largest nu that :func:`composition_dominated` certifies. The result is
-    always a valid residue (pessimistic by construction) and never below nu0; it is within
-    ``rtol * mu`` of the largest certifiable nu. Raises ValueError if no nu >= 0 exists
-    (the query alone is not dominated by G_mu).
+    Gaussian queries: nu = sqrt(mu^2 - mu_q^2), exact, rounded down. Other queries (pure DP
+    via their worst case RR_eps, finite PLDs, piecewise-linear trade-offs): bisection over
+    [nu0, mu], where nu0 = sqrt(mu^2 - mu_q^2) (rounded down) is the naive update (valid,
+    see module doc), keeping the largest nu that :func:`composition_dominated` certifies.
+    The result is always a valid residue (pessimistic by construction) and never below nu0;
+    it is within ``rtol * mu`` of the largest certifiable nu. Raises ValueError if no
+    nu >= 0 exists (the query alone is not dominated by G_mu).
     """
     mu = _checks.nonnegative("mu", mu)
     rtol = _checks.positive("rtol", rtol)
     if not isinstance(cost, GDP_COSTS):
         raise ValueError(f"gdp_residue has no rule for a cost of type {type(cost).__name__}")
+    if mu > MAX_GDP_MU:
+        raise ValueError(f"mu must be in [0, {MAX_GDP_MU}] (mu^2 finite), got {mu!r}")
+    budget = SquareBudget.of(mu)
     mu_q = smallest_dominating_mu(cost)
-    if mu_q > mu:
+    naive = budget.minus(mu_q) if mu_q <= MAX_GDP_MU else None
+    if naive is None:
         raise ValueError(f"the query (mu_q = {mu_q}) is not dominated by the budget G_{mu}")
-    return _residue(mu, cost, mu_q, rtol, step)
+    return _residue(budget, naive, cost, rtol, step).root_down
 
 
-def _residue(mu: float, cost: GdpCost, mu_q: float, rtol: float, step: float) -> float:
-    """:func:`gdp_residue` given the query's smallest dominating mu_q <= mu."""
-    lo = math.sqrt(max(0.0, mu * mu - mu_q * mu_q))
-    if isinstance(cost, Gdp | GdpProfile) or mu_q == 0.0:
-        return lo
+def _residue(
+    budget: SquareBudget, naive: SquareBudget, cost: GdpCost, rtol: float, step: float
+) -> SquareBudget:
+    """The residue nu'^2 of the exact budget nu^2 after a query with smallest dominating
+    mu_q, given naive = nu^2 - mu_q^2 >= 0, exactly.
+
+    nu0^2 = nu^2 - mu_q^2 is a residue (module doc) and kept exact. For a non-Gaussian query
+    a bisection over doubles in [nu0 rounded down, nu rounded down] keeps the largest mid
+    with G_mid (x) Q <= G_{nu rounded down} <= G_nu certified by
+    :func:`composition_dominated`; the residue is the larger of mid^2 and nu0^2 (each is
+    valid, so both are).
+    """
+    if isinstance(cost, Gdp | GdpProfile) or naive.scaled == budget.scaled:
+        return naive
     query = _finite_query(cost)
-    hi = mu
-    while hi - lo > rtol * mu:
+    nu = budget.root_down
+    lo, hi = naive.root_down, nu
+    certified = None
+    while hi - lo > rtol * nu:
         mid = 0.5 * (lo + hi)
-        if mid > 0 and composition_dominated(mid, mu, query, step=step):
-            lo = mid
+        if mid > 0 and composition_dominated(mid, nu, query, step=step):
+            lo = certified = mid
         else:
             hi = mid
-    return lo
+    if certified is None:
+        return naive
+    bisected = SquareBudget.of(certified)
+    return bisected if bisected.scaled > naive.scaled else naive
 
 
 class GdpFilter(Filter[GdpCost, ExactSquareSum]):
@@ -89,7 +108,7 @@ class GdpFilter(Filter[GdpCost, ExactSquareSum]):
 
     Accepts every cost that :func:`~accounting.curves.gdp.smallest_dominating_mu` prices:
     Gdp, PureDP, EpsDelta, Pld, PiecewiseLinearTradeoff and GdpProfile; each is charged its
-    smallest dominating mu_i (exact for Gdp, pessimistic otherwise). A cost no Gaussian
+    smallest dominating mu_i (exact for Gdp, an upper bound otherwise). A cost no Gaussian
     dominates ((eps, delta > 0), mass at infinite loss) halts the filter. Other types
     (Zcdp, RenyiCurve) are a ValueError: zCDP and RDP do not imply GDP. The budget needs
     mu^2 finite (mu <= :data:`MAX_GDP_MU` ~ 1.34e154); sum mu_i^2 and mu^2 are exact, unrounded
@@ -107,8 +126,8 @@ class GdpFilter(Filter[GdpCost, ExactSquareSum]):
 
     @property
     def spent(self) -> float:
-        """sqrt(sum mu_i^2) over the accepted queries."""
-        return math.sqrt(self._state.value)
+        """sqrt(sum mu_i^2) over the accepted queries, rounded up (never below the exact)."""
+        return root_up(self._state.scaled)
 
     def _admit(self, cost: GdpCost) -> ExactSquareSum | None:
         mu_q = smallest_dominating_mu(cost)
@@ -118,12 +137,14 @@ class GdpFilter(Filter[GdpCost, ExactSquareSum]):
         return nxt if nxt <= self._budget_sq else None
 
 
-class GdpResidueFilter(Filter[GdpCost, float]):
+class GdpResidueFilter(Filter[GdpCost, SquareBudget]):
     """GDP residue filter (residue paper, Thm. 5): budget G_mu, update to the residue.
 
     CONTINUE iff the query alone is dominated by the remaining G_nu (then the residue
-    exists); the remaining budget becomes :func:`gdp_residue` (nu, query). Same cost types
-    as :class:`GdpFilter`; the remaining budget is never below the naive filter's.
+    exists); the remaining budget becomes the residue of :func:`_residue`. nu^2 is kept
+    exactly (:class:`~accounting.square_budget.SquareBudget`: a Gaussian query subtracts
+    its exact mu_q^2, so many tiny queries add up), and reported rounded down. Same cost
+    types as :class:`GdpFilter`; the remaining budget is never below the naive filter's.
     """
 
     cost_types: ClassVar[tuple[type, ...]] = GDP_COSTS
@@ -132,17 +153,18 @@ class GdpResidueFilter(Filter[GdpCost, float]):
         self.mu = _checks.positive("mu", mu)
         if self.mu > MAX_GDP_MU:
             raise ValueError(f"mu must be in (0, {MAX_GDP_MU}] (mu^2 finite), got {mu!r}")
-        super().__init__(self.mu)
+        super().__init__(SquareBudget.of(self.mu))
         self.rtol = _checks.positive("rtol", rtol)
         self.step = _checks.positive("step", step)
 
     @property
     def remaining(self) -> float:
-        """nu: the remaining budget G_nu."""
-        return self._state
+        """nu, the remaining budget G_nu, rounded down (never above the exact nu)."""
+        return self._state.root_down
 
-    def _admit(self, cost: GdpCost) -> float | None:
+    def _admit(self, cost: GdpCost) -> SquareBudget | None:
         mu_q = smallest_dominating_mu(cost)
-        if not mu_q <= self._state:
+        naive = self._state.minus(mu_q) if mu_q <= MAX_GDP_MU else None
+        if naive is None:
             return None
-        return _residue(self._state, cost, mu_q, self.rtol, self.step)
+        return _residue(self._state, naive, cost, self.rtol, self.step)

@@ -24,16 +24,30 @@ masks would cost n bits per step and are the caller's to keep.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from accounting import _checks
+from accounting._outward import sum_down
+from accounting.numerics import fraction_up
+
+#: Unit roundoff of a double (round to nearest).
+_U = 2.0**-53
+#: Rows whose squared norm or cost is below _SMALL, or a sigma outside [_SMALL, _LARGE], may
+#: meet subnormal numbers (where a relative error bound fails): they are priced exactly.
+_SMALL, _LARGE = 2.0**-400, 2.0**500
+#: Up to this many entries every row is priced exactly (no margin: a cost that is a double,
+#: such as 1 / 2, stays one, so a budget it fills exactly is admitted).
+_EXACT_ENTRIES = 4096
 
 
 @dataclass(frozen=True)
 class IndividualStep:
-    """One step of the individual filter: how many points ran and the total loss charged."""
+    """One step of the individual filter: how many points ran and the total loss charged
+    (the exact sum rounded up)."""
 
     n_active: int
     charged: float
@@ -74,11 +88,13 @@ class IndividualRenyiFilter:
 
     @property
     def remaining(self) -> np.ndarray:
-        """Each individual's budget left, B - spent."""
-        return self.budget - self._spent
+        """Each individual's budget left, B - spent, rounded down (``spent`` is already at or
+        above the exact sum, so this is never above the exact remaining budget)."""
+        return sum_down(self.budget, -self._spent)
 
     @property
     def history(self) -> tuple[IndividualStep, ...]:
+        """One entry per request so far, in order: the points that ran and the loss charged."""
         return tuple(self._history)
 
     def _validated(self, costs: np.ndarray) -> np.ndarray:
@@ -103,7 +119,7 @@ class IndividualRenyiFilter:
             active &= ~self._dropped
             self._dropped |= ~active
         np.copyto(self._spent, self._buffer, where=active)
-        self._history.append(IndividualStep(int(active.sum()), float(c.sum(where=active))))
+        self._history.append(IndividualStep(int(active.sum()), _sum_up(c[active])))
         return active
 
 
@@ -121,6 +137,20 @@ def _add_rounding_up(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     np.nextafter(out, np.inf, out=out, where=err > 0)
 
 
+def _sum_up(values: np.ndarray) -> float:
+    """The smallest double >= the exact sum of ``values`` (finite, >= 0): math.fsum is
+    correctly rounded, and the sign of its remainder (fsum again, also exact in sign) says
+    whether it rounded down."""
+    terms = values.tolist()
+    try:
+        total = math.fsum(terms)
+    except OverflowError:  # the exact sum is beyond the doubles
+        return math.inf
+    if math.isfinite(total) and math.fsum([*terms, -total]) > 0.0:
+        total = math.nextafter(total, math.inf)
+    return total
+
+
 def clip_rows(vectors: np.ndarray, clip: float) -> np.ndarray:
     """Scale each row to l2 norm at most ``clip`` (per-individual clipping, Abadi et al. 2016)."""
     v = _checks.finite_array("vectors", vectors)
@@ -133,26 +163,53 @@ def clip_rows(vectors: np.ndarray, clip: float) -> np.ndarray:
 
 
 def gaussian_individual_costs(
-    vectors: np.ndarray, noise_std: float, alpha: float | None = None
+    vectors: np.ndarray, *, sigma: float, alpha: float | None = None
 ) -> np.ndarray:
-    """Individual RDP of the Gaussian sum query: alpha ||v_i||^2 / (2 sigma^2) (Ex. 2.6).
+    """Individual RDP of the Gaussian sum query: alpha ||v_i||^2 / (2 sigma^2) (Ex. 2.6),
+    each never below its exact value.
 
     For a(S) = sum_i v_i + N(0, sigma^2 I_d), the individual RDP of point i at order alpha is
     alpha ||v_i||^2 / (2 sigma^2) (Feldman and Zrnic 2021, Example 2.6 / Sec. 4.2). With
     ``alpha=None`` returns the individual zCDP parameter ||v_i||^2 / (2 sigma^2).
+
+    Safe side: in the normal range the float value carries at most d + 4 roundings (d
+    squares, a sum of d non-negative terms, sigma^2, the product and the quotient), so its
+    relative error is at most gamma = (d + 4) u / (1 - (d + 4) u) (Higham 2002, Lemma 3.1
+    and Sec. 3.1); it is multiplied by 1 + 3 gamma and moved one ulp up, which covers the
+    exact value. A row whose squared norm or cost is below 2^-400 (or any row, for a sigma
+    outside [2^-400, 2^500]) may meet subnormal numbers: it is computed exactly
+    (``Fraction``) and rounded up, as is every row of an input of at most 4096 entries.
     """
     v = _checks.finite_array("vectors", vectors)
     if v.ndim != 2:
         raise ValueError(f"vectors must be a 2-D array (n, d), got shape {v.shape}")
-    sigma = _checks.positive("noise_std", noise_std)
+    sigma = _checks.positive("sigma", sigma)
     scale = 1.0 if alpha is None else _checks.order("alpha", alpha)
-    return scale * np.einsum("ij,ij->i", v, v) / (2.0 * sigma * sigma)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        squares = np.einsum("ij,ij->i", v, v)
+        raw = scale * squares / (2.0 * sigma * sigma)
+        k = v.shape[1] + 4
+        gamma = k * _U / (1.0 - k * _U)
+        out = raw * (1.0 + 3.0 * gamma)
+    np.nextafter(out, np.inf, out=out, where=out > 0)
+    # squares that underflow add at most d 2^-1074 to a sum >= 2^-400: inside the 1 + 3 gamma
+    exact = ~(squares >= _SMALL) | ~(raw >= _SMALL)
+    if v.size <= _EXACT_ENTRIES or not _SMALL <= sigma <= _LARGE:
+        exact[:] = True
+    for i in np.flatnonzero(exact):
+        if squares[i] == 0 and not v[i].any():
+            out[i] = 0.0
+            continue
+        total = sum((Fraction(x) ** 2 for x in v[i].tolist()), Fraction(0))
+        out[i] = fraction_up(Fraction(scale) * total / (2 * Fraction(sigma) ** 2))
+    return out
 
 
 def filtered_gaussian_sum(
     filt: IndividualRenyiFilter,
     vectors: np.ndarray,
-    noise_std: float,
+    *,
+    sigma: float,
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One step of Algorithm 2 with the Gaussian linear query (Corollary 4.7, Sec. 5).
@@ -164,8 +221,8 @@ def filtered_gaussian_sum(
     the whole run is kappa-zCDP. Returns (release, active mask).
     """
     rng = _checks.generator("rng", rng)
-    costs = gaussian_individual_costs(vectors, noise_std, filt.alpha)
+    costs = gaussian_individual_costs(vectors, sigma=sigma, alpha=filt.alpha)
     active = filt.request(costs)
     v = np.asarray(vectors, dtype=np.float64)
     total = v[active].sum(axis=0)
-    return total + rng.normal(0.0, noise_std, size=total.shape), active
+    return total + rng.normal(0.0, sigma, size=total.shape), active

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from accounting import _checks
 from accounting.costs import EpsDelta, PureDP
 from accounting.curves.domination import Profile, is_dominated
+from accounting.curves.gdp import GdpProfile
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters.base import Filter
@@ -60,23 +61,27 @@ class NaturalFilter(Filter[NaturalCost, Pld]):
     :func:`~accounting.analysis.natural_guarantee.natural_filter_guarantee` (Thm. 9). Use it
     as a negative control, or only where one of those results applies.
 
-    CONTINUE iff the exact composition of the accepted queries and the new one is
-    dominated by ``budget`` (checked exactly by :func:`is_dominated`; ``tol`` = 1e-12 in
-    type-II error absorbs the rounding of exact ties such as two RR_0.5 against an RR_1
-    budget, and matches
-    :func:`~accounting.analysis.natural_attack.natural_filter_cost`). Costs: finite Pld,
-    PiecewiseLinearTradeoff, PureDP (as RR_eps) and EpsDelta (as its 4-point pair), all
-    converted exactly. ``budget`` is any profile with a trade-off curve (Pld,
-    PiecewiseLinearTradeoff, GdpProfile, ...). The composed PLD's support grows with
-    every query (outer sums); long interactions need coarse query supports.
+    CONTINUE iff the composition of the accepted queries and the new one is certified to be
+    dominated by ``budget`` (:func:`is_dominated`: True only if proved in exact arithmetic for
+    the pairs the data denote). ``tol`` >= 0 (default 0) only refuses: it demands a margin
+    of tol in type-II error. A composition equal to the budget in real arithmetic (two RR_0.5
+    against an RR_1 budget) is decided by the rounding of the data, so it may be refused;
+    :func:`~accounting.analysis.natural_attack.natural_filter_cost` models the exact-arithmetic
+    filter, which admits such ties (an upper bound on this filter's cost). Costs: finite Pld,
+    PiecewiseLinearTradeoff, PureDP (as RR_eps) and EpsDelta (as its 4-point pair).
+    ``budget`` is a Pld, PiecewiseLinearTradeoff or GdpProfile. The composed PLD's support
+    grows with every query (outer sums); long interactions need coarse query supports.
     """
 
     cost_types: ClassVar[tuple[type, ...]] = NATURAL_COSTS
 
-    def __init__(self, budget: Profile, tol: float = 1e-12) -> None:
+    def __init__(self, budget: Profile, tol: float = 0.0) -> None:
         super().__init__(Pld.identity())
-        if not callable(getattr(budget, "tradeoff", None)):
-            raise ValueError(f"budget must have a trade-off curve, got {type(budget).__name__}")
+        if not isinstance(budget, Pld | PiecewiseLinearTradeoff | GdpProfile):
+            raise ValueError(
+                "budget must have a trade-off curve (a Pld, PiecewiseLinearTradeoff or "
+                f"GdpProfile), got {type(budget).__name__}"
+            )
         self.budget = budget
         self.tol = _checks.nonnegative("tol", tol)
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -32,8 +34,17 @@ from scipy import special
 
 from accounting import _checks
 from accounting.curves.pld import Pld
+from accounting.exact_sum import ExactSum
+from accounting.filters._tails import (
+    argument_down,
+    discrete_isf,
+    discrete_tail,
+    gaussian_at_most,
+    gaussian_isf_up,
+)
 from accounting.filters.base import Filter
 from accounting.mechanisms.finite import FiniteMechanism
+from accounting.numerics import fraction_up
 
 # --------------------------------------------------------------------------- loss laws
 
@@ -160,68 +171,129 @@ class RoundLoss:
         return cls((law, law))
 
 
+# --------------------------------------------------------------------------- certified tails
+
+
+def sf_at_most(law: LossLaw, c: float, p: float) -> bool:
+    """Whether P(L > c) <= p holds in exact arithmetic (False may refuse an exact tie):
+    certified for :class:`GaussianLoss` and :class:`DiscreteLoss`
+    (:mod:`accounting.filters._tails`); a law of another type is trusted as it is (its
+    ``sf`` must not understate the tail)."""
+    if isinstance(law, GaussianLoss):
+        return gaussian_at_most(law.mu, c, p)
+    if p >= 1.0 or c == math.inf:
+        return True
+    if isinstance(law, DiscreteLoss):
+        return discrete_tail(law.losses, law.probs, law.inf_mass, c).at_most(p)
+    return bool(law.sf(c) <= p)
+
+
+def isf_up(law: LossLaw, p: float) -> float:
+    """A double q >= isf(p) = inf{c : P(L > c) <= p} with P(L > q) <= p certified (+inf if
+    none), for the known laws (cached: the look-ahead asks for the same (law, delta~) every
+    step); another law's own ``isf``.
+
+    Any such q serves the look-ahead: P(L_i > q) <= delta~ is all that Taylor et al.'s union
+    bound (Thm. 1) uses, and a larger q only makes the check sf(eps - q - l) <= theta
+    stricter (docs/proofs/realisation_lookahead.md).
+    """
+    if isinstance(law, GaussianLoss | DiscreteLoss):
+        return _known_isf_up(law, p)
+    return float(law.isf(p))
+
+
+@lru_cache(maxsize=4096)
+def _known_isf_up(law: GaussianLoss | DiscreteLoss, p: float) -> float:
+    if isinstance(law, DiscreteLoss):
+        return discrete_isf(law.losses, law.probs, law.inf_mass, p)
+    guess = law.isf(p)
+    return gaussian_isf_up(law.mu, guess, p) if math.isfinite(guess) else guess
+
+
 # --------------------------------------------------------------------------- filters
 
 AllowedSets = Sequence[RoundLoss] | Callable[[int], Sequence[RoundLoss]]
 
 
-def realisation_delta(n_max: int, *, delta_tilde: float, theta: float) -> float:
-    """delta~ + theta (1 - delta~) N: the delta that Algorithm 1 guarantees (Theorem 1)."""
+def _realisation_spend(n_max: int, delta_tilde: float, theta: float) -> Fraction:
+    """delta~ + theta (1 - delta~) N in exact arithmetic, from checked parameters."""
     n_max = _checks.integer("n_max", n_max)
     delta_tilde = _checks.delta("delta_tilde", delta_tilde)
     theta = _checks.finite("theta", theta)
     if not 0.0 <= theta <= 1.0:
         raise ValueError(f"theta must be in [0, 1], got {theta!r}")
-    return delta_tilde + theta * (1.0 - delta_tilde) * n_max
+    d = Fraction(delta_tilde)
+    return d + Fraction(theta) * (1 - d) * n_max
+
+
+def realisation_delta(n_max: int, *, delta_tilde: float, theta: float) -> float:
+    """delta~ + theta (1 - delta~) N: the delta that Algorithm 1 guarantees (Theorem 1),
+    evaluated exactly and rounded up (never below the exact value)."""
+    return fraction_up(_realisation_spend(n_max, delta_tilde, theta))
 
 
 @dataclass(frozen=True, eq=False)
 class RealisedState:
     """State of the realisation-level filters after ``step`` accepted queries.
 
-    ``cumulative`` is l^(i) for every ordered pair (empty until the first query fixes the
-    number of pairs); ``next_ok`` is the look-ahead decision for query step + 1.
+    ``exact`` is l^(i) for every ordered pair as an exact running sum of the reported
+    losses (empty until the first query fixes the number of pairs): the decisions read it,
+    never a rounded sum; ``next_ok`` is the look-ahead decision for query step + 1.
     """
 
-    cumulative: np.ndarray
+    exact: tuple[ExactSum, ...]
     step: int = 0
     next_ok: bool = True
 
+    @property
+    def cumulative(self) -> np.ndarray:
+        """l^(i) of every pair, each exact sum rounded once to the nearest double."""
+        return np.array([total.value for total in self.exact], dtype=np.float64)
+
+
+def _zeros(n_pairs: int) -> tuple[ExactSum, ...]:
+    return tuple(ExactSum() for _ in range(n_pairs))
+
 
 class _RealisedLossFilter(Filter[RoundLoss, RealisedState]):
-    """Shared state: the cumulative realised loss l^(i) of every ordered pair."""
+    """Shared state: the cumulative realised loss l^(i) of every ordered pair, kept exactly.
+
+    Every tail check ``P(L > eps - q - l) <= p`` is decided on the safe side of exact
+    arithmetic (:mod:`accounting.filters._tails`): the argument rounded down from the exact
+    sums, the tail certified from above (a Gaussian law by a float bound or 60 digits, a
+    discrete law by exact sums of its masses).
+    """
 
     cost_types = (RoundLoss,)
     needs_observation = True
 
     def __init__(self, eps: float, state: RealisedState | None = None) -> None:
-        super().__init__(RealisedState(np.zeros(0)) if state is None else state)
+        super().__init__(RealisedState(()) if state is None else state)
         self.eps = _checks.nonnegative("eps", eps)
 
     @property
     def cumulative_loss(self) -> np.ndarray:
         """l^(i) for every pair after the last observation (zeros before the first)."""
-        return self._state.cumulative.copy()
+        return self._state.cumulative
 
-    def _pairs(self, cost: RoundLoss) -> np.ndarray:
+    def _pairs(self, cost: RoundLoss) -> tuple[ExactSum, ...]:
         """l^(i) of every pair of ``cost`` (zeros before the first query); pure."""
-        cumulative = self._state.cumulative
-        if cumulative.size == 0:
-            return np.zeros(len(cost.laws))
-        if len(cost.laws) != cumulative.size:
-            raise ValueError(f"every query must list {cumulative.size} pairs, got {len(cost.laws)}")
-        return cumulative
+        exact = self._state.exact
+        if not exact:
+            return _zeros(len(cost.laws))
+        if len(cost.laws) != len(exact):
+            raise ValueError(f"every query must list {len(exact)} pairs, got {len(cost.laws)}")
+        return exact
 
     def _observed_state(self, observed: Any) -> RealisedState:
         losses = np.asarray(observed, dtype=np.float64).ravel()
-        cumulative = self._state.cumulative
-        if losses.shape != cumulative.shape:
+        exact = self._state.exact
+        if losses.shape != (len(exact),):
             raise ValueError("observe() needs one realised loss per pair of the query")
         if np.any(np.isnan(losses)):
             raise ValueError("realised losses must not be NaN")
-        with np.errstate(invalid="ignore"):
-            total = cumulative + losses
-        if np.any(np.isnan(total)):
+        total = tuple(s + float(x) for s, x in zip(exact, losses, strict=True))
+        if any(s.n_pos_inf and s.n_neg_inf for s in total):
             raise ValueError("a pair's realised loss went from +inf to -inf: inconsistent report")
         return RealisedState(total, self._state.step, self._state.next_ok)
 
@@ -255,11 +327,11 @@ class RealisationFilter(_RealisedLossFilter):
         self.n_max = _checks.integer("n_max", n_max)
         self.delta_tilde = _checks.delta("delta_tilde", delta_tilde)
         self.theta = _checks.finite("theta", theta)
-        spent = realisation_delta(self.n_max, delta_tilde=self.delta_tilde, theta=self.theta)
-        if spent > self.delta:
+        spent = _realisation_spend(self.n_max, self.delta_tilde, self.theta)
+        if spent > Fraction(self.delta):  # exact: a rounded spend can fall inside delta
             raise ValueError(
                 f"need delta_tilde + theta (1 - delta_tilde) N <= delta (Taylor et al., Alg. 1), "
-                f"got {spent!r} > delta={self.delta!r}"
+                f"got {fraction_up(spent)!r} > delta={self.delta!r}"
             )
         if callable(allowed):
             self._allowed = allowed
@@ -268,8 +340,8 @@ class RealisationFilter(_RealisedLossFilter):
             self._allowed = lambda _i: fixed
         eps = _checks.nonnegative("eps", eps)
         first = self._allowed_at(1)
-        ok = all(law.sf(eps) <= self.delta_tilde for r in first for law in r.laws)
-        super().__init__(eps, RealisedState(np.zeros(len(first[0].laws)), 0, ok))
+        ok = all(sf_at_most(law, eps, self.delta_tilde) for r in first for law in r.laws)
+        super().__init__(eps, RealisedState(_zeros(len(first[0].laws)), 0, ok))
 
     def _allowed_at(self, i: int) -> tuple[RoundLoss, ...]:
         sets = tuple(self._allowed(i))
@@ -288,12 +360,15 @@ class RealisationFilter(_RealisedLossFilter):
         next_ok = i < self.n_max and self._lookahead(cost, cumulative, i + 1)
         return RealisedState(cumulative, i, next_ok)
 
-    def _lookahead(self, current: RoundLoss, cumulative: np.ndarray, nxt: int) -> bool:
-        """Condition (4) for query ``nxt``, from l^(nxt-2) and the law of query nxt - 1."""
+    def _lookahead(self, current: RoundLoss, cumulative: tuple[ExactSum, ...], nxt: int) -> bool:
+        """Condition (4) for query ``nxt``, from l^(nxt-2) and the law of query nxt - 1, on
+        the safe side: q rounded up, eps - q - l rounded down, the tail bounded above."""
         for r in self._allowed_at(nxt):
             for k, law in enumerate(current.laws):
-                q = r.laws[k].isf(self.delta_tilde)
-                if q == math.inf or law.sf(self.eps - q - cumulative[k]) > self.theta:
+                q = isf_up(r.laws[k], self.delta_tilde)
+                if q == math.inf:
+                    return False
+                if not sf_at_most(law, argument_down(self.eps, q, cumulative[k]), self.theta):
                     return False
         return True
 
@@ -313,5 +388,8 @@ class InvalidNaiveRealisationFilter(_RealisedLossFilter):
 
     def _admit(self, cost: RoundLoss) -> RealisedState | None:
         cumulative = self._pairs(cost)
-        ok = all(law.sf(self.eps - cumulative[k]) <= self.delta for k, law in enumerate(cost.laws))
+        ok = all(
+            sf_at_most(law, argument_down(self.eps, 0.0, cumulative[k]), self.delta)
+            for k, law in enumerate(cost.laws)
+        )
         return RealisedState(cumulative, self._state.step + 1) if ok else None

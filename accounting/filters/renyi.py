@@ -14,8 +14,10 @@ composition): the halted transcript satisfies the budget as an ordinary RDP guar
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 
@@ -25,6 +27,7 @@ from accounting.curves.rdp import DEFAULT_METHOD, Method, check_method, rdp_budg
 from accounting.curves.zcdp import zcdp_budget
 from accounting.exact_sum import ExactSquareSum, ExactSum
 from accounting.filters.base import Filter
+from accounting.numerics import fraction_up
 
 
 class BudgetWarning(UserWarning):
@@ -42,8 +45,8 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
     The orders stay the finite set fixed before the run: Rem. 4.4 covers a finite set of
     halting rules, not a continuum of orders refined between grid points (unlike the
     conversions of :mod:`accounting.curves.rdp`, which choose an order for one fixed,
-    data-independent curve). Costs are ``RenyiCurve``s that must contain every tracked order
-    on their grid. The sums are exact and order-independent
+    data-independent curve). Each cost is a ``RenyiCurve`` that must contain every tracked
+    order on its grid. The sums are exact and order-independent
     (:class:`~accounting.exact_sum.ExactSum`) and compared with the budgets exactly, so no
     rounding admits a query whose true sum exceeds a budget.
 
@@ -88,16 +91,19 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
 
     @property
     def orders(self) -> tuple[float, ...]:
+        """The tracked orders alpha_j, fixed when the filter is built."""
         return self.guarantee.orders
 
     @property
     def budgets(self) -> tuple[float, ...]:
+        """The budget B_j of each tracked order, in the order of ``orders``."""
         return self.guarantee.eps
 
     @property
     def spent(self) -> RenyiCurve:
-        """Summed RDP parameters of the queries that ran, at the tracked orders."""
-        return RenyiCurve(self.orders, tuple(s.value for s in self._state))
+        """Summed RDP parameters of the queries that ran, at the tracked orders (each exact
+        sum rounded up)."""
+        return RenyiCurve(self.orders, tuple(s.upper for s in self._state))
 
     def _admit(self, cost: RenyiCurve) -> tuple[ExactSum, ...] | None:
         nxt = tuple(s + cost.at(a) for s, a in zip(self._state, self.orders, strict=True))
@@ -142,8 +148,8 @@ class ZcdpFilter(Filter[Zcdp, ExactSum]):
 
     @property
     def spent(self) -> float:
-        """sum_t rho_t over the accepted queries (exact, rounded once)."""
-        return self._state.value
+        """sum_t rho_t over the accepted queries (the exact sum rounded up)."""
+        return self._state.upper
 
     def _admit(self, cost: Zcdp) -> ExactSum | None:
         nxt = self._state + cost.rho
@@ -174,8 +180,9 @@ class PureDpFilterViaZcdp(Filter[PureDP, ExactSquareSum]):
 
     @property
     def spent(self) -> float:
-        """(1/2) sum_t eps_t^2 over the accepted queries (exact sum, rounded)."""
-        return 0.5 * self._state.value
+        """(1/2) sum_t eps_t^2 over the accepted queries (the exact value rounded up)."""
+        squares = self._state
+        return math.inf if squares.n_inf else fraction_up(Fraction(squares.scaled, 1 << 2149))
 
     def _admit(self, cost: PureDP) -> ExactSquareSum | None:
         # the exact (1/2) sum eps_t^2 (the zCDP of Bun and Steinke 2016, Prop. 1.4, unrounded)

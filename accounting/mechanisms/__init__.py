@@ -14,6 +14,11 @@ from accounting.mechanisms.brownian import (
     noise_variance,
     precision_weighted_gaussian,
 )
+from accounting.mechanisms.calibration import (
+    dp_sgd_noise_multiplier,
+    gaussian_sigma_composed,
+    laplace_scale_composed,
+)
 from accounting.mechanisms.erasure import ERASED, binary_erasure_laws
 from accounting.mechanisms.filtered_gd import (
     GdPrivacyPlan,
@@ -101,6 +106,7 @@ __all__ = [
     "brownian_mechanism",
     "canonical_laws",
     "count_queries_zcdp",
+    "dp_sgd_noise_multiplier",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "filtered_gd_zcdp",
@@ -122,6 +128,7 @@ __all__ = [
     "gaussian_report_noisy_max",
     "gaussian_report_noisy_max_eps",
     "gaussian_sigma",
+    "gaussian_sigma_composed",
     "gaussian_zcdp",
     "gaussian_zcdp_delta",
     "gaussian_zcdp_eps",
@@ -131,6 +138,7 @@ __all__ = [
     "laplace_rdp",
     "laplace_report_noisy_max",
     "laplace_report_noisy_max_eps",
+    "laplace_scale_composed",
     "log_stopping_time_moment",
     "log_stopping_time_moment_bound",
     "noise_multiplier_for",

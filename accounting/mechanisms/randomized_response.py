@@ -33,8 +33,10 @@ def pure_dp_delta(eps0: float, eps: float, k: int = 1) -> float:
     """Exact delta(eps) of the k-fold composition of pure eps0-DP mechanisms (worst case).
 
     The k-fold composition of randomized response has loss (2j - k) eps0 with
-    j ~ Binomial(k, e^eps0 / (1 + e^eps0)), so
+    j ~ Binomial(k, e^eps0 / (1 + e^eps0)), so::
+
         delta = sum_j C(k, j) p^j (1-p)^(k-j) (1 - e^{eps - (2j - k) eps0})_+
+
     (the optimal composition theorem, Kairouz, Oh and Viswanath 2015, Thm. 3.3, written as
     a hockey-stick divergence). For k = 1: (e^eps0 - e^eps)_+ / (1 + e^eps0).
     Summed in log space over non-negative terms only.
@@ -46,8 +48,8 @@ def pure_dp_delta(eps0: float, eps: float, k: int = 1) -> float:
     j log p, (k - j) log(1 - p) and log(1 - e^x), each within 4u (1 + its magnitude)
     (u = 2^-53), their sums and the log-sum-exp of the n <= k + 1 terms (pairwise
     summation, within (8 + log2 n) u relative): the float log delta v is within
-    4u (3 + |v| + log2(n) / 4 + the largest sum of one term's magnitudes), which ``up_sum``
-    covers (64u); about 2^-46 k log k relative for large k.
+    4u (3 + ``|v|`` + log2(n) / 4 + the largest sum of one term's magnitudes), which
+    ``up_sum`` covers (64u); about 2^-46 k log k relative for large k.
     """
     eps0 = _checks.nonnegative("eps0", eps0)
     eps = _checks.nonnegative("eps", eps)

@@ -102,7 +102,7 @@ def log_stopping_time_moment(
 
     ``queries`` a sequence q_1..q_n: the stream ends after n answers, so T = min(halt, n) and
     E[T | x] = sum_{t=0}^{n-1} prod_{i<=t} Phi((threshold + x - q_i) / sigma_query),
-    integrated by adaptive Gauss-Legendre in log space over |u| <= U with
+    integrated by adaptive Gauss-Legendre in log space over ``|u|`` <= U with
     n^gamma Q(U) < 1e-18.
     """
     gamma = _checks.order("gamma", gamma)

@@ -67,6 +67,8 @@ _LOG_ERR = 2.0**-48
 _SERIES_TOL = 2.0**-46
 _MAX_TERMS = 2**22
 NEIGHBOURS = ("remove", "add")
+#: Below this log(A_alpha - 1), log A_alpha = log1p(A_alpha - 1) is near the subnormals.
+_TINY_LOG = -700.0
 #: Default largest composed grid (points) that :func:`subsampled_gaussian_eps` convolves.
 MAX_COMPOSED_GRID = 2**21
 
@@ -92,18 +94,25 @@ def _log_binom(alpha: float, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return parts[0] - parts[1] - parts[2], np.abs(parts[0]) + np.abs(parts[1]) + np.abs(parts[2])
 
 
-def _log_a_integer(alpha: int, q: float, sigma: float) -> float:
-    """log A_alpha for an integer order (finite sum of non-negative terms, see module doc)."""
+def _log_a_minus_1_integer(alpha: int, q: float, sigma: float) -> float:
+    """log(A_alpha - 1) for an integer order >= 2 (finite sum of non-negative terms, see
+    module doc), each term moved up by its rounding error."""
     k = np.arange(2, alpha + 1, dtype=np.float64)
-    if k.size == 0:
-        return 0.0
     log_c, size = _log_binom(float(alpha), k)
     exponent = (k * k - k) / (2.0 * sigma * sigma)
     rest = (alpha - k) * math.log1p(-q) + k * math.log(q)
     log_terms = log_c + rest + _log_expm1(exponent)
     err = _LOG_ERR * (size + np.abs(rest) + exponent + 1.0)
-    log_a_minus_1 = float(logsumexp(log_terms + err, axis=0))  # each term moved up by its error
-    return float(np.logaddexp(0.0, log_a_minus_1))
+    return float(logsumexp(log_terms + err, axis=0))  # each term moved up by its error
+
+
+def _tiny_rdp(log_a_minus_1: float, alpha: float) -> float:
+    """An upper bound of log(A) / (alpha - 1) where A - 1 < e^-700 (tiny q): log(1 + x) <= x,
+    so e^(log(A - 1)) / (alpha - 1) bounds it; that float, subnormal or nearly so, is within
+    an ulp of the subnormal grid after exp and after the division (the log-space margin of
+    the terms covers the relative errors above the subnormals), so two ulps up are safe."""
+    value = math.exp(log_a_minus_1) / (alpha - 1.0)
+    return math.nextafter(math.nextafter(value, math.inf), math.inf)
 
 
 def _log_tail_and_error(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -178,7 +187,10 @@ def _rdp_at(alpha: float, q: float, sigma: float) -> float:
     if q == 1.0:
         return gaussian_rdp(alpha, sensitivity=1.0, sigma=sigma)
     if alpha == math.floor(alpha):
-        log_a = _log_a_integer(int(alpha), q, sigma)
+        log_a_minus_1 = _log_a_minus_1_integer(int(alpha), q, sigma)
+        if log_a_minus_1 < _TINY_LOG:  # log A would round to a subnormal or 0: bounded apart
+            return _tiny_rdp(log_a_minus_1, alpha)
+        log_a = float(np.logaddexp(0.0, log_a_minus_1))
     else:
         log_a = _log_a_fractional(alpha, q, sigma)
     return _checks.result("subsampled Gaussian RDP", max(log_a, 0.0) / (alpha - 1.0))

@@ -89,6 +89,7 @@ class SvtCheckNoise:
 
     @property
     def total_variance(self) -> float:
+        """sigma_1^2 + sigma_2^2: the variance of the threshold noise plus a query's noise."""
         return self.sigma_threshold**2 + self.sigma_query**2
 
 

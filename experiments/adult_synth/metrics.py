@@ -8,7 +8,7 @@ import pandas as pd
 
 from experiments.adult_synth.checks import CHECKS
 from experiments.adult_synth.variants import VARIANTS
-from experiments.scoreboard.scoring import any_of
+from experiments.common.metric_keys import any_of
 
 
 def fractions_above_threshold(checks: pd.DataFrame) -> dict[str, float]:

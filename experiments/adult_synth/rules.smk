@@ -17,9 +17,17 @@ ADULT_RELEASE_STEMS = [job.stem for job in table_jobs("adult_synth")["release"]]
 ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/{stem}.csv" for stem in ADULT_RELEASE_STEMS]
 ADULT_SYNTH_RUN = f"{PYTHON_M} experiments.adult_synth.run scale={SCALE}"
 ADULT_SYNTH_DATA = "inputs.data={input.data} inputs.domain={input.domain}"
-ADULT_VARIANT_RUN = ADULT_SYNTH_RUN + " params.variant={wildcards.variant}"
+# --into-pipeline: this command overrides the config (the variant) and writes pipeline paths;
+# TABLE_OVERRIDES (below) tells the sidecar check that these tables are made so.
+ADULT_VARIANT_RUN = ADULT_SYNTH_RUN + " params.variant={wildcards.variant} --into-pipeline"
 ADULT_VARIANT_DIR = f"{ADULT_SYNTH_DIR}/variants/{{variant}}"
 ADULT_VARIANT_NAMES = "|".join(name for name in VARIANTS if name != "paper")
+
+
+TABLE_OVERRIDES.extend(
+    (rf"results/adult_synth/{SCALE}/{folder}", lambda m: [f"params.variant={m['variant']}"])
+    for folder in (r"variants/(?P<variant>[^/]+)/.+", r"variant_rows/(?P<variant>[^/]+)\.csv")
+)
 
 
 def adult_paper_data(wildcards):

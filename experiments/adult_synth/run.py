@@ -24,7 +24,7 @@ depends on scheduling. The tables are in ``experiments/adult_synth/tables.py``.
 
     python -m experiments.adult_synth.run scale=smoke table=selection \
         inputs.data=data/processed/adult.csv inputs.domain=data/processed/adult_domain.json \
-        out=results/adult_synth/smoke/selection.csv
+        out=results/explore/adult_synth/selection.csv
 """
 
 from __future__ import annotations
@@ -90,6 +90,29 @@ TABLES: dict[str, Table[Params]] = {
     "variant": Table(in_variant(variant_table), inputs=("baseline",), reads=("seed", "variant")),
     "table3": Table(table3, reads=("seed", "eps", "alpha", "delta")),
 }
+
+_ADULT = (
+    "inputs.data={data}/adult.csv",
+    "inputs.domain={data}/adult_domain.json",
+    "params.n_rows=0",
+)
+
+#: The job tests/pipeline/test_pipeline_smoke.py reruns under two hash seeds and compares byte
+#: for byte, when the shared smoke build has none of this experiment (tests/support/
+#: hash_seed_jobs.py): commands of ``python -m experiments.<first word>.run scale=smoke``, run in
+#: order in a fresh folder; ``{data}``: the folder of the synthetic datasets.
+HASH_SEED_JOB = (
+    ("adult_synth", "table=selection", *_ADULT, "out=selection.csv"),
+    (
+        "adult_synth",
+        "table=baseline",
+        *_ADULT,
+        "inputs.selection=selection.csv",
+        "params.pgm_iters=5",
+        "params.gbc_estimators=5",
+        "out=baseline.csv",
+    ),
+)
 
 main = experiment_main("adult_synth", Params, TABLES)
 

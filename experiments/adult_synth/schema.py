@@ -30,64 +30,53 @@ MIN_PART_ROWS = 20
 
 @dataclass
 class Params(Root):
-    """Paper values (Sec. 6, App. D) as defaults; scales change the sizes only."""
+    """The paper's values (Sec. 6, App. D) are config/adult_synth.yaml's, the one source: no
+    field has a default here. Scales change the sizes only."""
 
-    seed: int = param(default=123, doc="every stream of the experiment")
+    seed: int = param(doc="every stream of the experiment")
     target: str = param(
         nonempty_text,
-        default="income",
         doc="classification label; its pairs with every column are measured",
     )
-    n_rows: int = param(
-        at_least(0), default=0, doc="0: all rows; else a seeded uniform subsample (smoke)"
-    )
-    train_frac: float = param(open_unit, default=0.4)
+    n_rows: int = param(at_least(0), doc="0: all rows; else a seeded uniform subsample (smoke)")
+    train_frac: float = param(open_unit)
     val_frac: float = param(
         open_unit,
-        default=0.4,
         doc="test = the rest; each row placed by its own keyed coin (data.split)",
     )
-    alpha: float = param(interval(1, math.inf, open_low=True, open_high=True), default=20.0)
-    eps_query: float = param(positive, default=0.01, doc="RDP at alpha of the query selection")
-    one_way_share: float = param(
-        open_unit, default=0.5, doc="share of eps_query for the noisy 1-way marginals"
-    )
+    alpha: float = param(interval(1, math.inf, open_low=True, open_high=True))
+    eps_query: float = param(positive, doc="RDP at alpha of the query selection")
+    one_way_share: float = param(open_unit, doc="share of eps_query for the noisy 1-way marginals")
     eps: list[float] = param(
         min_length(2),
         each(positive),
         strictly_increasing,
-        factory=list,
         doc="Brownian levels, increasing (a check sits between consecutive releases)",
     )
-    eps_check: float = param(positive, default=0.01)
-    threshold: float = param(probability, default=0.825)
-    repeats: int = param(positive, default=50)
-    n_synth: int = param(
-        positive, default=10, doc="synthetic datasets per release (mean validation accuracy)"
-    )
-    n_baseline: int = param(positive, default=10, doc="non-DP runs")
-    pgm_iters: int = param(positive, default=1000)
-    gbc_estimators: int = param(positive, default=100, doc="sklearn default")
-    delta: float = param(open_unit, default=1e-5, doc="Table 3")
+    eps_check: float = param(positive)
+    threshold: float = param(probability)
+    repeats: int = param(positive)
+    n_synth: int = param(positive, doc="synthetic datasets per release (mean validation accuracy)")
+    n_baseline: int = param(positive, doc="non-DP runs")
+    pgm_iters: int = param(positive)
+    gbc_estimators: int = param(positive, doc="sklearn default")
+    delta: float = param(open_unit, doc="Table 3")
     one_way_in_model: bool = param(
-        default=False, doc="also measure the selection's noisy 1-way marginals (MST's model)"
+        doc="also measure the selection's noisy 1-way marginals (MST's model)"
     )
     compress_domain: bool = param(
-        default=False, doc="MST's domain compression (variant mst_compress); App. D: none"
+        doc="MST's domain compression (variant mst_compress); App. D: none"
     )
     variant: str = param(
         one_of(tuple(VARIANTS)),
-        default="paper",
         doc="the cause variant this job runs (experiments/adult_synth/variants.py)",
     )
     variants: list[str] = param(
         each(one_of(tuple(VARIANTS)[1:])),
-        factory=list,
         doc="the variants whose selection and baseline the DAG runs at this scale",
     )
     fraction_variants: list[str] = param(
         each(one_of(tuple(VARIANTS)[1:])),
-        factory=list,
         doc="... and of those, the ones whose releases and checks it runs (Fig. 2c)",
     )
 

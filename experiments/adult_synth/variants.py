@@ -9,11 +9,12 @@ pipeline, App. D's reading. Variants measure causes; none is chosen because it m
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from experiments.common.reads import replaced
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def variant(name: str) -> Variant:
 
 def apply(params: Any) -> Any:
     """``params`` with its variant's overrides (a copy; ``params.variant`` is kept)."""
-    return dataclasses.replace(params, **variant(params.variant).params)
+    return replaced(params, **variant(params.variant).params)  # reads no field it copies
 
 
 def check_data(params: Any, data_path: str | Path) -> None:

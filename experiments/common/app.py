@@ -7,6 +7,11 @@ and writes ``cfg.out`` with its provenance sidecar (which records the parameters
 command-line overrides and the wall times the run recorded with ``experiments.common.timings``;
 times never go into the table, so the same config gives the same table bytes). In a multirun
 each job writes ``<stem>.<job number><suffix>`` so that jobs never overwrite each other.
+The job's ``jobs`` and ``build`` get a tracked copy of the params (experiments/common/reads.py):
+the sidecar's ``params_read`` lists the top-level keys they read, and a read of a key the
+table's ``Table(..., reads=...)`` leaves out stops the job (``UndeclaredRead``).
+A run whose ``out`` is a pipeline path and that overrides the config is refused without
+``--into-pipeline`` (experiments/common/pipeline_paths.py).
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ from experiments.common.config import (
     load_params,
 )
 from experiments.common.job import Table, build_table, load_job
+from experiments.common.pipeline_paths import FLAG, refuse_overrides_into_pipeline
 from experiments.common.provenance import write_table
+from experiments.common.reads import fields_read, tracked
 from experiments.common.timings import collect
 
 log = logging.getLogger(__name__)
@@ -63,18 +70,30 @@ def experiment_main(
         started = time.perf_counter()
         collect()  # a fresh record for this job
         params = load_params(cfg, schema)
-        job = load_job(cfg, tables, params)
+        table = str(cfg.get("table"))
+        declared = tables[table].reads if table in tables else None  # load_job names a typo
+        seen = tracked(params, declared, table)  # records, and limits, the keys it reads
+        job = load_job(cfg, tables, seen)
         out = output_path(cfg)
-        df = build_table(tables, job, params)
+        df = build_table(tables, job, seen)
         if len(df) == 0:
             raise ValueError(f"{name}: the run produced an empty table; nothing written to {out}")
-        extra = {"params": as_dict(params), "overrides": _overrides(), "timings": collect()}
+        extra = {
+            "params": as_dict(params),
+            "params_read": fields_read(seen),
+            "overrides": _overrides(),
+            "timings": collect(),
+        }
         write_table(df, out, cfg, getattr(params, "seed", None), started, extra=extra)
         log.info("wrote %s (%d rows) in %.1f s", out, len(df), time.perf_counter() - started)
 
     def entry() -> Any:
+        into_pipeline = FLAG in sys.argv[1:]
+        sys.argv[1:] = [arg for arg in sys.argv[1:] if arg != FLAG]  # ours, not Hydra's
         check_top_level_keys(sys.argv[1:], name, schema)  # a typo gets a "did you mean" first
         check_override_keys(sys.argv[1:], schema)
+        if not into_pipeline:
+            refuse_overrides_into_pipeline(sys.argv[1:], name)
         return main()
 
     return entry

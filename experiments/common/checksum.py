@@ -21,6 +21,9 @@ from experiments.common.provenance import write_provenance
 
 #: The sidecar key holding the file's hex sha256.
 SHA256 = "sha256"
+#: The sidecar key holding the name the file was written under (``adult_missing_category.csv``):
+#: a file copied over another together with its sidecar still matches its sha256.
+NAME = "file"
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -35,8 +38,10 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 def write_checksum_sidecar(
     path: str | os.PathLike[str], cfg: Mapping[str, Any] | None, started: float
 ) -> Path:
-    """Write ``<path>.json``: the provenance of the finished file ``path`` plus its sha256."""
-    return write_provenance(path, cfg, None, started, extra={SHA256: file_sha256(path)})
+    """Write ``<path>.json``: the provenance of the finished file ``path`` plus its sha256 and
+    the name it is written under."""
+    extra = {SHA256: file_sha256(path), NAME: Path(path).name}
+    return write_provenance(path, cfg, None, started, extra=extra)
 
 
 def rebuild_command(path: str | os.PathLike[str]) -> str:
@@ -45,11 +50,14 @@ def rebuild_command(path: str | os.PathLike[str]) -> str:
 
 
 def verified(path: str | os.PathLike[str]) -> Path:
-    """``path`` once its sha256 matches the one recorded in ``<path>.json``.
+    """``path`` once its sha256 matches the one recorded in ``<path>.json`` and that sidecar
+    was written for a file of this name.
 
     Raises FileNotFoundError if the file is missing and ValueError if its sidecar is missing,
-    unreadable or records no sha256, or the file's bytes differ from the recorded ones; each
-    message names the file and the command that rebuilds it.
+    unreadable or records no sha256 or name, the file's bytes differ from the recorded ones, or
+    the sidecar was written for another file (``adult_missing_category.csv`` and its sidecar
+    copied over ``adult.csv``: the message says which dataset the file is); each message names
+    the file and the command that rebuilds it.
     """
     target = Path(path)
     sidecar = target.with_name(target.name + ".json")
@@ -57,7 +65,8 @@ def verified(path: str | os.PathLike[str]) -> Path:
     if not target.is_file():
         raise FileNotFoundError(f"processed data file {path} does not exist; {rebuild}")
     try:
-        expected = json.loads(sidecar.read_text()).get(SHA256)
+        record = json.loads(sidecar.read_text())
+        expected, name = record.get(SHA256), record.get(NAME)
     except FileNotFoundError:
         raise ValueError(
             f"processed data file {path} has no sidecar {sidecar.name} (so its content cannot "
@@ -66,9 +75,15 @@ def verified(path: str | os.PathLike[str]) -> Path:
     except (OSError, ValueError, AttributeError) as err:
         problem = f"its sidecar {sidecar.name} is unreadable ({err})"
         raise ValueError(f"processed data file {path}: {problem}; {rebuild}") from None
-    if not isinstance(expected, str):
-        problem = f"its sidecar {sidecar.name} records no {SHA256}"
+    if not isinstance(expected, str) or not isinstance(name, str):
+        problem = f"its sidecar {sidecar.name} records no {SHA256 if name else 'file name'}"
         raise ValueError(f"processed data file {path}: {problem}; {rebuild}")
+    if name != target.name:
+        raise ValueError(
+            f"processed data file {path} is {name}{_dataset(record)}, not {target.name}: its "
+            f"sidecar {sidecar.name} records that it was written as {name} (a file copied over "
+            f"another together with its sidecar); {rebuild}"
+        )
     actual = file_sha256(target)
     if actual != expected:
         raise ValueError(
@@ -77,3 +92,10 @@ def verified(path: str | os.PathLike[str]) -> Path:
             f"{rebuild}"
         )
     return target
+
+
+def _dataset(record: Mapping[str, Any]) -> str:
+    """`` (dataset <name>)`` from a sidecar's preprocessing config, or nothing."""
+    config = record.get("config")
+    dataset = config.get("dataset") if isinstance(config, Mapping) else None
+    return f" (dataset {dataset})" if isinstance(dataset, str) else ""

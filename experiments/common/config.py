@@ -1,6 +1,6 @@
 """Experiment parameters: Hydra composition, schema validation, range checks.
 
-Pattern (README "How to add a sweep"): the primary config ``config/<exp>.yaml`` lists
+Pattern (docs/pipeline.md "Sweeps"): the primary config ``config/<exp>.yaml`` lists
 ``defaults: [{scale: default}, _self_, {optional <exp>/scale: ${scale}}]``. Common parameters
 live under ``params:``; ``config/<exp>/scale/<name>.yaml`` (``# @package params``) holds what a
 scale changes, and the command line wins over both (Hydra's specialising configuration). Each

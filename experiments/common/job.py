@@ -219,7 +219,7 @@ def job_rng(
     """The generator of one job: ``SeedSequence([seed, *table, *index])``.
 
     Derived from the job's identity only, so results do not depend on scheduling, core
-    count or resume (README "Adding an experiment" lists each experiment's key).
+    count or resume (docs/experiments.md lists each experiment's key).
     """
     return np.random.default_rng(np.random.SeedSequence([int(seed), *_ints(table), *_ints(index)]))
 

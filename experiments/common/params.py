@@ -159,6 +159,8 @@ def validate(obj: Any, path: str = "params") -> None:
         value = getattr(obj, f.name)
         if value is None:  # an Optional field left unset; OmegaConf refuses None elsewhere
             continue
+        if isinstance(value, str) and value == MISSING:  # a direct construction left it out
+            raise ValueError(f"{key} must be given (no default: the config sets every value)")
         for check in f.metadata.get(CHECKS, ()):
             _apply(check, key, value)
         if dataclasses.is_dataclass(value):

@@ -1,7 +1,7 @@
 """Progress lines for long jobs: done/total, elapsed and the time left, at most one per 10 s.
 
 A job's stdout and stderr go to its log (``logs/<exp>/<scale>/...``), so a job that runs for
-minutes says how far it is there (README.md: one update every 10 s at most, as the progress
+minutes says how far it is there (docs/pipeline.md: one update every 10 s at most, as the progress
 bars of tqdm under the Snakefile's ``TQDM_MININTERVAL``). A loop over known work creates one
 :class:`Progress` and calls :meth:`Progress.advance` after each unit::
 

@@ -145,6 +145,26 @@ def _json_default(obj: Any) -> Any:
     return str(obj)
 
 
+#: The keys every provenance record has (:func:`provenance`): a ``.json`` beside a file is a
+#: sidecar the pipeline wrote only when it has all of them.
+RECORD_KEYS = (
+    "config",
+    "seed",
+    "git",
+    "packages",
+    "wall_time_s",
+    "host",
+    "argv",
+    "timestamp_utc",
+)
+
+
+def is_record(value: Any) -> bool:
+    """Whether ``value`` (a parsed ``.json``) is a provenance record: a mapping holding every
+    key of :data:`RECORD_KEYS`."""
+    return isinstance(value, Mapping) and all(key in value for key in RECORD_KEYS)
+
+
 def provenance(
     cfg: DictConfig | Mapping[str, Any] | None,
     seed: int | Sequence[int] | None,

@@ -54,7 +54,7 @@ def text(name: str, schema: type, root: DictConfig) -> str:
     lines = [
         f"{name}: python -m experiments.{name}.run [scale=...] [key=value ...] "
         "[params.key=value ...]",
-        "A list value sweeps with -m (README, How to add a sweep).",
+        "A list value sweeps with -m (docs/pipeline.md, Sweeps).",
         "",
         "== Options ==",
         *options,

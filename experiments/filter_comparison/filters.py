@@ -18,6 +18,9 @@ budget's translation per filter:
   Zhang 2019);
 * zCDP (and zCDP -> DP for pure-DP streams): the largest rho that converts to (eps, delta)
   (CKS, Cor. 13); pure eps-DP costs eps^2 / 2 (Bun and Steinke 2016, Prop. 1.4);
+Every price is the library's, rounded up (never below the exact cost; docs/accounting.md,
+"Rounding"), and every budget the library's, rounded down.
+
 * GDP and GDP residue: the largest mu with delta_mu(eps) <= delta (Dong, Roth and Su 2022,
   Cor. 2.13); a Gaussian is 1/sigma-GDP, a pure-DP query is priced by the filter itself;
   a subsampled Gaussian is charged 1/sigma too (it is dominated by its Gaussian, and no
@@ -53,7 +56,7 @@ from accounting.filters import (
     WhitehouseFilter,
     ZcdpFilter,
 )
-from accounting.mechanisms.gaussian import gaussian_eps, gaussian_rdp
+from accounting.mechanisms.gaussian import gaussian_eps, gaussian_gdp, gaussian_rdp, gaussian_zcdp
 from accounting.mechanisms.randomized_response import randomized_response_rdp
 from accounting.mechanisms.subsampled_gaussian import (
     NEIGHBOURS,
@@ -170,11 +173,14 @@ def contenders(budget: Budget, alpha: float) -> list[Contender]:
         return lambda q: RenyiCurve.from_function(lambda a: query_rdp(q, a), grid)
 
     def zcdp(q: QuerySpec) -> Zcdp:
-        gaussian = q.kind in ("gaussian", "subsampled")
-        return Zcdp(1.0 / (2.0 * q.value**2) if gaussian else pure_to_zcdp(q.value))
+        if q.kind in ("gaussian", "subsampled"):  # 1 / (2 sigma^2), rounded up
+            return gaussian_zcdp(sensitivity=1.0, sigma=q.value)
+        return Zcdp(pure_to_zcdp(q.value))
 
     def gdp(q: QuerySpec) -> Gdp | PureDP:
-        return Gdp(1.0 / q.value) if q.kind in ("gaussian", "subsampled") else PureDP(q.value)
+        if q.kind in ("gaussian", "subsampled"):  # 1 / sigma, rounded up
+            return gaussian_gdp(sensitivity=1.0, sigma=q.value)
+        return PureDP(q.value)
 
     def pure(q: QuerySpec) -> PureDP | None:
         return PureDP(q.value) if q.kind == "pure" else None

@@ -1,8 +1,8 @@
-"""Filter comparison (issue 13 item 1): queries admitted and time per admitted query of every
-filter of docs/filters.md on one shared workload, under one (eps, delta) budget.
+"""Every filter of docs/filters.md on shared workloads: queries admitted and time per admitted
+query under one (eps, delta) budget (ours; issue 13 item 1).
 
     python -m experiments.filter_comparison.run scale=smoke table=a \
-        out=results/filter_comparison/smoke/a.csv
+        out=results/explore/filter_comparison/a.csv
 
 One row per (setting, run, filter): ``admitted`` (queries run before the filter halted;
 ``censored`` when the stream ended first). Filters that do not accept the workload's queries
@@ -38,6 +38,12 @@ TABLES: dict[str, Table[Params]] = {
     name: Table(workload_table, key=(w,), reads=(*SHARED, OWN[name]))
     for w, name in enumerate(WORKLOADS)
 }
+
+#: The job tests/pipeline/test_pipeline_smoke.py reruns under two hash seeds and compares byte
+#: for byte, when the shared smoke build has none of this experiment (tests/support/
+#: hash_seed_jobs.py): commands of ``python -m experiments.<first word>.run scale=smoke``, run in
+#: order in a fresh folder; ``{data}``: the folder of the synthetic datasets.
+HASH_SEED_JOB = (("filter_comparison", "table=b", "params.max_queries=100", "out=b.csv"),)
 
 main = experiment_main("filter_comparison", Params, TABLES)
 

@@ -20,6 +20,7 @@ Each ``stream`` is a list of ``QuerySpec`` drawn with a seeded ``numpy.random.Ge
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -56,21 +57,27 @@ def expost_table(at: AboveThreshold) -> tuple[float, ...]:
 
 
 def settings(p: Params, workload: str, norms: str | None = None) -> list[str]:
-    """The settings of a workload (one stream family each); ``norms``: the recorded norms."""
-    if workload == "a":
-        return [f"sigma={s:g}" for s in p.sigmas]
-    return {
-        "b": [f"sigma log-uniform [{p.hetero.sigma_lo:g}, {p.hetero.sigma_hi:g}]"],
-        "c": [f"RR({p.mixed.rr_eps:g}) w.p. {p.mixed.p_rr:g}, else sigma={p.mixed.sigma:g}"],
-        "d": [f"Gaussian Above Threshold, {p.above_threshold.steps} steps"],
-        "e": [
+    """The settings of a workload (one stream family each); ``norms``: the recorded norms.
+
+    Reads only the workload's own params (its ``Table.reads``): the app records what a job
+    reads, and the pipeline refuses a table that read a key it does not declare once that
+    key is edited (workflow/table_check.py)."""
+    labels: dict[str, Callable[[], list[str]]] = {
+        "a": lambda: [f"sigma={s:g}" for s in p.sigmas],
+        "b": lambda: [f"sigma log-uniform [{p.hetero.sigma_lo:g}, {p.hetero.sigma_hi:g}]"],
+        "c": lambda: [
+            f"RR({p.mixed.rr_eps:g}) w.p. {p.mixed.p_rr:g}, else sigma={p.mixed.sigma:g}"
+        ],
+        "d": lambda: [f"Gaussian Above Threshold, {p.above_threshold.steps} steps"],
+        "e": lambda: [
             f"DP-SGD steps, noise multiplier {p.gradients.noise_multiplier:g}, {name}"
             for name in ("synthetic norms", "MNIST norms")[: 1 + has_norms(norms)]
         ],
-        "f": [
+        "f": lambda: [
             f"Poisson rate {p.subsampled.q:g}, noise multiplier {p.subsampled.noise_multiplier:g}"
         ],
-    }[workload]
+    }
+    return labels[workload]()
 
 
 def representative(p: Params, workload: str, index: int) -> list[QuerySpec]:

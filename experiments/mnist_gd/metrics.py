@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.scoreboard.scoring import NUMBER, any_of
+from experiments.common.metric_keys import NUMBER, any_of
 
 COLUMN_KEYS = {
     ("tuned", "gd"): "gd_tuned",

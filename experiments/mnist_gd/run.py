@@ -34,7 +34,7 @@ scale), so their difference is a paired comparison.
 
     python -m experiments.mnist_gd.run scale=smoke table=train index=1 \
         inputs.data=data/processed/mnist.npz inputs.tuned=results/mnist_gd/smoke/tuned.csv \
-        out=results/mnist_gd/smoke/runs/e0_tuned_filtered_t0.csv
+        out=results/explore/mnist_gd/e0_tuned_filtered_t0.csv
 """
 
 from __future__ import annotations
@@ -61,6 +61,23 @@ TABLES: dict[str, Table[Params]] = {
     "train": Table(train_table, key=(TRAIN,), jobs=jobs.train_jobs, inputs=("data", "tuned")),
     "summary": Table(summary_table, inputs=("runs",), reads=("seed", "n_train", "conversion")),
 }
+
+#: The job tests/pipeline/test_pipeline_smoke.py reruns under two hash seeds and compares byte
+#: for byte, when the shared smoke build has none of this experiment (tests/support/
+#: hash_seed_jobs.py): commands of ``python -m experiments.<first word>.run scale=smoke``, run in
+#: order in a fresh folder; ``{data}``: the folder of the synthetic datasets.
+HASH_SEED_JOB = (
+    (
+        "mnist_gd",
+        "table=search",
+        "inputs.data={data}/mnist.npz",
+        "device=cpu",
+        "params.n_train=64",
+        "params.n_test=64",
+        "params.search.steps=[2]",
+        "out=search.csv",
+    ),
+)
 
 main = experiment_main("mnist_gd", Params, TABLES)
 

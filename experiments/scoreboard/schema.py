@@ -14,13 +14,10 @@ SCORED = tuple(p.parent.name for p in discover(CONFIG_DIR))
 
 @dataclass
 class Params(Root):
-    """What the scoreboard scores."""
+    """What the scoreboard scores (values: config/scoreboard.yaml; no field has a default)."""
 
-    results_root: str = param(
-        nonempty_text, default="results", doc="where results/<exp>/<scale>/ live"
-    )
+    results_root: str = param(nonempty_text, doc="where results/<exp>/<scale>/ live")
     experiments: list[str] | None = param(
         each(one_of(SCORED)),
-        default=None,
         doc="experiments the pipeline built at this scale (null: every one with a paper.yaml)",
     )

@@ -23,12 +23,11 @@ otherwise; ``unexplained`` lists those.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 import posixpath
 import re
 import string
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import yaml
+
+from experiments.common import registry
 
 KINDS = ("abs_tol", "rel_tol", "claim")
 STATUSES = ("pass", "differs", "no data")
@@ -57,13 +58,6 @@ COLUMNS = (
 )
 #: A filled reason's text for a metric the run did not compute.
 MISSING = "n/a"
-#: A number as ``format(x, "g")`` prints it inside a metric key (``eps0.3``, ``s1e-05``).
-NUMBER = r"[0-9.e+-]+"
-
-
-def any_of(names: Iterable[str]) -> str:
-    """A regular expression matching exactly one of ``names`` (for metrics.py ``KEYS``)."""
-    return "(?:" + "|".join(re.escape(n) for n in names) + ")"
 
 
 class _Reason(string.Formatter):
@@ -118,6 +112,15 @@ def _evidence_path(path: Any) -> str | None:
     return normal if normal.startswith(("results/", "figures/")) else None
 
 
+def _unknown_placeholders(path: Any) -> list[str]:
+    """The ``{...}`` of an evidence path other than ``{scale}``, and any stray brace: a typo
+    (``{scal}``) would name a file no build makes, scored "unexplained ... not built"."""
+    if not isinstance(path, str):
+        return []
+    rest = path.replace("{scale}", "")
+    return re.findall(r"\{[^{}]*\}?|\}", rest)
+
+
 @dataclass(frozen=True)
 class Check:
     """One declared paper number or claim (an entry of ``checks`` in paper.yaml)."""
@@ -168,6 +171,14 @@ class Check:
                 f"check {self.key}: evidence must be a list of results/... or figures/... "
                 f"paths, or a map of {SCALES} to such lists"
             )
+        for paths in per_scale.values():
+            for path in paths:
+                unknown = _unknown_placeholders(path)
+                if unknown:
+                    raise ValueError(
+                        f"check {self.key}: evidence path {path!r} has unknown placeholder(s) "
+                        f"{unknown}; the only one is {{scale}}"
+                    )
         normal = {scale: tuple(map(_evidence_path, paths)) for scale, paths in per_scale.items()}
         for scale, paths in per_scale.items():
             outside = [p for p, n in zip(paths, normal[scale], strict=True) if n is None]
@@ -205,15 +216,9 @@ class PaperChecks:
 def metric_keys(experiment: str) -> tuple[str, ...]:
     """``KEYS`` of ``experiments/<experiment>/metrics.py``: the full-match patterns of every
     key its ``metrics`` returns (ValueError when it has no metrics.py or no KEYS)."""
-    module_name = f"experiments.{experiment}.metrics"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as err:
-        if err.name not in (module_name, f"experiments.{experiment}"):
-            raise
-        raise ValueError(
-            f"experiment {experiment!r} has no experiments/{experiment}/metrics.py"
-        ) from None
+    module = registry.module(experiment, "metrics")
+    if module is None:
+        raise ValueError(f"experiment {experiment!r} has no experiments/{experiment}/metrics.py")
     keys = getattr(module, "KEYS", None)
     if not isinstance(keys, tuple) or not keys or not all(isinstance(k, str) for k in keys):
         raise ValueError(
@@ -295,7 +300,9 @@ def discover(config_dir: Path) -> list[Path]:
 
 def _metrics_of(experiment: str, results_dir: Path) -> tuple[dict[str, Any], str]:
     """(values, why a missing key has no data) of ``experiments.<exp>.metrics``."""
-    module = importlib.import_module(f"experiments.{experiment}.metrics")
+    module = registry.module(experiment, "metrics")
+    if module is None:
+        raise ValueError(f"experiment {experiment!r} has no experiments/{experiment}/metrics.py")
     if not results_dir.is_dir():
         return {}, f"no results in {results_dir.as_posix()}"
     why = f"not computable from the tables in {results_dir.as_posix()}"

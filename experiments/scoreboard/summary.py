@@ -1,11 +1,12 @@
-"""One line per paper and a table of every checked number from a scoreboard, for docs.
+"""One line per paper and one table per paper of every checked number, for docs.
 
     python -m experiments.scoreboard.summary results/scoreboard/default.csv
 
 prints the lines. The docs' generated blocks "scoreboard-summary" and "scoreboard-numbers"
 (``python -m workflow.doc_blocks``) write the same lines and, under a line naming the build
-(commit, machine, date, from the scoreboard's sidecar), one table row per check (the paper's
-number, ours, the status), so that the numbers a page quotes come from a build.
+(commit, machine, date, from the scoreboard's sidecar), a table per paper with one row per
+check (the figure or table, the paper's number, ours, reproduced or not), so that the numbers
+a page quotes come from a build.
 """
 
 from __future__ import annotations
@@ -46,19 +47,46 @@ def provenance_line(sidecar: dict) -> str:
     )
 
 
-def number_rows(board: pd.DataFrame) -> list[str]:
-    """A markdown table: one row per check, the paper's number beside ours."""
-    rows = [
-        "| paper | check | where | paper's | ours | status |",
-        "|---|---|---|---|---|---|",
-    ]
-    for check in board.sort_values(["source", "experiment"], kind="stable").itertuples():
-        paper = shown(str(check.paper), str(check.kind), str(check.tolerance))
-        ours = shown(str(check.ours), str(check.kind), str(check.tolerance))
-        status = f"{check.status} ({check.cause})" if check.cause else str(check.status)
-        cells = [check.source, check.key, check.where, paper, ours, status]
-        rows.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
-    return rows
+#: A check's status as the per-paper tables print it: the scoreboard's status and cause.
+STATUS_SHOWN = {
+    ("pass", ""): "reproduced",
+    ("differs", "measured"): "differs: measured cause",
+    ("differs", "unexplained"): "differs: unexplained",
+    ("no data", ""): "not run here",
+}
+
+
+def status_shown(status: str, cause: str) -> str:
+    """``reproduced``, ``differs: measured cause``, ``differs: unexplained`` or ``not run
+    here``; a ValueError names a (status, cause) pair the scoreboard does not write."""
+    try:
+        return STATUS_SHOWN[(status, cause)]
+    except KeyError:
+        raise ValueError(
+            f"scoreboard row with status {status!r} and cause {cause!r}; known: "
+            f"{sorted(STATUS_SHOWN)}"
+        ) from None
+
+
+def paper_tables(board: pd.DataFrame) -> list[str]:
+    """One markdown table per paper (``source``, in name order): each check's figure or
+    table, its key, the paper's number beside ours and whether ours reproduces it."""
+    lines: list[str] = []
+    for source, rows in board.groupby("source", sort=True):
+        lines += [
+            f"**{source}**",
+            "",
+            "| figure / table | check | paper's | ours | status |",
+            "|---|---|---|---|---|",
+        ]
+        for check in rows.itertuples():
+            paper = shown(str(check.paper), str(check.kind), str(check.tolerance))
+            ours = shown(str(check.ours), str(check.kind), str(check.tolerance))
+            status = status_shown(str(check.status), str(check.cause))
+            cells = [check.where, f"`{check.key}`", paper, ours, status]
+            lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
+        lines.append("")
+    return lines[:-1]
 
 
 def main(argv: list[str] | None = None) -> None:

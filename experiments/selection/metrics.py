@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.scoreboard.scoring import NUMBER, any_of
+from experiments.common.metric_keys import NUMBER, any_of
 from experiments.selection.calibration import MECHANISMS, READINGS
 from experiments.selection.scalings import SCALINGS
 from experiments.selection.schema import DATASETS

@@ -8,14 +8,17 @@ The file stems each table's plot writes are listed by ``experiments.selection.fi
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
 
 from experiments.common.plotting import (
     MARKERS,
@@ -222,6 +225,21 @@ def plot_threshold_sweep(df: pd.DataFrame, outdir: Path) -> None:
         save(fig, outdir / "expost_vs_threshold")
 
 
+def _log_axis_labelled(ax, axis: Literal["x", "y"]) -> None:
+    """A log axis with at least two labelled ticks: powers of ten where the view holds two of
+    them, else a few round values (a view inside one decade, as the smoke scale's eps of
+    0.02-0.06 or its d of 2 and 10, holds at most one power of ten and would show no scale)."""
+    log_axis(ax, axis)
+    low, high = ax.get_xlim() if axis == "x" else ax.get_ylim()
+    if math.floor(math.log10(high)) - math.ceil(math.log10(low)) >= 1:
+        return
+    ticks = [t for t in MaxNLocator(nbins=4).tick_values(low, high) if low <= t <= high]
+    (ax.set_xlim if axis == "x" else ax.set_ylim)(low, high)
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(FixedLocator(ticks))
+    target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+
+
 def plot_rnm_mc(df: pd.DataFrame, outdir: Path) -> None:
     """Figs. 3/6: numerical bound against Monte Carlo mean and standard deviation over d.
 
@@ -246,8 +264,8 @@ def plot_rnm_mc(df: pd.DataFrame, outdir: Path) -> None:
                 label=r"$\pm$ 1 s.d. over trials",
             )
             samples = sci(float(sub.n_samples.iloc[0]))
-            log_axis(ax, "x")
-            log_axis(ax, "y")
+            _log_axis_labelled(ax, "x")
+            _log_axis_labelled(ax, "y")
             ax.set(xlabel="$d$", title=rf"$\sigma = {s:g}$, ${samples}$ samples")
         for ax in firsts:
             ax.set_ylabel(r"$\varepsilon$")

@@ -13,7 +13,7 @@ experiments/selection/jobs.py; the tables: experiments/selection/tables.py):
 * heatmap: Fig. 1; threshold_sweep: Fig. 2; rnm_mc: Figs. 3/6; rnm_bounds: Figs. 7/8.
 
     python -m experiments.selection.run scale=smoke table=online index=0 \
-        out=results/selection/smoke/parts/online/0.csv
+        out=results/explore/selection/online_0.csv
 """
 
 from __future__ import annotations
@@ -66,6 +66,12 @@ TABLES: dict[str, Table[Params]] = {
         ("seed", "data", "offline", "calibration"),
     ),
 }
+
+#: The job tests/pipeline/test_pipeline_smoke.py reruns under two hash seeds and compares byte
+#: for byte, when the shared smoke build has none of this experiment (tests/support/
+#: hash_seed_jobs.py): commands of ``python -m experiments.<first word>.run scale=smoke``, run in
+#: order in a fresh folder; ``{data}``: the folder of the synthetic datasets.
+HASH_SEED_JOB = (("selection", "table=heatmap", "index=0", "out=heatmap.csv"),)
 
 main = experiment_main("selection", Params, TABLES)
 

@@ -41,10 +41,10 @@ class Data(Section):
     """
 
     bikes_users: int = param(
-        positive, default=6946, doc="LPB Sec. 4: the public maximum of daily registered rentals"
+        positive, doc="LPB Sec. 4: the public maximum of daily registered rentals"
     )
     energy_clip_kwh: float = param(
-        positive, default=30.0, doc="per household-day cap C; see docs/reproduction.md"
+        positive, doc="per household-day cap C; see docs/reproduction.md"
     )
 
 
@@ -52,49 +52,42 @@ class Data(Section):
 class OfflineTask(Section):
     """Report Noisy Max over the first ``days`` days of ``dataset``."""
 
-    dataset: str = param(one_of(DATASETS), default="bikes")
-    days: int = param(positive, default=365)
+    dataset: str = param(one_of(DATASETS))
+    days: int = param(positive)
 
 
 @dataclass
 class Offline(Section):
     """Figs. 9-16: accuracy (eq. 39) against privacy loss for offline selection."""
 
-    tasks: list[OfflineTask] = param(nonempty, factory=lambda: [OfflineTask()])
-    sigmas: list[float] = param(
-        nonempty, each(positive), factory=lambda: [0.05, 0.1], doc="Gaussian noise"
-    )
-    eps_grid: list[float] = param(
-        nonempty, each(positive), factory=lambda: [0.1, 1.0], doc="EM, PF, Laplace"
-    )
-    n_trials: int = param(positive, default=1000, doc="App. B.3: mean over 1,000 trials")
+    tasks: list[OfflineTask] = param(nonempty)
+    sigmas: list[float] = param(nonempty, each(positive), doc="Gaussian noise")
+    eps_grid: list[float] = param(nonempty, each(positive), doc="EM, PF, Laplace")
+    n_trials: int = param(positive, doc="App. B.3: mean over 1,000 trials")
 
 
 @dataclass
 class OnlineTask(Section):
     """Online threshold detection on ``dataset`` at ``threshold`` for each sigma_X."""
 
-    dataset: str = param(one_of(DATASETS), default="bikes")
-    threshold: float = param(probability, default=0.575)
-    sigmas_x: list[float] = param(nonempty, each(positive), factory=lambda: [0.09, 0.15])
+    dataset: str = param(one_of(DATASETS))
+    threshold: float = param(probability)
+    sigmas_x: list[float] = param(nonempty, each(positive))
 
 
 @dataclass
 class Online(Section):
     """Figs. 4/5, 17-20: Gaussian Above Threshold restarted after each halt."""
 
-    tasks: list[OnlineTask] = param(nonempty, factory=lambda: [OnlineTask()])
-    n_runs: int = param(positive, default=50, doc="Sec. 4.1: 50 runs per sigma_X")
+    tasks: list[OnlineTask] = param(nonempty)
+    n_runs: int = param(positive, doc="Sec. 4.1: 50 runs per sigma_X")
     query_noise_ratio: float = param(
         at_least(SQRT3, "sqrt(3) (LPB Thm. 7)"),
-        default=SQRT3,
         doc="sigma_Z / sigma_X = sqrt(3) (Sec. 4.1)",
     )
-    filter_delta_pp_share: float = param(
-        open_unit, default=0.5, doc="delta'' / delta of the Whitehouse filter"
-    )
+    filter_delta_pp_share: float = param(open_unit, doc="delta'' / delta of the Whitehouse filter")
     eps_budget: float = param(
-        positive, default=1000.0, doc="FSRC and filter budget; above every spend here (no halts)"
+        positive, doc="FSRC and filter budget; above every spend here (no halts)"
     )
 
 
@@ -102,11 +95,9 @@ class Online(Section):
 class Scalings(Section):
     """Figs. 5/19/20 under each LCL scaling a reader could have meant (scalings.py)."""
 
-    names: list[str] = param(
-        nonempty, each(one_of(tuple(SCALINGS))), factory=lambda: ["clip30", "clip50"]
-    )
-    threshold: float = param(probability, default=0.33)
-    sigmas_x: list[float] = param(nonempty, each(positive), factory=lambda: [0.04, 0.16])
+    names: list[str] = param(nonempty, each(one_of(tuple(SCALINGS))))
+    threshold: float = param(probability)
+    sigmas_x: list[float] = param(nonempty, each(positive))
 
 
 @dataclass
@@ -114,28 +105,24 @@ class Calibration(Section):
     """Figs. 12b/15: EM and permute-and-flip under each calibration reading (calibration.py),
     on the offline tasks and ``offline.eps_grid``."""
 
-    readings: list[str] = param(
-        nonempty, each(one_of(tuple(READINGS))), factory=lambda: ["general_1n_mean"]
-    )
+    readings: list[str] = param(nonempty, each(one_of(tuple(READINGS))))
 
 
 @dataclass
 class Heatmap(Section):
     """Fig. 1: ex-ante minus ex-post eps of Gaussian Above Threshold over (t, sigma_X)."""
 
-    thresholds: list[float] = param(nonempty, each(probability), factory=lambda: [0.5, 0.65, 0.75])
-    t_min: int = param(positive, default=3)
-    t_max: int = param(default=50)
-    sigma_min: float = param(positive, default=0.2)
-    sigma_max: float = param(default=0.3)
-    n_sigmas: int = param(positive, default=21)
-    sensitivity: float = param(positive, default=1e-3)
-    delta: float = param(probability_open_low, default=1e-5)
-    query_noise_ratio: float = param(positive, default=SQRT3)
-    n_sim: int = param(
-        positive, default=10000, doc="worst-case runs per sigma_X for the stopping-time quantiles"
-    )
-    max_steps: int = param(positive, default=200)
+    thresholds: list[float] = param(nonempty, each(probability))
+    t_min: int = param(positive)
+    t_max: int = param()
+    sigma_min: float = param(positive)
+    sigma_max: float = param()
+    n_sigmas: int = param(positive)
+    sensitivity: float = param(positive)
+    delta: float = param(probability_open_low)
+    query_noise_ratio: float = param(positive)
+    n_sim: int = param(positive, doc="worst-case runs per sigma_X for the stopping-time quantiles")
+    max_steps: int = param(positive)
 
     def cross_checks(self) -> Iterator[tuple[str, str]]:
         if not self.t_max >= self.t_min:
@@ -148,49 +135,48 @@ class Heatmap(Section):
 class ThresholdSweep(Section):
     """Fig. 2: ex-post loss of Above Threshold against the threshold rho."""
 
-    sigma_x: float = param(positive, default=0.15)
-    query_noise_ratio: float = param(positive, default=SQRT3)
-    sensitivity: float = param(positive, default=1e-3)
-    steps: list[int] = param(nonempty, each(positive), factory=lambda: [2, 5, 10, 25, 50])
-    n_thresholds: int = param(positive, default=41)
+    sigma_x: float = param(positive)
+    query_noise_ratio: float = param(positive)
+    sensitivity: float = param(positive)
+    steps: list[int] = param(nonempty, each(positive))
+    n_thresholds: int = param(positive)
 
 
 @dataclass
 class RnmMonteCarlo(Section):
     """Figs. 3 and 6: Monte Carlo estimates of the RNM bound against the numerical value."""
 
-    sensitivity: float = param(positive, default=0.01)
-    sigmas: list[float] = param(nonempty, factory=lambda: [0.3])
-    ds: list[int] = param(nonempty, each(at_least(2)), factory=lambda: [2, 10, 100])
-    n_trials: int = param(
-        positive, default=100, doc="repeated estimates per (sigma, d); the paper: 100"
-    )
-    n_samples: int = param(positive, default=100000, doc="samples per estimate; the paper: 1e10")
-    batch: int = param(positive, default=1000000, doc="samples drawn at once")
-    trials_per_job: int = param(positive, default=10)
+    sensitivity: float = param(positive)
+    sigmas: list[float] = param(nonempty)
+    ds: list[int] = param(nonempty, each(at_least(2)))
+    n_trials: int = param(positive, doc="repeated estimates per (sigma, d); the paper: 100")
+    n_samples: int = param(positive, doc="samples per estimate; the paper: 1e10")
+    batch: int = param(positive, doc="samples drawn at once")
+    trials_per_job: int = param(positive)
 
 
 @dataclass
 class RnmBounds(Section):
     """Figs. 7 and 8: pure RNM eps against the ex-ante analytic Gaussian over (d, sigma)."""
 
-    sensitivity: float = param(positive, default=0.01)
-    delta: float = param(probability_open_low, default=1e-5)
-    sigmas: list[float] = param(nonempty, factory=lambda: [0.05, 0.1, 0.2, 0.3])
-    ds: list[int] = param(nonempty, factory=lambda: [2, 10, 100, 1000])
+    sensitivity: float = param(positive)
+    delta: float = param(probability_open_low)
+    sigmas: list[float] = param(nonempty)
+    ds: list[int] = param(nonempty)
 
 
 @dataclass
 class Params(Root):
-    """All selection experiments; ``table`` in the primary config picks the one that runs."""
+    """All selection experiments; ``table`` in the primary config picks the one that runs. Every
+    value comes from config/selection.yaml (and its scale groups): no field has a default here."""
 
-    seed: int = param(at_least(0), default=20240502)
-    data: Data = param(factory=Data)
-    offline: Offline = param(factory=Offline)
-    online: Online = param(factory=Online)
-    scalings: Scalings = param(factory=Scalings)
-    calibration: Calibration = param(factory=Calibration)
-    heatmap: Heatmap = param(factory=Heatmap)
-    threshold_sweep: ThresholdSweep = param(factory=ThresholdSweep)
-    rnm_mc: RnmMonteCarlo = param(factory=RnmMonteCarlo)
-    rnm_bounds: RnmBounds = param(factory=RnmBounds)
+    seed: int = param(at_least(0))
+    data: Data = param()
+    offline: Offline = param()
+    online: Online = param()
+    scalings: Scalings = param()
+    calibration: Calibration = param()
+    heatmap: Heatmap = param()
+    threshold_sweep: ThresholdSweep = param()
+    rnm_mc: RnmMonteCarlo = param()
+    rnm_bounds: RnmBounds = param()

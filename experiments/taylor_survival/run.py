@@ -10,7 +10,7 @@ of the realised loss, with a Nystrom quadrature of the same probability alongsid
 epsilon of an adaptive sequence of randomized-response queries, and the resulting survival.
 
     python -m experiments.taylor_survival.run scale=smoke table=survival \
-        out=results/taylor_survival/smoke/survival.csv
+        out=results/explore/taylor_survival/survival.csv
 
 The tables are in ``experiments/taylor_survival/tables.py``.
 """
@@ -30,6 +30,20 @@ TABLES: dict[str, Table[Params]] = {
     "survival": Table(survival_table, reads=(*SURVIVAL, *SURVIVAL_RUN)),
     "puredp": Table(puredp_table, reads=("seed", "puredp")),
 }
+
+#: The job tests/pipeline/test_pipeline_smoke.py reruns under two hash seeds and compares byte
+#: for byte, when the shared smoke build has none of this experiment (tests/support/
+#: hash_seed_jobs.py): commands of ``python -m experiments.<first word>.run scale=smoke``, run in
+#: order in a fresh folder; ``{data}``: the folder of the synthetic datasets.
+HASH_SEED_JOB = (
+    (
+        "taylor_survival",
+        "table=survival",
+        "params.n_paths=400",
+        "params.chunk=200",
+        "out=survival.csv",
+    ),
+)
 
 main = experiment_main("taylor_survival", Params, TABLES)
 

@@ -125,7 +125,7 @@ RNG_USERS = {
         [0, 1], 1.0, sensitivity=1.0, rng=rng
     ),
     "filtered_gaussian_sum": lambda rng: filtered_gaussian_sum(
-        IndividualRenyiFilter(2, 1.0), np.ones((2, 3)), 1.0, rng
+        IndividualRenyiFilter(2, 1.0), np.ones((2, 3)), sigma=1.0, rng=rng
     ),
 }
 

@@ -92,3 +92,34 @@ def test_selection_figure_names_resolve():
 def test_unknown_figure_has_no_caption():
     with pytest.raises(ValueError, match="no caption"):
         captions.resolve("selection/not_a_figure")
+
+
+def test_each_differs_text_names_the_scale_it_describes():
+    """Issue 45: the captions, written for the default build, read as if they described the
+    figure of any scale (a smoke report showed them beside a smoke scoreboard that disagreed).
+    Each rendered caption names the scale of each of its differs texts."""
+    for key, entry in captions.load().items():
+        text = (ROOT / captions.rst_path(key)).read_text()
+        named = re.findall(r"\*Where ours differs \((\w+) scale\):\*", text)
+        assert named == list(captions.differs_by_scale(entry)), key
+        assert "*Where ours differs:*" not in text, key
+        assert named, key
+
+
+def test_a_differs_mapping_renders_one_text_per_scale_in_scale_order():
+    entry = {
+        "paper": "p",
+        "figure": "Fig. 1",
+        "setting": "s",
+        "compare": "c",
+        "differs": {"paper": "agrees", "smoke": "tiny"},
+    }
+    text = captions.render(entry)
+    assert text.endswith(
+        "*Where ours differs (smoke scale):* tiny\n\n*Where ours differs (paper scale):* agrees\n"
+    )
+    assert "(default scale)" in captions.render({**entry, "differs": "one build"})
+    with pytest.raises(ValueError, match=r"unknown scale\(s\) \['large'\]"):
+        captions.differs_by_scale({"differs": {"large": "x"}}, "k")
+    with pytest.raises(ValueError, match="non-empty text"):
+        captions.differs_by_scale({"differs": {"smoke": " "}}, "k")

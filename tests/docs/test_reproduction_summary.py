@@ -1,5 +1,5 @@
-"""docs/reproduction.md opens with the per-paper scoreboard summary and holds a table of every
-checked default number, both generated blocks written by `make docs`
+"""docs/reproduction.md opens with the per-paper scoreboard summary and one table per paper of
+every checked default number, both generated blocks written by `make docs`
 (`python -m workflow.doc_blocks --scale default`) from a build, never typed (issue 32 item 7,
 issue 30)."""
 
@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from experiments.scoreboard.scoring import summary_lines
+from experiments.scoreboard.summary import STATUS_SHOWN
 from workflow.doc_blocks import BEGIN as BEGIN_OF
 from workflow.doc_blocks import END as END_OF
 from workflow.doc_blocks import main, render_page
@@ -88,12 +89,54 @@ def test_update_refuses_a_block_without_its_end_marker(tmp_path):
 
 
 def test_page_holds_the_generated_numbers_table():
+    """One table per paper right after the summary (issue 45): every checked number of the
+    summary is a row, with its status in words."""
     text = PAGE.read_text()
     assert text.count(NUMBERS_BEGIN) == 1 and text.count(NUMBERS_END) == 1
+    assert text.index(END) < text.index(NUMBERS_BEGIN), "the tables follow the summary"
+    between = text.split(END, 1)[1].split(NUMBERS_BEGIN, 1)[0]
+    assert not between.strip(), "nothing between the summary and the tables"
     block = text.split(NUMBERS_BEGIN, 1)[1].split(NUMBERS_END, 1)[0].strip("\n").splitlines()
     assert block[0].startswith("Built at commit "), "the build that wrote the numbers is named"
-    rows = [line for line in block[4:] if line.startswith("| ")]
-    assert rows, "the numbers table is empty"
+    papers = [line.strip("*") for line in block if line.startswith("**")]
     summary = _block(text)
+    assert papers == [line.split()[1] for line in summary], "one table per paper of the summary"
+    header = "| figure / table | check | paper's | ours | status |"
+    rows = [line for line in block if line.startswith("| ") and line != header]
     assert len(rows) == sum(int(LINE.fullmatch(line).group(1)) for line in summary)
-    assert all(line.count(" | ") == 5 for line in rows)
+    statuses = [line.rsplit(" | ", 1)[1].removesuffix(" |") for line in rows]
+    assert set(statuses) <= set(STATUS_SHOWN.values()), set(statuses)
+    matched = sum(int(LINE.fullmatch(line).group(2)) for line in summary)
+    assert statuses.count("reproduced") == matched
+
+
+#: The longest table cell docs/reproduction.md may hold: details go into the text below a table.
+MAX_CELL_WORDS = 60
+
+
+def long_cells(text: str, limit: int = MAX_CELL_WORDS) -> list[str]:
+    """``line N, column M: W words`` for every markdown table cell of ``text`` over ``limit``
+    words (a cell is what lies between two unescaped pipes of a line that starts with one)."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.lstrip().startswith("|"):
+            continue
+        cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+        for column, cell in enumerate(cells, 1):
+            words = len(cell.split())
+            if words > limit:
+                found.append(f"line {number}, column {column}: {words} words")
+    return found
+
+
+def test_no_table_cell_of_the_page_is_over_sixty_words():
+    """Issue 45: cells ran to 400+ words with run histories; details are short sections below
+    each table and history is in CHANGELOG.md."""
+    assert long_cells(PAGE.read_text()) == []
+
+
+def test_long_cells_counts_the_words_of_each_cell():
+    cell = " ".join(["word"] * 61)
+    text = f"text {cell}\n| a | {cell} |\n| --- | --- |\n| b \\| c | d |\n"
+    assert long_cells(text) == ["line 2, column 2: 61 words"]
+    assert long_cells(text, limit=61) == []

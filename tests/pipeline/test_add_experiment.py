@@ -1,10 +1,11 @@
 """docs/experiments.md "Adding an experiment", followed step by step (issue 32 item 7).
 
-A tiny experiment is added to a copy of the workflow with exactly the files the checklist
-names (config and scale file, schema, tables, run, plot, rules, caption and its rendered file,
-docs/privacy.md section, the front page's line), the docs tests the checklist names pass on
+A tiny experiment is added to a copy of the workflow in exactly the places the checklist
+names, and counts (issue 46 item 4: config, package, schema, run, plot, rules, caption (its
+rendered file derived), docs/privacy.md section), the docs tests the checklist names pass on
 the copy, the experiment's own targets are built at the smoke scale through the DAG, and the
-report made for them shows it on the front page and in its own category.
+report made for them shows it on the front page (its run.py's first docstring paragraph) and in
+its own category.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ import pytest
 from workflow_copy import copy_workflow
 
 REPO = Path(__file__).resolve().parents[2]
-LINE = "tiny: a tiny test experiment (docs/experiments.md checklist)"
+LINE = "A tiny test experiment (docs/experiments.md checklist)."
 FIGURE = "figures/tiny/smoke/draws.png"
 #: The docs tests the checklist says to run after adding an experiment.
 DOCS_TESTS = ("test_captions.py", "test_privacy_doc.py", "test_report_front.py")
+#: The most places the checklist may name (issue 46 item 4).
+MOST_PLACES = 8
 
 FILES = {
     "config/tiny.yaml": """\
@@ -37,11 +40,7 @@ out: ???
 
 params:
   seed: 7
-  n: 20
-""",
-    "config/tiny/scale/smoke.yaml": """\
-# @package params
-n: 5
+  n: 5
 """,
     "experiments/tiny/__init__.py": "",
     "experiments/tiny/schema.py": '''\
@@ -57,24 +56,25 @@ class Params(Root):
     seed: int = param(doc="seed")
     n: int = param(positive, doc="draws")
 ''',
-    "experiments/tiny/tables.py": '''\
-"""The tiny experiment's table."""
+    "experiments/tiny/run.py": f'''\
+"""{LINE}
+
+    python -m experiments.tiny.run scale=smoke out=results/tiny/smoke/draws.csv
+"""
 
 import pandas as pd
-
-
-def draws_table(job, params, rng):
-    return pd.DataFrame({"i": range(params.n), "x": rng.normal(size=params.n)})
-''',
-    "experiments/tiny/run.py": '''\
-"""python -m experiments.tiny.run scale=smoke out=results/tiny/smoke/draws.csv"""
 
 from experiments.common.app import experiment_main
 from experiments.common.job import Table
 from experiments.tiny.schema import Params
-from experiments.tiny.tables import draws_table
 
-TABLES = {"draws": Table(draws_table)}
+
+def draws_table(job, params, rng):
+    return pd.DataFrame({{"i": range(params.n), "x": rng.normal(size=params.n)}})
+
+
+TABLES = {{"draws": Table(draws_table)}}
+HASH_SEED_JOB = (("tiny", "out=draws.csv"),)
 
 main = experiment_main("tiny", Params, TABLES)
 
@@ -174,22 +174,34 @@ def _add_tiny(work: Path) -> None:
     _run(work, "-m", "workflow.captions")
     with (work / "docs/privacy.md").open("a") as privacy:
         privacy.write(PRIVACY)
-    with (work / "docs/report/experiments.yaml").open("a") as front:
-        front.write(LINE + "\n")
 
 
-def test_the_checklist_names_every_file_the_test_adds():
-    text = (REPO / "docs/experiments.md").read_text()
-    checklist = text.split("## Adding an experiment", 1)[1].split("\n## ", 1)[0]
-    generic = {name.replace("tiny", "<exp>") for name in FILES if not name.endswith("__init__.py")}
-    generic |= {
-        "docs/captions.yaml",
-        "python -m workflow.captions",
-        "docs/privacy.md",
-        "docs/report/experiments.yaml",
-    }
-    missing = sorted(name for name in generic if name not in checklist)
-    assert missing == [], f"docs/experiments.md's checklist does not name {missing}"
+#: The places the test writes besides FILES (appended to), and the command it runs.
+EDITED = ("docs/captions.yaml", "docs/privacy.md")
+
+
+def checklist_places(text: str) -> tuple[int, list[str]]:
+    """(the count the section states, the places its numbered list names) of docs/experiments.md's
+    "Adding an experiment": ``**N places**`` and items ``1. **`path`**``."""
+    section = text.split("## Adding an experiment", 1)[1].split("\n## ", 1)[0]
+    stated = re.search(r"\*\*(\d+) places\*\*", section)
+    assert stated, "docs/experiments.md: the checklist must state its count, **N places**"
+    places = re.findall(r"^\d+\. \*\*`([^`]+)`\*\*", section, flags=re.MULTILINE)
+    return int(stated.group(1)), places
+
+
+def test_the_checklist_counts_its_places_and_the_test_touches_exactly_them():
+    count, places = checklist_places((REPO / "docs/experiments.md").read_text())
+    assert count == len(places) <= MOST_PLACES, (count, places)
+    touched = [name.replace("tiny", "<exp>") for name in FILES] + list(EDITED)
+    assert sorted(touched) == sorted(places)
+    section = (REPO / "docs/experiments.md").read_text().split("## Adding an experiment", 1)[1]
+    assert "python -m workflow.captions" in section.split("\n## ", 1)[0]
+
+
+def test_the_count_is_read_from_the_list():
+    text = "## Adding an experiment\n\n**2 places** ...\n\n1. **`a.py`**: x\n2. **`b`**: y\n"
+    assert checklist_places(text) == (2, ["a.py", "b"])
 
 
 @pytest.mark.slow
@@ -219,6 +231,6 @@ def test_an_experiment_added_by_the_checklist_reaches_the_report(tmp_path):
     assert "Nothing to be done" in _run(work, "-m", "workflow.warm", "snakemake", "-n", *smoke)
     _run(work, "-m", "workflow.warm", "snakemake", "--report", "report.html", *smoke)
     report = (work / "report.html").read_text()
-    assert LINE.split(": ", 1)[1] in report  # the front page's line
+    assert LINE in report  # the front page's line: run.py's first docstring paragraph
     assert re.search(r"draws\.png", report)  # the figure, in its category
     assert "five papers" not in report

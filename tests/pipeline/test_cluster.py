@@ -8,7 +8,7 @@ They use the official snakemake-executor-plugin-slurm through profiles/slurm:
 
 - part of the smoke DAG (a CPU rule and a GPU rule of the real workflow) gives the same bytes
   as the local profile, with sbatch job ids, the GPU rule in the gpu partition, and the logs
-  where README.md says;
+  where docs/pipeline.md says;
 - a job cancelled with scancel is reported and rerun by the next invocation; a job over its
   time limit fails with SLURM's TIMEOUT and its log holds SLURM's reason; a login-node process
   killed with SIGKILL resumes on restart without resubmitting finished jobs. These use a tiny
@@ -220,7 +220,7 @@ def test_smoke_subset_through_slurm_matches_the_local_run(slurm, work, tmp_path)
     assert partitions == {"taylor_survival_run": "cpu", "selection_rnm_mc_job": "gpu"}
     gpu_job = next(j for j, log in submitted.items() if "rnm_mc" in log)
     assert "gres/gpu=1" in records[gpu_job]["AllocTRES"]
-    # logs where README.md says: SLURM's output per job, each rule's own log under logs/
+    # logs where docs/pipeline.md says: SLURM's output per job, each rule's own log under logs/
     for job_id, log in submitted.items():
         path = Path(log)
         assert path.is_relative_to(work / ".snakemake" / "slurm_logs"), path
@@ -323,7 +323,7 @@ def test_killed_login_process_resumes_without_resubmitting_finished_jobs(slurm, 
         command = ("--profile", "profiles/slurm", *FAST_STATUS, "second.txt")
         locked = _snakemake(tiny, *command)
         assert locked.returncode != 0 and "LockException" in locked.stdout + locked.stderr
-        # README.md: after a crash, unlock once, then rerun the same command
+        # docs/pipeline.md: after a crash, unlock once, then rerun the same command
         assert _snakemake(tiny, "--unlock").returncode == 0
         again = _snakemake(tiny, *command)
         output = again.stdout + again.stderr

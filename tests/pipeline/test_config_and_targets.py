@@ -52,6 +52,23 @@ def test_config_given_twice_is_refused(work):
     assert "--config is given more than once" in run.stdout + run.stderr
 
 
+def test_config_given_again_in_the_attached_form_is_refused(work):
+    """Issue 43: `-Cscale=paper` after `--config scale=smoke` planned the 901-job paper run."""
+    run = _snakemake(work, "--config", "scale=smoke", "-Cscale=paper")
+    assert run.returncode != 0
+    assert "--config is given more than once" in run.stdout + run.stderr
+
+
+def test_an_absolute_target_names_the_relative_path(work):
+    """Issue 43: an absolute target gave MissingRuleException."""
+    target = f"{work}/results/selection/smoke/offline.csv"
+    run = _snakemake(work, target, "--config", "scale=smoke")
+    message = run.stdout + run.stderr
+    assert run.returncode != 0
+    assert "so give it as results/selection/smoke/offline.csv" in message
+    assert "MissingRuleException" not in message
+
+
 @pytest.mark.slow
 def test_a_target_of_another_scale_says_which_scale_makes_it(work):
     target = "results/selection/default/offline.csv"

@@ -9,6 +9,7 @@ rebuild them and what depends on them; (3) a real run removes sidecars whose fil
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -20,8 +21,11 @@ import pytest
 from snakemake_command import snakemake_cmd
 from workflow_copy import copy_workflow
 
+from experiments.common.provenance import provenance
 from workflow.orphan_sidecars import orphan_sidecars, remove_orphan_sidecars
 
+#: A provenance record as the pipeline writes it (experiments/common/provenance.py).
+RECORD = json.dumps(provenance(None, None, 0.0))
 DELETED = ("results/selection/smoke/parts/offline/0.csv", "results/selection/smoke/offline.csv")
 
 
@@ -114,19 +118,24 @@ def test_a_run_removes_sidecars_whose_file_is_gone(tmp_path):
     work = copy_workflow(tmp_path, TINY)
     orphan = work / "results/tiny/smoke/gone.csv.json"
     orphan.parent.mkdir(parents=True)
-    orphan.write_text("{}\n")
+    orphan.write_text(RECORD)
+    notes = work / "results/my.notes.json"  # a user's file, not a sidecar (issue 43)
+    notes.write_text('{"note": "keep me"}\n')
     kept = work / "data/processed/adult_domain.json"  # a data file, not a sidecar
     kept.parent.mkdir(parents=True)
     kept.write_text("{}\n")
     _snakemake(work, "results/tiny/smoke/t.csv", "--profile", "profiles/local", "--cores", "1")
-    assert not orphan.exists() and kept.exists()
+    assert not orphan.exists() and kept.exists() and notes.exists()
     assert (work / "results/tiny/smoke/t.csv").read_text() == "a\n"
 
 
 def test_orphan_sidecars_are_those_without_their_file(tmp_path):
     for name in ("a.csv", "a.csv.json", "b.npz.json", "c.json", "d.json.json", "sub/e.csv.json"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text("{}")
+        (tmp_path / name).write_text(RECORD)
+    # issue 43: what the pipeline did not write is kept, whatever its name
+    (tmp_path / "my.notes.json").write_text('{"note": "mine"}')
+    (tmp_path / "f.csv.json").write_text("not json")
     expected = [tmp_path / "b.npz.json", tmp_path / "d.json.json", tmp_path / "sub/e.csv.json"]
     assert orphan_sidecars(tmp_path) == expected
     assert remove_orphan_sidecars(tmp_path, tmp_path / "missing") == expected
@@ -134,4 +143,6 @@ def test_orphan_sidecars_are_those_without_their_file(tmp_path):
         "a.csv",
         "a.csv.json",
         "c.json",
+        "f.csv.json",
+        "my.notes.json",
     ]

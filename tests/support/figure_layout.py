@@ -118,3 +118,20 @@ def captured_figures(module: ModuleType, write: bool = False) -> Iterator[list[F
     finally:
         for fig in figures:
             plt.close(fig)
+
+
+def drawn_tick_labels(fig: Figure) -> dict[str, list[list[str]]]:
+    """The non-empty tick labels each axes of ``fig`` draws, per axis (``"x"``, ``"y"``), in
+    axes order: an axis with no label shows no scale at all."""
+    fig.canvas.draw()
+    labels: dict[str, list[list[str]]] = {"x": [], "y": []}
+    for ax in fig.axes:
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            labels[name].append(
+                [
+                    tick.label1.get_text()
+                    for tick in axis._update_ticks()
+                    if tick.label1.get_visible() and tick.label1.get_text().strip()
+                ]
+            )
+    return labels

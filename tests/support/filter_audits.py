@@ -383,7 +383,7 @@ class IndividualAnalyst:
 
     def _step(self, previous: float | None) -> ContinuousQuery:
         v = 1.0 if previous is not None and previous > 0.5 else 0.5
-        costs = gaussian_individual_costs(np.array([[v]]), self.sigma)
+        costs = gaussian_individual_costs(np.array([[v]]), sigma=self.sigma)
         return self.contributes[v] if self._filter.request(costs)[0] else self.null
 
     def __call__(self, outputs: tuple) -> ContinuousQuery | None:

@@ -7,7 +7,8 @@ did (Private-PGM iterated sets of column names). The shared smoke build runs und
 one job of each experiment from it under ``OTHER_HASH_SEED`` and compares the bytes. An
 experiment whose dataset the build lacks (no local data mirror) runs a tiny job of its own on
 synthetic data (tests/experiments/adult_synth/test_adult_experiment.py, MNIST-shaped noise)
-under both seeds instead: ``synthetic_jobs``.
+under both seeds instead: ``synthetic_jobs``, each declared by its experiment
+(``HASH_SEED_JOB`` in experiments/<exp>/run.py), so a new experiment edits no file here.
 """
 
 from __future__ import annotations
@@ -20,67 +21,25 @@ from pathlib import Path
 import numpy as np
 from fake_adult import write_fake
 
+from experiments.common import registry
 from experiments.common.checksum import write_checksum_sidecar
+from experiments.common.registry import experiments
 
 REPO = Path(__file__).resolve().parents[2]
 OTHER_HASH_SEED = "1"
 HASH_SEEDS = (OTHER_HASH_SEED, "2")
-EXPERIMENTS = (
-    "adult_synth",
-    "filter_comparison",
-    "mnist_gd",
-    "residue_filters",
-    "scoreboard",
-    "selection",
-    "taylor_survival",
-)
+#: Every experiment (a folder of experiments/ with a run.py): each declares its job.
+EXPERIMENTS = experiments()
 
 
 def synthetic_jobs(data: Path) -> dict[str, list[list[str]]]:
-    """Per experiment, the commands of its job (run in order; paths relative to the run's
-    folder, so that no output names the folder)."""
-    adult = [
-        f"inputs.data={data / 'adult.csv'}",
-        f"inputs.domain={data / 'adult_domain.json'}",
-        "params.n_rows=0",
-    ]
-    taylor = ["taylor_survival", "table=survival", "params.n_paths=400", "params.chunk=200"]
+    """Per experiment, the commands of its job (its run.py's ``HASH_SEED_JOB``, run in order;
+    ``{data}`` filled with ``data``, other paths relative to the run's folder, so that no
+    output names the folder)."""
+    declared = registry.declared("run", "HASH_SEED_JOB")
     return {
-        "adult_synth": [
-            ["adult_synth", "table=selection", *adult, "out=selection.csv"],
-            [
-                "adult_synth",
-                "table=baseline",
-                *adult,
-                "inputs.selection=selection.csv",
-                "params.pgm_iters=5",
-                "params.gbc_estimators=5",
-                "out=baseline.csv",
-            ],
-        ],  # fmt: skip
-        "filter_comparison": [
-            ["filter_comparison", "table=b", "params.max_queries=100", "out=b.csv"],
-        ],
-        "mnist_gd": [
-            [
-                "mnist_gd",
-                "table=search",
-                f"inputs.data={data / 'mnist.npz'}",
-                "device=cpu",
-                "params.n_train=64",
-                "params.n_test=64",
-                "params.search.steps=[2]",
-                "out=search.csv",
-            ],
-        ],  # fmt: skip
-        "residue_filters": [["residue_filters", "table=fig2", "out=fig2.csv"]],
-        "selection": [["selection", "table=heatmap", "index=0", "out=heatmap.csv"]],
-        "taylor_survival": [[*taylor, "out=survival.csv"]],
-        # scores a Taylor table (the other experiments' results are absent: "no data")
-        "scoreboard": [
-            [*taylor, "out=results/taylor_survival/smoke/survival.csv"],
-            ["scoreboard", "params.results_root=results", "out=scoreboard.csv"],
-        ],
+        exp: [[word.replace("{data}", str(data)) for word in command] for command in commands]
+        for exp, commands in declared.items()
     }
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from experiments.common import doc_quotes
 from workflow import doc_blocks
 from workflow.doc_blocks import BEGIN, BLOCKS, DOCS, END, MissingResults
 
@@ -136,7 +137,9 @@ def test_scoreboard_numbers_block_names_the_build(tmp_path: Path, results: Path)
     doc_blocks.update([page], results, "default", check=False)
     lines = page.read_text().splitlines()
     assert lines[1].startswith("Built at commit 0123456 on Test CPU")
-    assert "| paper-a | acc | Sec. 1 | 0.8290 | 0.8318 | pass |" in lines
+    assert "**paper-a**" in lines
+    assert "| Sec. 1 | `acc` | 0.8290 | 0.8318 | reproduced |" in lines
+    assert "| Fig. 2 | `claim_x` | SVT earlier | False | differs: measured cause |" in lines
 
 
 def test_missing_results_name_the_block_and_the_file(page: Path, tmp_path: Path):
@@ -180,10 +183,10 @@ def test_quotes_render_metrics_of_an_experiment(tmp_path: Path):
     folder = tmp_path / "results" / "adult_synth" / "default"
     baseline = pd.DataFrame({"val_acc": [0.83, 0.834], "test_acc": [0.82, 0.826]})
     write(folder / "baseline.csv", baseline, SIDECAR)
-    render = doc_blocks.quotes(
+    render = doc_quotes.quotes(
         "adult_synth",
         "baseline.csv",
-        [doc_blocks.Quote(r"baseline_val_acc(?:_sd)?", ".4f", "validation")],
+        [doc_quotes.Quote(r"baseline_val_acc(?:_sd)?", ".4f", "validation")],
     )
     text = render(tmp_path / "results", "default")
     assert text.splitlines()[0].startswith(
@@ -191,7 +194,7 @@ def test_quotes_render_metrics_of_an_experiment(tmp_path: Path):
     )
     assert "| `baseline_val_acc` | 0.8320 | validation |" in text
     assert f"| `baseline_val_acc_sd` | {baseline.val_acc.std():.4f} | validation |" in text
-    missing = doc_blocks.quotes("adult_synth", "baseline.csv", [doc_blocks.Quote("nope", "g", "")])
+    missing = doc_quotes.quotes("adult_synth", "baseline.csv", [doc_quotes.Quote("nope", "g", "")])
     with pytest.raises(MissingResults, match="no metric 'nope'"):
         missing(tmp_path / "results", "default")
 
@@ -208,3 +211,63 @@ def test_the_repository_pages_hold_only_known_blocks():
     assert {"scoreboard-summary", "scoreboard-numbers", "build-cost", "build-cost-line"} <= set(
         names
     )
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda text: text.replace(BEGIN.format(name="build-cost") + "\n", "").replace(
+            END.format(name="build-cost") + "\n", ""
+        ),  # both markers deleted
+        lambda text: text.replace("<!-- generated", "<!--generated"),  # written without the space
+    ],
+)
+def test_a_registered_block_that_is_missing_fails_the_check(
+    broken, tmp_path: Path, results: Path, monkeypatch
+):
+    """Issue 43: deleting both markers of a registered block (or misspelling them) left the
+    block out of the check, which passed (rc 0). Here the registered blocks are two, one on
+    each page of DOCS."""
+    monkeypatch.setattr(doc_blocks, "ROOT", tmp_path)
+    monkeypatch.setattr(
+        doc_blocks, "BLOCKS", {k: BLOCKS[k] for k in ("scoreboard-summary", "build-cost")}
+    )
+    first, second = (tmp_path / rel for rel in DOCS)
+    second.parent.mkdir(parents=True, exist_ok=True)
+    first.write_text("# Title\n\n" + block("scoreboard-summary", "typed\n") + "\nend\n")
+    second.write_text("# Other\n\n" + block("build-cost", "typed\n") + "\nend\n")
+    pages = ["--scale", "default", "--results", str(results)]
+    doc_blocks.main(pages)  # every page of DOCS (the default)
+    doc_blocks.main([*pages, "--check"])  # well-formed: passes
+    second.write_text(broken(second.read_text()))
+    with pytest.raises(SystemExit) as exit_:
+        doc_blocks.main([*pages, "--check"])
+    message = str(exit_.value.code)
+    assert "build-cost" in message
+    assert "are in none of" in message or "malformed: ['<!--generated: build-cost" in message
+    # a page checked alone may leave blocks to the others
+    doc_blocks.main([str(first), *pages, "--check"])
+
+
+def test_the_repository_pages_hold_every_registered_block():
+    root = Path(__file__).resolve().parents[2]
+    assert doc_blocks.missing_blocks([root / rel for rel in DOCS]) == []
+
+
+def test_the_writer_names_no_experiment_and_finds_each_ones_blocks_in_its_folder():
+    """Issue 46: an experiment's quotes and renderers are beside its metrics
+    (experiments/<exp>/docs.py, DOC_BLOCKS); the writer is generic, and a block declared by two
+    experiments is refused."""
+    from experiments.common.registry import declared, experiments
+
+    text = Path(doc_blocks.__file__).read_text()
+    assert [e for e in experiments() if e in text] == []
+    per_experiment = declared("docs", "DOC_BLOCKS")
+    assert {"taylor_survival", "selection", "scoreboard"} <= set(per_experiment)
+    for blocks in per_experiment.values():
+        assert blocks.items() <= BLOCKS.items()
+    assert BLOCKS.keys() == doc_blocks.OWN.keys() | {n for b in per_experiment.values() for n in b}
+    with pytest.raises(
+        ValueError, match=r"scoreboard/docs.py: block\(s\) \['scoreboard-summary'\] declared"
+    ):
+        doc_blocks.collected({**doc_blocks.OWN, "scoreboard-summary": doc_blocks.build_cost})

@@ -5,6 +5,15 @@ Layers, bottom up: experiments/common (what every job imports), the experiment p
 (experiments/<exp>, data/ included), workflow/ (the pipeline's own code: the Snakefile's
 helpers, captions, locks, the determinism check). Imports inside functions count: a job runs
 them too, and the rules' code inputs follow them (workflow/codedeps.py).
+
+The rule between experiments (issue 46 item 1): an experiment is one folder, and no experiment
+imports another. A module of ``experiments/<exp>/`` imports only its own package,
+experiments/common and the library (and ``experiments/data/``: the datasets' fetch and
+preparation, a package of the data every experiment may read, not an experiment). This counts
+``importlib.import_module`` calls whose module name is a constant or an f-string that starts
+with ``experiments.<other>``: code that reads every experiment's declarations (the scoreboard's
+metrics, the docs' blocks, the hash-seed jobs) finds them through experiments/common/registry.py
+(by folder) or through result files, never by naming a sibling.
 """
 
 from __future__ import annotations
@@ -39,6 +48,54 @@ def _imports(path: Path, module: str) -> Iterator[str]:
                 base = node.module or ""
             yield base
             yield from (f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+
+
+def _dynamic_imports(path: Path) -> Iterator[str]:
+    """The module names of ``importlib.import_module(...)`` (or ``import_module(...)``) calls
+    in ``path`` whose argument is a constant or an f-string: its text up to the first
+    placeholder (``f"experiments.{exp}.metrics"`` yields ``experiments.``)."""
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name != "import_module":
+            continue
+        arg = node.args[0]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            yield arg.value
+        elif isinstance(arg, ast.JoinedStr):
+            head = []
+            for part in arg.values:
+                if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+                    break
+                head.append(part.value)
+            yield "".join(head)
+
+
+def sibling_imports(root: Path = REPO) -> list[str]:
+    """``module -> name`` for every import (static, or an importlib call naming its module by a
+    constant or an f-string) from one experiment's package into another's. An f-string whose
+    fixed start stops at ``experiments.`` (``f"experiments.{exp}.x"``) could be any experiment:
+    it counts as well; only experiments/common loads experiments by a computed name."""
+    found = []
+    for path in sorted((root / "experiments").rglob("*.py")):
+        module = _module_name(path, root)
+        own = _package(module)
+        if own in ("experiments", "experiments.common"):
+            continue
+        names = [*_imports(path, module), *_dynamic_imports(path)]
+        for name in names:
+            if not name.startswith("experiments."):
+                continue
+            other = _package(name.rstrip("."))
+            if other == "experiments" or other not in (
+                own,
+                "experiments.common",
+                "experiments.data",
+            ):
+                found.append(f"{module} -> {name}")
+    return sorted(set(found))
 
 
 def import_graph(root: Path = REPO, roots: tuple[str, ...] = ROOTS) -> dict[str, set[str]]:
@@ -119,6 +176,10 @@ def test_common_never_imports_an_experiment_package(graph):
     assert upward == []
 
 
+def test_no_experiment_imports_another():
+    assert sibling_imports() == []
+
+
 def test_no_import_cycle(graph):
     assert cycles(graph) == []
 
@@ -158,3 +219,41 @@ def test_the_graph_sees_nested_relative_and_from_imports_and_finds_their_cycle(t
     _write(tmp_path, {"experiments/exp/run.py": "from workflow import x\n"})
     with pytest.raises(AssertionError):
         test_experiments_never_import_workflow(import_graph(tmp_path))
+
+
+def test_an_experiment_importing_another_is_found_importlib_included(tmp_path):
+    """Issue 46: metrics.py of three experiments imported the scoreboard's vocabulary, which
+    loaded them back through importlib; both kinds of import are found."""
+    _write(
+        tmp_path,
+        {
+            "experiments/__init__.py": "",
+            "experiments/common/__init__.py": "",
+            "experiments/common/registry.py": (
+                "import importlib\ndef f(e):\n    importlib.import_module(f'experiments.{e}.m')\n"
+            ),
+            "experiments/data/__init__.py": "",
+            "experiments/data/fetch.py": "",
+            "experiments/a/__init__.py": "",
+            "experiments/a/metrics.py": (
+                "from experiments.common import registry\nfrom experiments.data import fetch\n"
+                "from . import plot\n"
+            ),
+            "experiments/a/plot.py": "",
+            "experiments/b/__init__.py": "",
+            "experiments/b/scoring.py": "",
+        },
+    )
+    assert sibling_imports(tmp_path) == []
+    _write(tmp_path, {"experiments/a/metrics.py": "from experiments.b.scoring import x\n"})
+    assert sibling_imports(tmp_path) == [
+        "experiments.a.metrics -> experiments.b.scoring",
+        "experiments.a.metrics -> experiments.b.scoring.x",
+    ]
+    for call in (
+        "importlib.import_module('experiments.a.metrics')",
+        "import_module(f'experiments.a.{name}')",
+        "importlib.import_module(f'experiments.{name}.metrics')",
+    ):
+        _write(tmp_path, {"experiments/a/metrics.py": "", "experiments/b/scoring.py": call + "\n"})
+        assert len(sibling_imports(tmp_path)) == 1, call

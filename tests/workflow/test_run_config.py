@@ -8,9 +8,11 @@ import pytest
 from workflow.run_config import (
     SCALES,
     check_config,
+    is_config_flag,
     other_scale_error,
     other_scales,
     per_scale,
+    refuse_absolute_targets,
     refuse_conflicting_config,
 )
 
@@ -51,6 +53,20 @@ def test_config_given_twice_is_refused(second):
     refuse_conflicting_config([], ["--config", "--config", "scale=smoke"])
 
 
+@pytest.mark.parametrize("second", ["-Cscale=paper", "-nCscale=paper", "-pnC"])
+def test_config_given_twice_in_the_attached_form_is_refused(second):
+    """Issue 43: `snakemake -n --config scale=smoke -Cscale=paper` planned the paper run."""
+    argv = ["snakemake", "-n", "--config", "scale=smoke", second, "scale=paper"]
+    with pytest.raises(ValueError, match="--config is given more than once"):
+        refuse_conflicting_config(["scale=paper"], argv)
+
+
+@pytest.mark.parametrize("word", ["-sCustom.smk", "-c2", "-n", "results/C.csv", "scale=C"])
+def test_other_words_are_not_config_flags(word):
+    assert not is_config_flag(word)
+    refuse_conflicting_config([], ["snakemake", "--config", "scale=smoke", word])
+
+
 def test_per_scale_picks_the_value_of_its_scale_and_refuses_another():
     assert [per_scale(scale, 1, 2, 3) for scale in SCALES] == [1, 2, 3]
     with pytest.raises(ValueError, match="scale must be one of"):
@@ -67,4 +83,24 @@ def test_other_scale_error_says_which_scale_makes_the_target():
     assert str(error) == (
         "results/selection/default/offline.csv belongs to scale=default and this run is "
         "scale=smoke: run with --config scale=default"
+    )
+
+
+def test_an_absolute_target_under_the_root_names_its_relative_path(tmp_path):
+    """Issue 43: `$PWD/results/selection/smoke/offline.csv` gave MissingRuleException."""
+    target = f"{tmp_path}/results/selection/smoke/offline.csv"
+    with pytest.raises(ValueError, match=r"give it as results/selection/smoke/offline\.csv$"):
+        refuse_absolute_targets(["snakemake", "-n", target], tmp_path)
+    # the root itself (-d), its Snakefile, a path elsewhere and relative targets are fine
+    refuse_absolute_targets(
+        [
+            "snakemake",
+            "-d",
+            str(tmp_path),
+            "-s",
+            f"{tmp_path}/Snakefile",
+            "/elsewhere/results/x",
+            "results/selection/smoke/offline.csv",
+        ],
+        tmp_path,
     )

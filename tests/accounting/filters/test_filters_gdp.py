@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import time
+from fractions import Fraction as F
 
+import gdp_reference
 import mpmath as mp
 import numpy as np
 import pytest
@@ -25,7 +28,12 @@ from scipy.special import log_ndtr, logsumexp, ndtri_exp
 
 from accounting.audit import AuditResult, Promise, randomized_response_laws
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
-from accounting.curves.gdp import gdp_composed_log_delta, gdp_delta, pure_dp_mu
+from accounting.curves.gdp import (
+    gdp_composed_log_delta,
+    gdp_delta,
+    pure_dp_mu,
+    smallest_dominating_mu,
+)
 from accounting.curves.gdp_domination import _is_symmetric, composition_dominated
 from accounting.curves.pld import Pld
 from accounting.filters.base import Query, run_interaction
@@ -334,3 +342,65 @@ def test_a_pld_symmetric_only_up_to_rounding_is_checked_on_both_sides() -> None:
         assert not _is_symmetric(query)
     nu = gdp_residue(2.0, Pld(rr.losses, rr.probs))
     assert nu == pytest.approx(gdp_residue(2.0, PureDP(0.5)), rel=1e-8)
+
+
+# ----------------------------------------------------------- certified budgets (issue 42)
+
+
+def test_residue_budget_is_kept_exactly_over_many_tiny_queries() -> None:
+    """1,000 Gdp(2^-27) then Gdp(1) under G_1: sum mu_i^2 = 1 + 5.6e-14 > 1, so the last is
+    refused (main kept nu as a float sqrt(nu^2 - mu^2) that tiny queries never moved)."""
+    filt = GdpResidueFilter(1.0)
+    assert all(filt.request(Gdp(2.0**-27)) for _ in range(1000))
+    assert not filt.request(Gdp(1.0))
+    assert F(filt.remaining) ** 2 <= 1 - 1000 * F(2.0**-27) ** 2  # rounded down
+    naive = GdpFilter(1.0)
+    assert all(naive.request(Gdp(2.0**-27)) for _ in range(1000))
+    assert not naive.request(Gdp(1.0))
+    assert F(naive.spent) ** 2 >= 1000 * F(2.0**-27) ** 2  # rounded up
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    st.floats(1e-3, 1e3),
+    st.lists(st.floats(2.0**-40, 2.0), min_size=1, max_size=60),
+    st.sampled_from([0.0, 0.5, 1.0]),
+)
+def test_gdp_filters_never_end_above_budget(mu: float, shares: list[float], last: float) -> None:
+    """Random Gdp sequences (and one request equal to the remaining budget): the admitted
+    mu_i satisfy sum mu_i^2 <= mu^2 exactly, and the reported remaining / spent budgets are
+    on the safe side of the exact ones (Fraction oracle)."""
+    for filt in (GdpResidueFilter(mu), GdpFilter(mu)):
+        admitted = F(0)
+        for share in shares:
+            q = share * mu / math.sqrt(len(shares))
+            if filt.request(Gdp(q)):
+                admitted += F(q) ** 2
+        if isinstance(filt, GdpResidueFilter):
+            rest = filt.remaining
+            if last and rest > 0 and filt.request(Gdp(rest * last)):
+                admitted += F(rest * last) ** 2
+            assert F(filt.remaining) ** 2 <= F(mu) ** 2 - admitted
+        else:
+            assert F(filt.spent) ** 2 >= admitted
+        assert admitted <= F(mu) ** 2
+
+
+def test_randomized_response_pld_is_priced_at_or_above_rr() -> None:
+    """RR as a PLD: main understated 2 Phi^-1(e^eps / (1 + e^eps)) (-2.3% at eps = 1e-14),
+    so G_mu at the float below RR's exact mu admitted RR_1e-12; now refused, and every price
+    is >= the exact one, for eps log-uniform down to 1e-300."""
+    mu = 1.2532864118521838e-12
+    assert not GdpFilter(mu=mu).request(Pld.pure_dp(1e-12))
+    assert not GdpResidueFilter(mu).request(Pld.pure_dp(1e-12))
+    for eps in [5e-324, 1e-300, 1e-100, 1e-14, 1e-12, 1e-8, 1e-3, 0.5, 3.0, 40.0]:
+        assert mp.mpf(smallest_dominating_mu(Pld.pure_dp(eps))) >= gdp_reference.rr_mu(eps)
+
+
+def test_huge_pure_dp_costs_are_refused_at_once() -> None:
+    """Issue 43: pure_dp_mu(1e300) raised OverflowError and eps = 1e4 took > 30 s."""
+    start = time.perf_counter()
+    assert not GdpFilter(1.0).request(PureDP(1e4))
+    assert not GdpResidueFilter(1.0).request(PureDP(1e300))
+    assert pure_dp_mu(1e300) >= 2.8284271247461e150 and pure_dp_mu(2000.0) > 126.33
+    assert time.perf_counter() - start < 2.0

@@ -15,8 +15,8 @@ from accounting.filters.natural import NaturalFilter, query_pld
 
 def test_filter_composes_exactly_and_halts() -> None:
     filt = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0))
-    assert filt.request(PureDP(0.5)) and filt.request(PureDP(0.5))
-    assert not filt.request(PureDP(1e-3)) and filt.halted
+    assert filt.request(PureDP(0.49)) and filt.request(PureDP(0.49))
+    assert not filt.request(PureDP(0.03)) and filt.halted
     gauss = NaturalFilter(GdpProfile(1.0))
     assert gauss.request(EpsDelta(0.5, delta=0.0))
     assert not gauss.request(EpsDelta(0.1, delta=1e-6))  # mass at +inf never fits a GDP budget
@@ -26,6 +26,17 @@ def test_filter_composes_exactly_and_halts() -> None:
         NaturalFilter(EpsDelta(1.0, delta=0.0))
     with pytest.raises(ValueError, match="cost must be"):
         query_pld(Gdp(1.0))
+
+
+def test_no_admitting_tolerance() -> None:
+    """Issue 42: two PureDP(0.5 + 1e-12) compose to a pair not dominated by RR_1 (their
+    vertex (a^2, 1 - b^2) lies below RR_1's curve by ~1e-13); main's default tol = 1e-12
+    admitted both. A tolerance now only refuses, and a plain refusal is certified."""
+    filt = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0))
+    assert filt.request(PureDP(0.5 + 1e-12))
+    assert not filt.request(PureDP(0.5 + 1e-12))
+    margin = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0), tol=0.05)
+    assert margin.request(PureDP(0.45)) and not margin.request(PureDP(0.45))  # gap 0.039
 
 
 # ---------------------------------------------------------------- the shared filter contract
@@ -42,7 +53,7 @@ class TestNaturalFilterContract(FilterContract):
         return NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0))
 
     def admitted_cost(self) -> PureDP:
-        return PureDP(0.5)
+        return PureDP(0.45)
 
     def halting_cost(self) -> PureDP:
         return PureDP(1.5)

@@ -49,6 +49,7 @@ from accounting.filters.realisation import (
     realisation_delta,
 )
 from accounting.mechanisms.erasure import ERASED, binary_erasure_laws
+from accounting.numerics import nudge_down
 
 N, DT, TH = 48, 4.797e-6, 2.073e-9  # Taylor et al., Sec. V-B
 SIGMA = 2.0
@@ -297,6 +298,15 @@ def test_naive_filter_leaks_on_binary_erasure():
             assert out.halted and out.outputs[-1] == data  # halts only after revealing X
 
 
+def _largest_theta(n_max: int, delta: float, delta_tilde: float) -> float:
+    """The largest theta with delta~ + theta (1 - delta~) N <= delta exactly (the float
+    (delta - delta~) / (N (1 - delta~)) can spend an ulp more, which the filter refuses)."""
+    theta = (delta - delta_tilde) / (n_max * (1 - delta_tilde))
+    return nudge_down(
+        lambda t: realisation_delta(n_max, delta_tilde=delta_tilde, theta=t) <= delta, theta
+    )
+
+
 def test_realisation_filter_bounds_the_erasure_leak():
     """Alg. 1 on the same channel: X is revealed with probability 1 - 0.99^N <= delta.
 
@@ -305,7 +315,7 @@ def test_realisation_filter_bounds_the_erasure_leak():
     """
     p, q = binary_erasure_laws(0.01)
     eps, delta, n_max, dt = 1.0, 0.05, 4, 0.01
-    theta = (delta - dt) / (n_max * (1 - dt))  # 0.0101 >= p: the channel is admitted
+    theta = _largest_theta(n_max, delta, dt)  # 0.0101 >= p: the channel is admitted
     rng = np.random.default_rng(4)
     reveals = 0
     runs = 2000
@@ -407,7 +417,7 @@ class TestRealisationFilterContract(FilterContract):
         allowed = [m.cost for m in menu]
         # erasure(0.02) needs delta~ >= 0.02 and theta >= 0.02: N = 4 fits delta = 0.1.
         n_max, delta_tilde = 4, 0.02
-        theta = (0.1 - delta_tilde) / (n_max * (1 - delta_tilde))
+        theta = _largest_theta(n_max, 0.1, delta_tilde)
         # Algorithm 1 on i.i.d. Gaussians (Sec. V-B): P(L > eps) <= delta (Thm. 1, eq. (5)).
         g_eps, g_delta, g_n, sigma = 4.0, 0.05, 20, 2.0
         g_delta_tilde, g_theta = gaussian_parameters(g_n, g_delta)

@@ -16,10 +16,21 @@ from accounting.mechanisms.selection import exponential_mechanism_probabilities
 def test_closed_form_and_inverse():
     # MST's calibration at rho = eps^2 / 8: eps = 0.1 at alpha = 20 is 20 * 0.01 / 8 = 0.025
     assert exponential_mechanism_rdp(20.0, 0.1) == pytest.approx(0.025, rel=1e-15)
-    for alpha, rdp in [(1.5, 1e-4), (20.0, 0.005 / 12), (64.0, 2.0)]:
+    for alpha, rdp in [(1.5, 1e-4), (20.0, 0.005 / 12), (64.0, 0.1)]:
         eps = exponential_mechanism_eps(alpha, rdp)
         assert eps == pytest.approx(math.sqrt(8 * rdp / alpha), rel=1e-15)
         assert exponential_mechanism_rdp(alpha, eps) == pytest.approx(rdp, rel=1e-14)
+
+
+def test_capped_at_the_pure_dp_eps():
+    """eps-BR is eps-DP, so every order's RDP is at most eps (issue 45: 125 at order 1000 for
+    eps = 1); the inverse follows the cap."""
+    assert exponential_mechanism_rdp(1000.0, 1.0) == 1.0
+    assert exponential_mechanism_rdp(8.0, 1.0) == 1.0  # where the two bounds meet
+    assert exponential_mechanism_rdp(7.0, 1.0) == pytest.approx(7 / 8, rel=1e-15)
+    assert exponential_mechanism_eps(1000.0, 1.0) == 1.0  # not sqrt(8 / 1000)
+    assert exponential_mechanism_eps(64.0, 2.0) == 2.0  # rdp >= 8 / alpha: the cap decides
+    assert exponential_mechanism_eps(1000.0, 0.004) == pytest.approx(math.sqrt(3.2e-5), rel=1e-14)
 
 
 def _renyi(p: np.ndarray, q: np.ndarray, alpha: float) -> float:

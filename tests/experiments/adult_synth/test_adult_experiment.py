@@ -3,6 +3,7 @@ Brownian release variances, check calibrations, a smoke run of every stage, bad 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import subprocess
@@ -10,10 +11,12 @@ import sys
 import time
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from fake_adult import DOMAIN, fake_adult, write_fake
 from hydra import compose, initialize_config_dir
 from metric_keys import assert_declared
@@ -28,6 +31,21 @@ from experiments.common.config import load_params
 from experiments.common.timings import collect
 
 REPO = Path(__file__).resolve().parents[3]
+
+
+def paper_config() -> dict[str, Any]:
+    """config/adult_synth.yaml's ``params``: the paper's values (the schema has no defaults)."""
+    params: dict[str, Any] = yaml.safe_load((REPO / "config/adult_synth.yaml").read_text())[
+        "params"
+    ]
+    return params
+
+
+def paper_params(**changes: Any) -> Params:
+    """The paper's params with ``changes`` (validated as a direct construction is)."""
+    return dataclasses.replace(load_params({"params": paper_config()}, Params), **changes)
+
+
 PAPER_EPS = np.logspace(-2, 0, 7)
 # ---------------------------------------------------------------------------------------
 # split
@@ -428,7 +446,9 @@ def test_table3_reproduces_the_papers_numbers():
     from experiments.adult_synth.run import TABLES
     from experiments.common.job import Job, build_table
 
-    got = build_table(TABLES, Job("table3"), Params(eps=list(PAPER_EPS)))["adp_eps"].to_numpy()
+    got = build_table(TABLES, Job("table3"), paper_params(eps=list(PAPER_EPS)))[
+        "adp_eps"
+    ].to_numpy()
     paper = [0.615943, 0.627488, 0.652359, 0.705943, 0.821387, 1.070102, 1.605943]
     np.testing.assert_allclose(got, paper, atol=5e-7)
 
@@ -454,7 +474,7 @@ def test_metrics_match_the_paper_yaml_checks(tmp_path):
     from experiments.adult_synth.run import TABLES
     from experiments.common.job import Job, build_table
 
-    table3 = build_table(TABLES, Job("table3"), Params(eps=list(PAPER_EPS)))
+    table3 = build_table(TABLES, Job("table3"), paper_params(eps=list(PAPER_EPS)))
     table3.to_csv(tmp_path / "table3.csv", index=False)
     write_fake_checks(tmp_path / "checks.csv")
     got = metrics(tmp_path)
@@ -494,19 +514,19 @@ def test_bad_input_is_refused(tmp_path):
     with pytest.raises(ValueError, match="target"):
         select_queries(fake_adult(100), DOMAIN, "salary", 0.01, 20.0, 0.5, np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"params\.eps"):
-        Params(eps=[])
+        paper_params(eps=[])
     with pytest.raises(ValueError, match=r"params\.eps"):
-        Params(eps=[0.1, 0.05])
+        paper_params(eps=[0.1, 0.05])
     for bad in (1.5, -0.1):
         with pytest.raises(ValueError, match=r"params\.threshold"):
-            Params(eps=[0.01, 1.0], threshold=bad)
+            paper_params(eps=[0.01, 1.0], threshold=bad)
     with pytest.raises(ValueError, match="thresold"):
         load_params({"params": {"eps": [0.01, 1.0], "thresold": 0.8}}, Params)
     # a subsample too small to split: a clear error, not sklearn's stratification error
     for n_rows in (5, 99):
         with pytest.raises(ValueError, match=r"params\.n_rows must be 0 \(all rows\) or >= 100"):
-            Params(eps=[0.01, 1.0], n_rows=n_rows)
+            paper_params(eps=[0.01, 1.0], n_rows=n_rows)
     with pytest.raises(ValueError, match=r"params\.n_rows must be 0 \(all rows\) or >= 200"):
-        Params(eps=[0.01, 1.0], n_rows=150, train_frac=0.5, val_frac=0.4)
-    assert Params(eps=[0.01, 1.0], n_rows=100).n_rows == 100
+        paper_params(eps=[0.01, 1.0], n_rows=150, train_frac=0.5, val_frac=0.4)
+    assert paper_params(eps=[0.01, 1.0], n_rows=100).n_rows == 100
     assert marginal(fake_adult(10), ("sex",), DOMAIN).sum() == 10

@@ -13,7 +13,7 @@ import pytest
 from fake_adult import DOMAIN, fake_adult, write_fake
 from metric_keys import assert_declared
 from snakemake_command import snakemake_cmd
-from test_adult_experiment import REPO, write_fake_checks
+from test_adult_experiment import REPO, paper_config, paper_params, write_fake_checks
 
 from experiments.adult_synth import variants
 from experiments.adult_synth.queries import select_queries
@@ -30,22 +30,22 @@ def test_unknown_variant_names_are_refused():
     with pytest.raises(ValueError, match=r"params\.variant must be one of .*'paper'"):
         variants.variant("missing")
     with pytest.raises(ValueError, match=r"params\.variant"):
-        Params(eps=EPS, variant="missing")
+        paper_params(eps=EPS, variant="missing")
     with pytest.raises(ValueError, match=r"params\.variants\[1\]"):
-        Params(eps=EPS, variants=["seed_1", "nope"])
+        paper_params(eps=EPS, variants=["seed_1", "nope"])
     with pytest.raises(ValueError, match=r"params\.variants\[0\]"):
-        Params(eps=EPS, variants=["paper"])  # the main pipeline, not a variant job
+        paper_params(eps=EPS, variants=["paper"])  # the main pipeline, not a variant job
     with pytest.raises(ValueError, match=r"params\.fraction_variants"):
-        Params(eps=EPS, variants=["seed_1"], fraction_variants=["seed_2"])
+        paper_params(eps=EPS, variants=["seed_1"], fraction_variants=["seed_2"])
     with pytest.raises(ValueError, match=r"params\.variant"):
-        load_params({"params": {"eps": EPS, "variant": "Paper"}}, Params)
+        load_params({"params": {**paper_config(), "variant": "Paper"}}, Params)
 
 
 def test_each_variant_changes_what_it_says():
-    base = Params(eps=EPS)
+    base = paper_params(eps=EPS)
     assert variants.apply(base) == base  # paper: nothing
     for name, v in variants.VARIANTS.items():
-        got = variants.apply(Params(eps=EPS, variant=name))
+        got = variants.apply(paper_params(eps=EPS, variant=name))
         changed = {
             k for k in Params.__dataclass_fields__ if getattr(got, k) != getattr(base, k)
         } - {"variant"}
@@ -64,7 +64,7 @@ def test_a_variant_refuses_another_variants_data(tmp_path):
     from experiments.adult_synth.run import TABLES
 
     job = Job("selection", inputs={"data": str(csv), "domain": str(dom)})
-    p = Params(eps=EPS, variant="missing_category", n_rows=0)
+    p = paper_params(eps=EPS, variant="missing_category", n_rows=0)
     with pytest.raises(ValueError, match="reads adult_missing_category.csv"):
         build_table(TABLES, job, p)
     # the right file name is read (the same fake table under the variant's name)
@@ -83,8 +83,8 @@ def test_a_seed_variant_runs_under_its_seed():
 
     seen = []
     table = in_variant(lambda job, p, rng: seen.append((p.seed, rng.random())) or pd.DataFrame())
-    table(Job("baseline"), Params(eps=EPS, variant="seed_3"), job_rng(123))
-    table(Job("baseline"), Params(eps=EPS), job_rng(123))
+    table(Job("baseline"), paper_params(eps=EPS, variant="seed_3"), job_rng(123))
+    table(Job("baseline"), paper_params(eps=EPS), job_rng(123))
     assert seen == [(3, job_rng(3).random()), (123, job_rng(123).random())]
 
 
@@ -120,7 +120,7 @@ def test_variant_row_baseline_and_fractions(tmp_path):
     ).to_csv(tmp_path / "baseline.csv", index=False)
     write_fake_checks(tmp_path / "checks.csv")
     inputs = {"baseline": str(tmp_path / "baseline.csv")}
-    p = Params(eps=EPS, variant="gbc_trees_50")
+    p = paper_params(eps=EPS, variant="gbc_trees_50")
     row = build_table(TABLES, Job("variant", inputs=inputs), p).iloc[0]
     assert row["variant"] == "gbc_trees_50" and "50 boosting trees" in row["changes"]
     assert row["n_rows"] == 100 and row["runs"] == 2

@@ -92,9 +92,9 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_readme_sweep_recipe_runs_each_value_to_its_own_file(tmp_path: Path) -> None:
-    """README "How to add a sweep": a multirun over a list parameter does what it says."""
-    readme = (ROOT / "README.md").read_text()
-    assert "params.sigmas='[0.5],[1.0],[2.0]'" in readme
+    """docs/pipeline.md "Sweeps": a multirun over a list parameter does what it says."""
+    page = (ROOT / "docs" / "pipeline.md").read_text()
+    assert "params.sigmas='[0.5],[1.0],[2.0]'" in page
     out = tmp_path / "survival.csv"
     done = _run(
         "experiments.taylor_survival.run",

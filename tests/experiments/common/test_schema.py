@@ -108,9 +108,12 @@ def test_walker_and_cross_checks_name_the_full_key(exp: str, override: str, mess
 
 def test_direct_construction_validates_with_the_root_key():
     adult = importlib.import_module("experiments.adult_synth.schema")
+    paper = load_params(compose_config("adult_synth", "default"), adult.Params)
     with pytest.raises(ValueError, match=r"^params\.eps\[1\] must be > 0"):
-        adult.Params(eps=[0.1, -1.0])
+        dataclasses.replace(paper, eps=[0.1, -1.0])
     selection = importlib.import_module("experiments.selection.schema")
     with pytest.raises(ValueError, match=r"^Data\.bikes_users must be > 0"):
-        selection.Data(bikes_users=0)
-    assert dataclasses.is_dataclass(selection.Params())  # the defaults are valid
+        selection.Data(bikes_users=0, energy_clip_kwh=30.0)
+    # no defaults (the config is the one source): a value left out is named, not compared
+    with pytest.raises(ValueError, match=r"^params\.seed must be given \(no default"):
+        selection.Params()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,12 +25,24 @@ import torch
 from omegaconf import OmegaConf
 
 from experiments.adult_synth.data import load
-from experiments.common.checksum import file_sha256, rebuild_command, verified
+from experiments.common.checksum import (
+    file_sha256,
+    rebuild_command,
+    verified,
+    write_checksum_sidecar,
+)
 from experiments.common.processed import KINDS, file_format, processed
 from experiments.data import preprocess as pp
 from experiments.mnist_gd.data import load_mnist
 from experiments.selection.data import load_energy, load_series
 from experiments.selection.schema import Data
+
+REPO = Path(__file__).resolve().parents[3]
+#: The selection experiment's data section as config/selection.yaml gives it (the schema
+#: has no defaults: the config is their one source).
+DATA = Data(
+    **OmegaConf.to_container(OmegaConf.load(REPO / "config" / "selection.yaml").params.data)
+)
 
 CFG = OmegaConf.create({"dataset": "test"})
 
@@ -82,8 +95,8 @@ def _mnist(folder: Path) -> object:
 LOADERS: dict[str, Callable[[Path], object]] = {
     "adult.csv": _adult,
     "adult_domain.json": _adult,
-    "bikes.csv": lambda d: load_series("bikes", d / "bikes.csv", Data()),
-    "lcl_daily_kwh.parquet": lambda d: load_series("lcl", d / "lcl_daily_kwh.parquet", Data()),
+    "bikes.csv": lambda d: load_series("bikes", d / "bikes.csv", DATA),
+    "lcl_daily_kwh.parquet": lambda d: load_series("lcl", d / "lcl_daily_kwh.parquet", DATA),
     "mnist.npz": _mnist,
 }
 
@@ -135,8 +148,8 @@ def test_damaged_processed_file_names_itself_and_its_rebuild(folder, tmp_path, n
 
 #: (loader given ``path`` where it expects its file, the input named, the kind expected)
 WRONG_KIND: dict[str, tuple[Callable[[Path, Path], object], str, str]] = {
-    "bikes": (lambda d, path: load_series("bikes", path, Data()), "inputs.data", "bikes"),
-    "lcl": (lambda d, path: load_series("lcl", path, Data()), "inputs.data", "lcl_matrix"),
+    "bikes": (lambda d, path: load_series("bikes", path, DATA), "inputs.data", "bikes"),
+    "lcl": (lambda d, path: load_series("lcl", path, DATA), "inputs.data", "lcl_matrix"),
     "mnist": (
         lambda d, path: load_mnist(
             str(path), SimpleNamespace(seed=0, n_train=5, n_test=5), torch.device("cpu")
@@ -213,7 +226,7 @@ def test_the_probe_messages_name_the_file_expected(folder):
             "inputs.data: expected the processed bikes table (data/processed/bikes.csv), got "
         ),
     ):
-        load_series("bikes", folder / "lcl_daily_kwh.parquet", Data())
+        load_series("bikes", folder / "lcl_daily_kwh.parquet", DATA)
     with pytest.raises(
         ValueError, match=r"\(data/processed/mnist.npz\), got .*bikes.csv \(a csv file\)$"
     ):
@@ -221,7 +234,7 @@ def test_the_probe_messages_name_the_file_expected(folder):
     with pytest.raises(
         ValueError, match=r"\(a csv file without columns \['date', 'registered_norm'\]\)$"
     ):
-        load_series("bikes", folder / "adult.csv", Data())
+        load_series("bikes", folder / "adult.csv", DATA)
 
 
 def test_file_formats_are_read_from_the_first_bytes(folder, tmp_path):
@@ -250,6 +263,9 @@ def test_unreadable_or_incomplete_sidecar_and_missing_file(tmp_path):
         with pytest.raises(ValueError, match=re.escape(problem)):
             verified(path)
     sidecar.write_text(json.dumps({"sha256": file_sha256(path)}))
+    with pytest.raises(ValueError, match="records no file name"):
+        verified(path)
+    sidecar.write_text(json.dumps({"sha256": file_sha256(path), "file": "bikes.csv"}))
     assert verified(path) == path
     path.unlink()
     with pytest.raises(FileNotFoundError, match=re.escape(rebuild_command(path))):
@@ -267,4 +283,23 @@ def test_preprocessing_records_the_sha256_of_its_output(tmp_path):
     pp.PROCESSORS["bikes"](cfg, tmp_path / "raw", tmp_path / "out", time.perf_counter())
     out = tmp_path / "out" / "bikes.csv"
     assert json.loads(out.with_name("bikes.csv.json").read_text())["sha256"] == file_sha256(out)
-    assert load_series("bikes", out, Data())[0].tolist() == [654 / 6946, 670 / 6946]
+    assert load_series("bikes", out, DATA)[0].tolist() == [654 / 6946, 670 / 6946]
+
+
+def test_a_file_copied_over_another_with_its_sidecar_names_what_it_is(tmp_path):
+    """Issue 43: adult_missing_category.csv and its sidecar copied over adult.csv failed late
+    (`column 'workclass' has codes outside [0, 7)`); the sidecar says which file it is."""
+    variant = tmp_path / "adult_missing_category.csv"
+    variant.write_text("age,income\n1,0\n")
+    write_checksum_sidecar(variant, {"dataset": "adult_variants"}, 0.0)
+    adult = tmp_path / "adult.csv"
+    shutil.copy(variant, adult)
+    shutil.copy(tmp_path / "adult_missing_category.csv.json", tmp_path / "adult.csv.json")
+    message = (
+        f"processed data file {adult} is adult_missing_category.csv (dataset adult_variants), "
+        "not adult.csv"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)) as err:
+        processed(adult, "adult", "inputs.data")
+    assert rebuild_command(adult) in str(err.value)
+    assert verified(variant) == variant

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,29 @@ def test_bad_parameters_are_refused():
         smoke_params("params.subsampled.q=0")
     with pytest.raises(ValueError, match="kind"):
         QuerySpec("laplace", 1.0)
+
+
+@pytest.mark.parametrize("q", [1e-300, 1e-170])
+def test_a_tiny_sampling_rate_is_priced(q):
+    """main: ZeroDivisionError in choose_alpha (the subsampled RDP underflowed to 0, below
+    its exact positive value); now every order's price is positive and the job runs."""
+    query = QuerySpec("subsampled", 1.0, rate=q)
+    alpha = choose_alpha(BUDGET, [query])
+    assert alpha in BUDGET.rdp_orders
+    count, censored, _ = admit(by_name(alpha)["rdp (one order)"], [query] * 50)
+    assert (count, censored) == (50, True)
+
+
+@pytest.mark.parametrize("sigma", [3.0, 7.0, 10.0, 30.0, 0.1, 1e-150, 1e150])
+def test_gaussian_prices_are_rounded_up(sigma):
+    """main priced 1 / (2 sigma^2) and 1 / sigma rounded to nearest (below exact for
+    sigma = 3: fl(1/18) < 1/18); the library's prices round up."""
+    filters = by_name()
+    query = QuerySpec("gaussian", sigma)
+    rho = filters["zcdp"].cost(query).rho
+    mu = filters["gdp"].cost(query).mu
+    assert Fraction(rho) >= 1 / (2 * Fraction(sigma) ** 2) or rho == math.inf
+    assert Fraction(mu) >= 1 / Fraction(sigma) or mu == math.inf
 
 
 def test_smoke_workload_runs_and_plots(tmp_path):

@@ -150,6 +150,13 @@ def test_reasons_are_filled_from_the_runs_own_metrics():
         ({"reason": {"paper": "ours {x:.2f}, {y!z}"}}, "conversion"),
         ({"evidence": ["results/../../etc/passwd"]}, r"under results/ or figures/"),
         ({"evidence": {"smoke": ["figures/../x.png"]}}, r"under results/ or figures/"),
+        # issue 43: a typo silently scored a measured check "unexplained ... not built"
+        (
+            {"evidence": ["results/taylor_survival/{scal}/survival.csv"]},
+            r"unknown placeholder\(s\) \['\{scal\}'\]; the only one is \{scale\}",
+        ),
+        ({"evidence": {"paper": ["results/e/{scale/v.csv"]}}, r"unknown placeholder"),
+        ({"evidence": ["results/e/scale}/v.csv"]}, r"unknown placeholder"),
     ],
 )
 def test_malformed_reasons_and_evidence_are_refused(fields, message):
@@ -206,8 +213,10 @@ def test_a_key_or_reason_naming_no_metric_is_refused_at_load(tmp_path, entry, un
 
 
 def test_metric_keys_are_declared_by_every_scored_experiment():
-    with pytest.raises(ValueError, match="has no experiments/nosuchexp/metrics.py"):
+    with pytest.raises(ValueError, match="experiment must be one of .*, got 'nosuchexp'"):
         metric_keys("nosuchexp")
+    with pytest.raises(ValueError, match="has no experiments/filter_comparison/metrics.py"):
+        metric_keys("filter_comparison")
     keys = metric_keys("mnist_gd")
     assert any(re.fullmatch(k, "acc_eps0.3_gd_tuned") for k in keys)
     assert not any(re.fullmatch(k, "acc_eps0.3_gd_tunned") for k in keys)

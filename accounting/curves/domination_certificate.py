@@ -1,0 +1,248 @@
+"""Certified domination of a finite pair: True only if a <= b holds in exact arithmetic.
+
+a <= b iff T_b(alpha_k) <= beta_k at every interior vertex (alpha_k, beta_k) of the finite
+pair a's trade-off curve (T_b convex, T_a linear between its vertices; residue paper,
+Prop. 10; :mod:`accounting.curves.domination`); the ends hold for every pair, T_b(0) <= 1 =
+T_a(0) (a's mass at +inf loss, if any, makes (0, T_a(0)) its first interior vertex) and
+T_b(1) = 0 = T_a(1). The data of a finite pair denote the exact pair of
+:mod:`accounting.curves.gdp_pricing` (atoms in order of decreasing loss; Q-masses a curve's
+widths or a Pld's p_i e^{-L_i}, P-masses its drops or probs, mass at +inf loss a first atom
+with no Q-mass; each normalised by its total), the same for a and for b, so that a <= a
+exactly.
+
+Decision (docs/accounting.md, "Rounding"): a float fast path evaluates every gap
+T_b(alpha_k) - beta_k + tol with a derived error bound E (:func:`_float_gaps`); the answer is
+True if every gap is <= -E, False if one is > E; otherwise the vertices it left open are
+evaluated exactly (Fractions, for two curves) or in mpmath at 60 digits with a margin of
+10^-45 of the terms' magnitudes (a Pld's e^{-L_i}, a Gaussian trade-off), and an undecided
+gap is False.
+``tol`` only ever refuses: True needs T_b <= T_a - tol at a's interior vertices.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from itertools import accumulate
+
+import mpmath
+import numpy as np
+
+from accounting.curves.gdp import GdpProfile
+from accounting.curves.gdp_pricing import finite_pair_mu, mp_z
+from accounting.curves.pld import Pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff
+
+Finite = Pld | PiecewiseLinearTradeoff
+Budget = Pld | PiecewiseLinearTradeoff | GdpProfile
+_U = 2.0**-53
+_DPS = 60
+_MARGIN = mpmath.mpf(10) ** -45
+
+
+def certified_dominated(a: Finite, b: Budget, tol: float) -> bool:
+    """True only if the finite pair a is dominated by b with T_b <= T_a - tol (module doc)."""
+    if isinstance(b, GdpProfile) and b.reveal == 0.0 and tol == 0.0:
+        return finite_pair_mu(a) <= b.mu  # G_mu <= T_a iff mu >= mu(a) (DRS 2022, Prop. 2.2)
+    ks = None  # the interior vertices left to the exact check (None: all)
+    if not isinstance(b, GdpProfile):
+        gaps, bound = _float_gaps(a, b, tol)
+        if bool(np.any(gaps > bound)):
+            return False
+        ks = [int(k) + 1 for k in np.flatnonzero(~(gaps <= -bound))]
+        if not ks:
+            return True
+    if isinstance(a, PiecewiseLinearTradeoff) and isinstance(b, PiecewiseLinearTradeoff):
+        return _exact_dominated(_atoms(a), _atoms(b), Fraction(tol), ks)
+    with mpmath.workdps(_DPS):
+        return _mp_dominated(a, b, mpmath.mpf(tol), ks)
+
+
+def _float_gaps(a: Finite, b: Finite, tol: float) -> tuple[np.ndarray, float]:
+    """Gaps T_b(alpha_k) - beta_k + tol at a's vertices in floats, and a bound E on their
+    error against the exact pairs.
+
+    Error (u = 2^-53): each vertex coordinate of a and of b (cumulative sums of <= n
+    non-negative masses over their total, a Pld's q_i within 5u) is within r = (2 n + 16) u
+    of the exact reading, n the larger atom count. T_b is s-Lipschitz on [0, 1] (s its
+    largest finite slope), so moving b's vertices and the point alpha_k by r moves
+    T_b(alpha_k) by at most 2 r (1 + s); np.interp and the subtraction add 8u (1 + s). A
+    segment of zero float width other than the +inf mass (a Q-mass that underflowed) makes
+    s, and E, infinite.
+    """
+    alpha_a, beta_a, r_a = _float_vertices(a)
+    alpha_b, beta_b, r_b = _float_vertices(b)
+    if alpha_b[1] == 0.0:  # mass at +inf loss: T_b(0) is the start, not the vertical top
+        alpha_b, beta_b = alpha_b[1:], beta_b[1:]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        slopes = -np.diff(beta_b) / np.diff(alpha_b)
+    # a steep segment whose float slope overflows (a subnormal Q-mass) has no bound here
+    s = float(np.max(slopes)) if np.all(np.isfinite(slopes)) else math.inf
+    t_b = np.interp(alpha_a[1:-1], alpha_b, beta_b)  # at the interior vertices (module doc)
+    r = max(r_a, r_b)
+    bound = (2.0 * r + 8.0 * _U) * (1.0 + s) + r + 4.0 * _U * (1.0 + tol)
+    gaps = t_b - beta_a[1:-1] + tol
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        sure = _end_segments(a, b, tol, r)
+    return np.where(sure, -np.inf, gaps), bound if math.isfinite(bound) else math.inf
+
+
+def _end_segments(a: Finite, b: Finite, tol: float, r: float) -> np.ndarray:
+    """Interior vertices of a certified in relative terms where T_b is one known line, for
+    the small masses that the absolute bound of :func:`_float_gaps` cannot resolve.
+
+    Left: alpha_k certainly inside b's first sloped segment, where 1 - T_b(alpha) =
+    h + s_1 alpha (h b's +inf mass, s_1 the segment's slope): T_b(alpha_k) <= beta_k - tol iff
+    h + s_1 alpha_k >= (1 - beta_k) + tol. Right: 1 - alpha_k certainly inside b's last
+    segment, when it ends at (1, 0) (b has no mass at -inf loss), where T_b(alpha) =
+    s_m (1 - alpha): s_m (1 - alpha_k) + tol <= beta_k. Every mass, complement and total is a
+    sum of non-negative terms (relative error <= r) and each side a product, quotient or sum
+    of a few of them, so each side is within 6r relative plus 2^-1060 absolute (subnormals).
+    """
+    q_a, p_a = _float_atoms(a)
+    q_b, p_b = _float_atoms(b)
+    t_qa, t_pa, t_qb, t_pb = q_a.sum(), p_a.sum(), q_b.sum(), p_b.sum()
+    one_minus_beta = np.cumsum(p_a)[:-1] / t_pa
+    alpha = np.cumsum(q_a)[:-1] / t_qa
+    one_minus_alpha = np.cumsum(q_a[::-1])[::-1][1:] / t_qa
+    beta = np.cumsum(p_a[::-1])[::-1][1:] / t_pa
+    lo, hi, tiny = 1.0 - 6.0 * r, 1.0 + 6.0 * r, 2.0**-1060
+    sure = np.zeros(alpha.shape, dtype=bool)
+    first = int(np.argmax(q_b > 0.0))
+    w1, h = q_b[first] / t_qb, p_b[:first].sum() / t_pb
+    s1 = (p_b[first] / t_pb) / w1
+    inside = alpha * hi + tiny < w1 * lo
+    sure |= inside & ((h + s1 * alpha) * lo - tiny >= (one_minus_beta + tol) * hi + tiny)
+    if p_b[-1] > 0.0:
+        wm = q_b[-1] / t_qb
+        sm = (p_b[-1] / t_pb) / wm
+        inside = one_minus_alpha * hi + tiny < wm * lo
+        sure |= inside & ((sm * one_minus_alpha + tol) * hi + tiny <= beta * lo - tiny)
+    return sure
+
+
+def _float_vertices(x: Finite) -> tuple[np.ndarray, np.ndarray, float]:
+    """(alpha, beta, r): the vertices of x's curve in floats and their error bound r."""
+    q, p = _float_atoms(x)
+    alpha = np.concatenate([[0.0], np.cumsum(q)])
+    beta = np.concatenate([np.cumsum(p[::-1])[::-1], [0.0]])
+    alpha, beta = alpha / alpha[-1], beta / beta[0]
+    return np.minimum(alpha, 1.0), np.minimum(beta, 1.0), (2.0 * q.size + 16.0) * _U
+
+
+def _float_atoms(x: Finite) -> tuple[np.ndarray, np.ndarray]:
+    """Float Q- and P-masses of x's atoms in order of decreasing loss (module doc)."""
+    if isinstance(x, PiecewiseLinearTradeoff):
+        q, p = np.asarray(x.widths), np.asarray(x.drops)
+        head = 1.0 - x.start
+    else:
+        p = x.probs[::-1]
+        with np.errstate(over="ignore"):
+            q = p * np.exp(-x.losses[::-1])
+        head = x.inf_mass
+        deficit = x.q_deficit()
+        if deficit > 0.0:
+            q, p = np.append(q, deficit), np.append(p, 0.0)
+    if head > 0.0:
+        q, p = np.concatenate([[0.0], q]), np.concatenate([[head], p])
+    return q, p
+
+
+def _atoms(x: PiecewiseLinearTradeoff) -> tuple[list[Fraction], list[Fraction]]:
+    """The exact atoms of a curve's data, read as in the module doc."""
+    q = [Fraction(w) for w in x.widths.tolist()]
+    p = [Fraction(d) for d in x.drops.tolist()]
+    if x.start < 1.0:
+        q, p = [Fraction(0), *q], [1 - Fraction(x.start), *p]
+    return _read(q, p)
+
+
+def _read(q: list, p: list) -> tuple[list, list]:
+    """The masses over their totals (module doc)."""
+    t_q, t_p = sum(q), sum(p)
+    return [v / t_q for v in q], [v / t_p for v in p]
+
+
+def _vertices(q: list, p: list, ks: list[int] | None = None) -> list[tuple]:
+    """(alpha_k, beta_k) for k in ``ks`` (default 0..n): Q-mass of the first k atoms, P-mass
+    of the others (summed from their own end: no cancellation)."""
+    zero = q[0] * 0
+    alpha = list(accumulate(q, initial=zero))
+    beta = list(accumulate(reversed(p), initial=zero))[::-1]
+    return [(alpha[k], beta[k]) for k in (range(len(q) + 1) if ks is None else ks)]
+
+
+def _interior(n: int, ks: list[int] | None) -> list[int]:
+    """The interior vertices 1..n-1 of a curve with n atoms, or those in ``ks``."""
+    return list(range(1, n)) if ks is None else ks
+
+
+def _lines(q: list, p: list) -> list[tuple]:
+    """b's curve as its sloped segments (alpha_0, beta_0, slope): T_b is the maximum of 0
+    and their lines (a convex piecewise-linear function is the maximum of its pieces; T_b >= 0
+    and its flat pieces, if any, are at 0; vertical pieces are at alpha = 0, where the next
+    piece starts at T_b(0))."""
+    verts = _vertices(q, p)
+    return [(verts[j][0], verts[j][1], p[j] / q[j]) for j in range(len(q)) if q[j] > 0 < p[j]]
+
+
+def _exact_dominated(
+    a: tuple[list, list], b: tuple[list, list], tol: Fraction, ks: list[int] | None
+) -> bool:
+    """T_b(alpha_k) <= beta_k - tol at a's interior vertices k (or those in ``ks``), in exact
+    rational arithmetic."""
+    lines = _lines(*b)
+    for alpha, beta in _vertices(*a, _interior(len(a[0]), ks)):
+        if max([0, *(b0 - s * (alpha - a0) for a0, b0, s in lines)]) > beta - tol:
+            return False
+    return True
+
+
+def _mp_atoms(x: Finite) -> tuple[list, list]:
+    """x's atoms in mpmath at the working precision (a Pld's q_i = p_i e^{-L_i}), read as in
+    the module doc; a Q-deficit beyond rounding (:meth:`Pld.q_deficit`) is a last atom at
+    -inf loss."""
+    if isinstance(x, PiecewiseLinearTradeoff):
+        q, p = _atoms(x)
+        return [mpmath.mpf(v.numerator) / v.denominator for v in q], [
+            mpmath.mpf(v.numerator) / v.denominator for v in p
+        ]
+    probs, losses = x.probs[::-1].tolist(), x.losses[::-1].tolist()
+    p = [mpmath.mpf(v) for v in probs]
+    q = [mpmath.mpf(v) * mpmath.exp(-mpmath.mpf(c)) for v, c in zip(probs, losses, strict=True)]
+    if x.inf_mass > 0.0:
+        q, p = [mpmath.mpf(0), *q], [mpmath.mpf(x.inf_mass), *p]
+    if x.q_deficit() > 0.0:
+        q, p = [*q, 1 - mpmath.fsum(q)], [*p, mpmath.mpf(0)]
+    return _read(q, p)
+
+
+def _mp_dominated(a: Finite, b: Budget, tol: mpmath.mpf, ks: list[int] | None) -> bool:
+    """T_b(alpha_k) + margin <= beta_k - tol at a's interior vertices (or those in ``ks``),
+    in mpmath."""
+    q, p = _mp_atoms(a)
+    verts = _vertices(q, p, _interior(len(q), ks))
+    if isinstance(b, GdpProfile):
+        return all(_gdp_tradeoff_up(b, alpha) <= beta - tol for alpha, beta in verts)
+    lines = _lines(*_mp_atoms(b))
+    for alpha, beta in verts:
+        # T_b = max(0, lines): the 0 is exact, so beta = 0 (a's flat end) needs no margin
+        if not (beta >= tol if tol == 0 else beta - tol >= _MARGIN):
+            return False
+        for a0, b0, s in lines:
+            size = abs(b0) + abs(s * (alpha - a0))
+            if b0 - s * (alpha - a0) + _MARGIN * (1 + size) > beta - tol - _MARGIN:
+                return False
+    return True
+
+
+def _gdp_tradeoff_up(b: GdpProfile, alpha: mpmath.mpf) -> mpmath.mpf:
+    """An upper bound on (1 - reveal) G_mu(alpha / (1 - reveal)) (0 beyond 1 - reveal),
+    G_mu(x) = Phi(z(x) - mu) (DRS 2022, Def. 2.6), at 60 digits plus a 10^-45 margin."""
+    keep = 1 - mpmath.mpf(b.reveal)
+    if alpha >= keep:
+        return mpmath.mpf(0)
+    x = alpha / keep
+    z = mp_z(x, 1 - x, _DPS - 10)
+    value = mpmath.mpf(1) if z == mpmath.inf else mpmath.ncdf(z - mpmath.mpf(b.mu))
+    return keep * value * (1 + _MARGIN) + _MARGIN
