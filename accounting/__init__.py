@@ -27,7 +27,7 @@ from accounting.costs import (
     RenyiCurve,
     Zcdp,
 )
-from accounting.curves.domination import mixture_below_certificate
+from accounting.curves.domination import is_dominated, mixture_below_certificate
 from accounting.curves.gdp import (
     GdpProfile,
     gdp_budget,
@@ -251,6 +251,7 @@ __all__ = [
     "gdp_pure_dp_delta",
     "gdp_residue",
     "gdp_tradeoff",
+    "is_dominated",
     "laplace_delta",
     "laplace_eps",
     "laplace_pld",

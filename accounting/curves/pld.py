@@ -184,7 +184,7 @@ class Pld:
         Then delta(eps) = D_k + (1 - e^{eps - L_k}) W_k + inf_mass for k the first index
         with L_k > eps. Both are sums of non-negative terms (D by the recurrence
         D_k = D_{k+1} + (1 - e^{L_k - L_{k+1}}) W_{k+1}), so delta keeps its relative
-        accuracy (~1e-16 (n + max |L|)) even when it is tiny, and costs O(n) once plus
+        accuracy (``~1e-16 (n + max |L|)``) even when it is tiny, and costs O(n) once plus
         O(log n) per eps.
         """
         suffix_log_q = suffix_scan(self._log_q, np.logaddexp, -np.inf)
@@ -278,7 +278,7 @@ class Pld:
 
         Each sum of losses and each product of probabilities is rounded up (``sum_up``,
         ``product_up``), and so is the mass at +inf, a + b - a b, so the result dominates the
-        exact composition of the two stored PLDs. Sums within 2^-50 (max |L| + max |L'|) of
+        exact composition of the two stored PLDs. Sums within ``2^-50 (max |L| + max |L'|)`` of
         each other (a few ulps: one exact loss reached by different roundings) are merged at
         the largest of them (``snap_up``: mass only moves up), so that k-fold compositions
         of randomized response keep k + 1 losses.
