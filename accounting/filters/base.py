@@ -185,6 +185,7 @@ class Filter(ABC, Generic[CostT, StateT]):
         self._awaiting = False  # an accepted request not yet observed
         self._state = state
         self._initial_state = state
+        self._budget_warned = False  # a BudgetWarning was raised (at most one a filter)
 
     @property
     def history(self) -> tuple[Record, ...]:
@@ -258,7 +259,11 @@ class Filter(ABC, Generic[CostT, StateT]):
         """One :class:`BudgetWarning` when the halt is on the first request, or on a cost that
         the filter refuses before any query ran (a budget only shrinks, so such a cost can
         never run); an ordinary refusal (the budget spent by earlier queries) stays silent.
-        Called once, at the halt (HALT is permanent), so at most one warning a filter."""
+        Called once, at the halt (HALT is permanent); silent if the filter already warned
+        (a budget that its constructor found can never admit a real query)."""
+        if self._budget_warned:
+            return
+        self._budget_warned = True
         first = len(self._history) == 1
         if not first:
             fresh = copy.copy(self)

@@ -83,6 +83,7 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
                 stacklevel=2,
             )
         super().__init__(tuple(ExactSum() for _ in alphas))
+        self._budget_warned = 0.0 in bs  # one BudgetWarning a filter: the halt stays silent
         self.guarantee = RenyiCurve(alphas, bs)
 
     @property

@@ -148,3 +148,11 @@ def test_advanced_and_whitehouse_name_cost_budget_and_remedy(
     assert "EpsDelta(eps=0.5, delta=0.0)" in message
     assert budget in message
     assert "AdditiveFilter admits more" in message
+
+
+def test_a_zero_renyi_budget_warns_once_when_built_and_not_again_at_the_halt() -> None:
+    with pytest.warns(BudgetWarning, match="budget at order 8.0 is 0"):
+        filt = RenyiFilter((2.0, 8.0), (1.0, 0.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not filt.request(_gaussian(5.0))
