@@ -23,6 +23,7 @@ at 10^5-10^6 requests.
 from __future__ import annotations
 
 import copy
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -143,6 +144,22 @@ class _History:
             yield self._decode(item)
 
 
+class BudgetWarning(UserWarning):
+    """A filter halts where its budget can never have admitted the request: on its first
+    request, or on a cost that the filter refuses even before any query ran."""
+
+
+def _short(value: object) -> str:
+    """A number to 6 significant digits, a sequence of numbers likewise, a short repr as it
+    is, anything else (a PLD, a trade-off curve) by its type name."""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return f"{value:.6g}"
+    if isinstance(value, tuple) and all(isinstance(v, float | int) for v in value):
+        return "(" + ", ".join(f"{v:.6g}" for v in value) + ")"
+    text = repr(value)
+    return text if len(text) <= 120 else f"a {type(value).__name__}"
+
+
 class Filter(ABC, Generic[CostT, StateT]):
     """Base class of all filters, generic over the cost type and the state type.
 
@@ -155,12 +172,20 @@ class Filter(ABC, Generic[CostT, StateT]):
 
     cost_types: ClassVar[tuple[type, ...]]
     needs_observation: ClassVar[bool] = False
+    #: the attributes that state the budget, named in a :class:`BudgetWarning`
+    budget_fields: ClassVar[tuple[str, ...]] = ()
+    #: what to do when the budget halts the filter at once (the end of a BudgetWarning)
+    halt_advice: ClassVar[str] = (
+        "Raise the budget, or make each query cheaper (more noise, or a smaller sensitivity)."
+    )
 
     def __init__(self, state: StateT) -> None:
         self._history = _History()
         self._halted = False
         self._awaiting = False  # an accepted request not yet observed
         self._state = state
+        self._initial_state = state
+        self._budget_warned = False  # a BudgetWarning was raised (at most one a filter)
 
     @property
     def history(self) -> tuple[Record, ...]:
@@ -203,6 +228,7 @@ class Filter(ABC, Generic[CostT, StateT]):
             self._awaiting = True
         else:
             self._halted = True
+            self._warn_if_never_admissible(cost)
         return ok
 
     def observe(self, observed: Any) -> None:
@@ -228,6 +254,37 @@ class Filter(ABC, Generic[CostT, StateT]):
         child = copy.copy(self)
         child._history = self._history.copy()
         return child
+
+    def _warn_if_never_admissible(self, cost: CostT) -> None:
+        """One :class:`BudgetWarning` when the halt is on the first request, or on a cost that
+        the filter refuses before any query ran (a budget only shrinks, so such a cost can
+        never run); an ordinary refusal (the budget spent by earlier queries) stays silent.
+        Called once, at the halt (HALT is permanent); silent if the filter already warned
+        (a budget that its constructor found can never admit a real query)."""
+        if self._budget_warned:
+            return
+        self._budget_warned = True
+        first = len(self._history) == 1
+        if not first:
+            fresh = copy.copy(self)
+            fresh._state = self._initial_state
+            if fresh._admit(cost) is not None:
+                return
+        where = "its first request" if first else "a cost it can never admit"
+        warnings.warn(
+            f"{type(self).__name__} halted on {where}: {self._refusal(cost)} " + self._advice(cost),
+            BudgetWarning,
+            stacklevel=3,
+        )
+
+    def _refusal(self, cost: CostT) -> str:
+        """Why the budget refuses ``cost``: the cost and the budget (a BudgetWarning's body)."""
+        budget = ", ".join(f"{name}={_short(getattr(self, name))}" for name in self.budget_fields)
+        return f"the cost {_short(cost)} does not fit the budget {budget}."
+
+    def _advice(self, cost: CostT) -> str:
+        """What to do about a budget that refuses ``cost`` at once."""
+        return self.halt_advice
 
     @abstractmethod
     def _admit(self, cost: CostT) -> StateT | None:

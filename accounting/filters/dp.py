@@ -135,6 +135,8 @@ class AdditiveFilter(_EpsDeltaFilter):
         self.eps = _checks.nonnegative("eps", eps)
         self.delta = _checks.delta("delta", delta)
 
+    budget_fields = ("eps", "delta")
+
     def _admit(self, cost: EpsDelta) -> EpsDeltaSums | None:
         nxt = self._state.plus(cost)
         # exact comparisons: the rounded sum 1 + 2^-53 == 1.0 must not pass a budget of 1
@@ -191,6 +193,13 @@ class AdvancedFilter(_EpsDeltaFilter):
     about 1e-305 the drift's upper bounds (at least 2^-1074 a request) are coarse relative
     to eps_g, so the filter halts early there: safe, not tight.
     """
+
+    budget_fields = ("eps_g", "delta_g", "delta_pp")
+    halt_advice = (
+        "Rogers et al.'s bound K pays sqrt(log(1/delta'')) already on the first query; for "
+        "a few queries AdditiveFilter admits more (docs/filters.md). Or raise the budget or "
+        "make each query cheaper."
+    )
 
     def __init__(self, eps_g: float, *, delta_g: float, delta_pp: float | None = None) -> None:
         super().__init__()
@@ -284,6 +293,13 @@ class WhitehouseFilter(_EpsDeltaFilter):
     condition is decided exactly: the exact sum of eps_m^2 against a rational lower bound of
     the largest sum it allows (:func:`_whitehouse_square_budget`), at every eps and delta'.
     """
+
+    budget_fields = ("eps", "delta", "delta_pp")
+    halt_advice = (
+        "The bound sqrt(2 log(1/delta') sum eps_m^2) + sum eps_m^2 / 2 pays log(1/delta') "
+        "already on the first query; for a few queries AdditiveFilter admits more "
+        "(docs/filters.md). Or raise the budget or make each query cheaper."
+    )
 
     def __init__(self, eps: float, *, delta: float, delta_pp: float | None = None) -> None:
         super().__init__()

@@ -45,6 +45,7 @@ class FilteredSelfReportingComposition(Filter[ProbabilisticDP, _FsrcSums]):
 
     cost_types = (ProbabilisticDP,)
     needs_observation = True
+    budget_fields = ("guarantee",)
 
     def __init__(self, eps: float, *, delta: float) -> None:
         super().__init__(_FsrcSums())
@@ -120,6 +121,7 @@ class ExPostRdpComposition(Filter[RenyiCurve, _ExPostState]):
 
     cost_types = (RenyiCurve,)
     needs_observation = True
+    budget_fields = ("alpha", "stopping_eps", "max_rounds", "budget")
 
     def __init__(
         self,

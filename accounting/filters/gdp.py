@@ -103,6 +103,18 @@ def _residue(
     return bisected if bisected.scaled > naive.scaled else naive
 
 
+def _gdp_advice(cost: object) -> str:
+    """What to do about a cost that a GDP budget refuses at once."""
+    if math.isinf(smallest_dominating_mu(cost)):
+        return (
+            "No Gaussian dominates this cost (an (eps, delta > 0) cost, or mass at infinite "
+            "loss), so no GDP budget admits it: price the query as Gdp, PureDP or a Pld "
+            "without mass at infinity, or use an (eps, delta) filter (AdditiveFilter, "
+            "WhitehouseFilter)."
+        )
+    return Filter.halt_advice
+
+
 class GdpFilter(Filter[GdpCost, ExactSquareSum]):
     """Naive GDP filter: CONTINUE while sum_i mu_i^2 <= mu^2 (Smith and Thakurta 2022).
 
@@ -116,6 +128,7 @@ class GdpFilter(Filter[GdpCost, ExactSquareSum]):
     """
 
     cost_types: ClassVar[tuple[type, ...]] = GDP_COSTS
+    budget_fields = ("mu",)
 
     def __init__(self, mu: float) -> None:
         super().__init__(ExactSquareSum())
@@ -123,6 +136,9 @@ class GdpFilter(Filter[GdpCost, ExactSquareSum]):
         if self.mu > MAX_GDP_MU:
             raise ValueError(f"mu must be in (0, {MAX_GDP_MU}] (mu^2 finite), got {mu!r}")
         self._budget_sq = ExactSquareSum() + self.mu
+
+    def _advice(self, cost: GdpCost) -> str:
+        return _gdp_advice(cost)
 
     @property
     def spent(self) -> float:
@@ -148,6 +164,7 @@ class GdpResidueFilter(Filter[GdpCost, SquareBudget]):
     """
 
     cost_types: ClassVar[tuple[type, ...]] = GDP_COSTS
+    budget_fields = ("mu",)
 
     def __init__(self, mu: float, rtol: float = 1e-9, step: float = 0.05) -> None:
         self.mu = _checks.positive("mu", mu)
@@ -156,6 +173,9 @@ class GdpResidueFilter(Filter[GdpCost, SquareBudget]):
         super().__init__(SquareBudget.of(self.mu))
         self.rtol = _checks.positive("rtol", rtol)
         self.step = _checks.positive("step", step)
+
+    def _advice(self, cost: GdpCost) -> str:
+        return _gdp_advice(cost)
 
     @property
     def remaining(self) -> float:

@@ -74,6 +74,7 @@ class NaturalFilter(Filter[NaturalCost, Pld]):
     """
 
     cost_types: ClassVar[tuple[type, ...]] = NATURAL_COSTS
+    budget_fields = ("budget", "tol")
 
     def __init__(self, budget: Profile, tol: float = 0.0) -> None:
         super().__init__(Pld.identity())

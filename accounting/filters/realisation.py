@@ -266,6 +266,7 @@ class _RealisedLossFilter(Filter[RoundLoss, RealisedState]):
 
     cost_types = (RoundLoss,)
     needs_observation = True
+    budget_fields = ("eps", "delta")
 
     def __init__(self, eps: float, state: RealisedState | None = None) -> None:
         super().__init__(RealisedState(()) if state is None else state)

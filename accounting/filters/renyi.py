@@ -26,12 +26,8 @@ from accounting.costs import PureDP, RenyiCurve, Zcdp
 from accounting.curves.rdp import DEFAULT_METHOD, Method, check_method, rdp_budget
 from accounting.curves.zcdp import zcdp_budget
 from accounting.exact_sum import ExactSquareSum, ExactSum
-from accounting.filters.base import Filter
+from accounting.filters.base import BudgetWarning, Filter
 from accounting.numerics import fraction_up
-
-
-class BudgetWarning(UserWarning):
-    """A Rényi filter's budgets halt it at once (at its first query that uses the data)."""
 
 
 class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
@@ -87,6 +83,7 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
                 stacklevel=2,
             )
         super().__init__(tuple(ExactSum() for _ in alphas))
+        self._budget_warned = 0.0 in bs  # one BudgetWarning a filter: the halt stays silent
         self.guarantee = RenyiCurve(alphas, bs)
 
     @property
@@ -108,27 +105,24 @@ class RenyiFilter(Filter[RenyiCurve, tuple[ExactSum, ...]]):
     def _admit(self, cost: RenyiCurve) -> tuple[ExactSum, ...] | None:
         nxt = tuple(s + cost.at(a) for s, a in zip(self._state, self.orders, strict=True))
         ok = all(s.at_most(b) for s, b in zip(nxt, self.budgets, strict=True))
-        if not ok and self._history.last() is None:
-            self._warn_first_refusal(cost, nxt)
         return nxt if ok else None
 
-    def _warn_first_refusal(self, cost: RenyiCurve, nxt: tuple[ExactSum, ...]) -> None:
-        """The filter halts on its first request: say at which order and why."""
-        several = (
-            " A query runs only if every order stays within its budget (Feldman and Zrnic "
+    def _refusal(self, cost: RenyiCurve) -> str:
+        """The first order whose budget the cost alone passes (the warning is only raised
+        for a cost refused before any query ran)."""
+        for a, b in zip(self.orders, self.budgets, strict=True):
+            if not (ExactSum() + cost.at(a)).at_most(b):
+                return f"at order {a} it costs {cost.at(a):.4g} > budget {b:.4g}."
+        return f"the cost does not fit the budgets {self.budgets} at orders {self.orders}."
+
+    def _advice(self, cost: RenyiCurve) -> str:
+        if len(self.orders) == 1:
+            return self.halt_advice
+        return (
+            "A query runs only if every order stays within its budget (Feldman and Zrnic "
             "2021, Rem. 4.4); for an (eps, delta) target fix one order from the workload "
             "(RdpDpFilter, docs/quickstart.md)."
         )
-        for s, a, b in zip(nxt, self.orders, self.budgets, strict=True):
-            if not s.at_most(b):
-                warnings.warn(
-                    f"{type(self).__name__} halted on its first request: at order {a} it "
-                    f"costs {cost.at(a):.4g} > budget {b:.4g}."
-                    + (several if len(self.orders) > 1 else ""),
-                    BudgetWarning,
-                    stacklevel=4,
-                )
-                return
 
 
 class ZcdpFilter(Filter[Zcdp, ExactSum]):
@@ -141,6 +135,7 @@ class ZcdpFilter(Filter[Zcdp, ExactSum]):
     """
 
     cost_types = (Zcdp,)
+    budget_fields = ("budget",)
 
     def __init__(self, rho: float) -> None:
         super().__init__(ExactSum())
@@ -171,6 +166,7 @@ class PureDpFilterViaZcdp(Filter[PureDP, ExactSquareSum]):
     """
 
     cost_types = (PureDP,)
+    budget_fields = ("target", "budget")
 
     def __init__(self, eps: float, *, delta: float, method: Method = DEFAULT_METHOD) -> None:
         super().__init__(ExactSquareSum())

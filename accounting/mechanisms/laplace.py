@@ -9,6 +9,7 @@ symmetric, so its guarantees hold for both orders of neighbouring datasets.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -135,22 +136,11 @@ def _laplace_rdp_float(alpha: float, eps0: float) -> float | None:
     return math.log1p(s) / am1
 
 
-def laplace_pld(*, sensitivity: float, scale: float, step: float = 1e-4) -> Pld:
-    """Pessimistic grid PLD of the Laplace mechanism (every loss rounded up to step * Z).
-
-    The loss is bounded, so nothing is truncated: for all eps,
-    laplace_delta(eps) <= pld.delta(eps) <= laplace_delta(eps - step) (for eps >= step).
-    """
-    eps0 = _eps0(sensitivity, scale)
-
-    def log_cdf(x: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore"):
-            inside = np.clip((x - eps0) / 2.0, -np.inf, 0.0) - _LOG2
-        return np.where(x < -eps0, -np.inf, np.where(x >= eps0, 0.0, inside))
-
-    def log_sf(x: np.ndarray) -> np.ndarray:
-        inside = log1mexp(np.minimum((x - eps0) / 2.0 - _LOG2, 0.0))
-        return np.where(x < -eps0, 0.0, np.where(x >= eps0, -np.inf, inside))
+def _interval_log_mass(
+    log_cdf: Callable[[np.ndarray], np.ndarray], log_sf: Callable[[np.ndarray], np.ndarray]
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """log P(lo < L <= hi) from log P(L <= x) and log P(L > x): the difference of the
+    smaller of the two tails (no cancellation against a mass near 1)."""
 
     def log_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         low_side = log_cdf(hi) <= -_LOG2
@@ -159,5 +149,55 @@ def laplace_pld(*, sensitivity: float, scale: float, step: float = 1e-4) -> Pld:
             by_sf = log_sub_exp(log_sf(lo), np.minimum(log_sf(hi), log_sf(lo)))
         return np.where(low_side, by_cdf, by_sf)
 
+    return log_mass
+
+
+def laplace_pld(
+    *, sensitivity: float, scale: float, step: float = 1e-4, discretisation: str = "pessimistic"
+) -> Pld:
+    """Grid PLD of the Laplace mechanism: every loss rounded up to step * Z ("pessimistic")
+    or by connect-the-dots (Doroshenko et al. 2022, Alg. 1; see ``discretise_continuous``).
+
+    The loss is bounded, so nothing is truncated: for all eps, under both,
+    laplace_delta(eps) <= pld.delta(eps) <= laplace_delta(eps - step) (for eps >= step).
+    Under Q the loss has the mirrored law: P(L <= l) = e^{(l - eps0)/2} / 2 and
+    Q(L > l) = e^{-(l + eps0)/2} / 2 for -eps0 <= l < eps0 (atoms: P 1/2 at eps0 and
+    e^{-eps0}/2 at -eps0, Q the reverse), which connect-the-dots needs to keep each cell's
+    Q-mass.
+    """
+    eps0 = _eps0(sensitivity, scale)
     step = _checks.positive("step", step)
-    return discretise_continuous(log_mass, -eps0, eps0, step)
+
+    def inside(x: np.ndarray) -> np.ndarray:
+        """(x - eps0) / 2 - log 2 capped at -log 2: log P(L <= x) on [-eps0, eps0)."""
+        with np.errstate(divide="ignore"):
+            return np.clip((x - eps0) / 2.0, -np.inf, 0.0) - _LOG2
+
+    def p_log_cdf(x: np.ndarray) -> np.ndarray:
+        return np.where(x < -eps0, -np.inf, np.where(x >= eps0, 0.0, inside(x)))
+
+    def p_log_sf(x: np.ndarray) -> np.ndarray:
+        return np.where(x < -eps0, 0.0, np.where(x >= eps0, -np.inf, log1mexp(inside(x))))
+
+    def q_inside(x: np.ndarray) -> np.ndarray:
+        """-(x + eps0) / 2 - log 2 capped at -log 2: log Q(L > x) on [-eps0, eps0)."""
+        with np.errstate(divide="ignore"):
+            return np.clip(-(x + eps0) / 2.0, -np.inf, 0.0) - _LOG2
+
+    def q_log_cdf(x: np.ndarray) -> np.ndarray:
+        return np.where(x < -eps0, -np.inf, np.where(x >= eps0, 0.0, log1mexp(q_inside(x))))
+
+    def q_log_sf(x: np.ndarray) -> np.ndarray:
+        return np.where(x < -eps0, 0.0, np.where(x >= eps0, -np.inf, q_inside(x)))
+
+    # connect-the-dots splits the atom at -eps0 too: a grid point at or below it opens the
+    # grid (the pessimistic grid moves it up to the first grid point >= -eps0)
+    lower = -eps0 - step if discretisation == "connect_dots" else -eps0
+    return discretise_continuous(
+        _interval_log_mass(p_log_cdf, p_log_sf),
+        lower,
+        eps0,
+        step,
+        discretisation,
+        _interval_log_mass(q_log_cdf, q_log_sf),
+    )

@@ -190,6 +190,47 @@ def test_laplace_against_dp_accounting_and_autodp(b):
         )
 
 
+@pytest.mark.parametrize(("b", "step"), [(0.37, 1e-3), (5.0, 1e-3), (71.0, 1e-4)])
+def test_laplace_connect_dots_against_dp_accounting(b, step):
+    """Issue 45: laplace_pld offered only the pessimistic grid. Connect-the-dots agrees with
+    dp_accounting's (pessimistic_estimate=True, use_connect_dots=True) at every grid eps and
+    is never below it by more than rounding; it is exact at grid points, so within 1e-7 of
+    the exact delta (the pessimistic grid is off by about step / 2 relative there)."""
+    theirs = dpa_pld.from_laplace_mechanism(
+        b, value_discretization_interval=step, pessimistic_estimate=True, use_connect_dots=True
+    )
+    ours = laplace_pld(sensitivity=1.0, scale=b, step=step, discretisation="connect_dots")
+    for eps in step * np.round(np.linspace(0.0, 0.99 / b, 9) / step):
+        exact = laplace_delta(eps, sensitivity=1.0, scale=b)
+        assert ours.delta(eps) == pytest.approx(theirs.get_delta_for_epsilon(eps), rel=1e-6)
+        assert ours.delta(eps) >= theirs.get_delta_for_epsilon(eps) * (1 - 1e-12)
+        assert exact <= ours.delta(eps) <= exact * (1 + 1e-7)
+
+
+@pytest.mark.parametrize("b", [71.0, 72.46])
+def test_laplace_connect_dots_composition_against_dp_accounting(b):
+    """Issue 45's case: 500 Laplace compositions at grid 1e-4. Connect-the-dots gives
+    dp_accounting's eps (to 1e-7, never below), well under the pessimistic grid's."""
+    step, k = 1e-4, 500
+    theirs = dpa_pld.from_laplace_mechanism(
+        b, value_discretization_interval=step, pessimistic_estimate=True, use_connect_dots=True
+    ).self_compose(k)
+    composed = {
+        disc: self_compose_discretised(
+            laplace_pld(sensitivity=1.0, scale=b, step=step, discretisation=disc),
+            k,
+            step,
+            discretisation=disc,
+        )
+        for disc in ("pessimistic", "connect_dots")
+    }
+    for delta in (1e-5, 1e-6):
+        target = theirs.get_epsilon_for_delta(delta)
+        ours = composed["connect_dots"].eps(delta)
+        assert target <= ours <= target * (1 + 1e-7)
+        assert composed["pessimistic"].eps(delta) > ours + 0.003
+
+
 @pytest.mark.parametrize("eps0", [0.1, 1.0, 2.5])
 def test_randomized_response_against_dp_accounting_and_autodp(eps0):
     """dp_accounting's binary RR (noise p = 2/(1+e^eps0)) rounds the loss up to its grid;

@@ -820,9 +820,12 @@ def _gaussian_pld(data: st.DataObject) -> None:
 def _laplace_pld(data: st.DataObject) -> None:
     d, b = data.draw(st.floats(1e-3, 10.0)), data.draw(st.floats(0.1, 10.0))
     step = _grid_step(data, 2 * d / b)
-    pld = _try(me.laplace_pld, sensitivity=d, scale=b, step=step)
-    if pld is not None:
-        for eps in _eps_points(data, d / b, step):
+    points = _eps_points(data, d / b, step)
+    for disc in ("pessimistic", "connect_dots"):  # both grids at every example
+        pld = _try(me.laplace_pld, sensitivity=d, scale=b, step=step, discretisation=disc)
+        if pld is None:
+            continue
+        for eps in points:
             with mp.workdps(60):
                 exact = max(mp.mpf(0), -mp.expm1((mpf(eps) - mpf(d) / mpf(b)) / 2))
                 if eps < -mpf(d) / mpf(b):  # below the support: 1 - e^eps (Q-mass 1)

@@ -369,4 +369,4 @@ def test_a_zero_budget_warns_and_a_later_refusal_does_not() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # neither the build nor a refusal after a run warns
         assert filt.request(_gaussian(2.0, (2.0,)))
-        assert not filt.request(_gaussian(0.5, (2.0,)))
+        assert not filt.request(_gaussian(1.0, (2.0,)))  # 0.25 + 1 > 1, 1 alone would fit
