@@ -1168,6 +1168,22 @@ def _svt_rdp_numeric(data: st.DataObject) -> None:
     assert mpf(eps) >= exact
 
 
+def _gaussian_kappa(data: st.DataObject) -> None:
+    """Taylor et al. Prop. 1: kappa = eps - mu^2 - mu (Phi^-1(1 - d~) + Phi^-1(1 - theta)),
+    mu = Delta / sigma; a threshold (release iff |l| <= kappa), so never above the exact
+    value. Quantiles by erfinv in 400 digits (probabilities down to the smallest subnormal)."""
+    prob = st.floats(-300.0, -1e-3).map(lambda e: 10.0**e) | st.just(5e-324) | st.floats(0.5, 0.99)
+    eps, sens, sigma = data.draw(st.just(0.0) | wide), data.draw(wide), data.draw(wide)
+    dt, theta = data.draw(prob), data.draw(prob)
+    kappa = _try(an.gaussian_kappa, eps, delta_tilde=dt, theta=theta, sigma=sigma, sensitivity=sens)
+    if kappa is None:
+        return
+    with mp.workdps(400):
+        mu = mpf(sens) / mpf(sigma)
+        z = sum(mp.sqrt(2) * mp.erfinv(1 - 2 * mpf(p)) for p in (dt, theta))
+        assert mpf(kappa) <= mpf(eps) - mu * mu - mu * z
+
+
 REGISTRY.update(
     {
         "gaussian_report_noisy_max_eps": Entry("cost", _gaussian_rnm, 6),
@@ -1178,6 +1194,8 @@ REGISTRY.update(
         "log_stopping_time_moment_bound": Entry("cost", _log_moment_bound, 30),
         "gaussian_above_threshold_rdp_nonnegative": Entry("cost", _svt_rdp_nonnegative, 6),
         "gaussian_above_threshold_rdp_numeric": Entry("cost", _svt_rdp_numeric, 4),
+        # a threshold: never above its exact value
+        "gaussian_kappa": Entry("budget", _gaussian_kappa, 15),
     }
 )
 
@@ -1195,8 +1213,6 @@ NUMERICAL: dict[str, str] = {
         "natural filter analysis; tests/accounting/analysis/test_natural_*.py": (
             "natural_filter_cost natural_filter_guarantee crosscheck_natural_filter_cost"
         ),
-        "a threshold (not a spend) of Prop. 1; tests/accounting/analysis/"
-        "test_realisation_gaussian.py": "gaussian_kappa",
         "the residue certificate's pieces: the largest nu and the mixture bound that "
         "composition_dominated (walked above) certifies; tests/accounting/curves/"
         "test_domination.py and filters/test_filters_gdp.py": (
