@@ -353,8 +353,9 @@ def _exact(name: str, x: Fraction | int | mpmath.mpf) -> Fraction:
     if isinstance(x, int) and not isinstance(x, bool):
         return Fraction(x)
     if isinstance(x, mpmath.mpf) and mpmath.isfinite(x):
-        man, exp = x.man_exp
-        return Fraction(int(man)) * Fraction(2) ** int(exp)
+        man, exp = x.man_exp  # man is |mantissa|: mpmath keeps the sign apart
+        value = Fraction(int(man)) * Fraction(2) ** int(exp)
+        return -value if x < 0 else value
     raise ValueError(
         f"{name} must be an exact rational (a Fraction, an int or a finite mpmath mpf), "
         f"got {type(x).__name__}: use Fraction(x) for a float"

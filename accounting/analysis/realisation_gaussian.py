@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 from scipy import special
 
 from accounting import _checks
 from accounting.filters.realisation import GaussianLoss, realisation_delta
-from accounting.numerics import nudge_down
+from accounting.numerics import fraction_down, nudge_down
 
 
 def gaussian_kappa(
@@ -29,13 +30,33 @@ def gaussian_kappa(
     with sensitivity 1 this is eps - 1/sigma^2 - (...)/sigma as printed. Check (4) for
     releasing y_{i+1} holds iff l^(i-1)(x, x') <= kappa for every ordered pair (App. A, with
     L ~ N(mu^2/2, mu^2) in place of N(1/(2 sigma^2), 1/sigma^2)). Needs delta~, theta > 0.
+
+    Never above the exact value (a smaller kappa releases less): evaluated in 40 digits
+    (:func:`_upper_quantile`) and rounded down past their error.
     """
     eps = _checks.nonnegative("eps", eps)
-    mu = _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)
+    sensitivity = _checks.positive("sensitivity", sensitivity)
+    sigma = _checks.positive("sigma", sigma)
     delta_tilde = _checks.open_unit("delta_tilde", delta_tilde)
     theta = _checks.open_unit("theta", theta)
-    z = -float(special.ndtri(delta_tilde)) - float(special.ndtri(theta))
-    return eps - mu**2 - mu * z
+    with mpmath.workdps(40):
+        mu = mpmath.mpf(sensitivity) / mpmath.mpf(sigma)
+        z = _upper_quantile(delta_tilde) + _upper_quantile(theta)
+        terms = (mpmath.mpf(eps), mu * mu, mu * z)
+        kappa = terms[0] - terms[1] - terms[2]
+        # 40 digits lose < 1e-35 of the terms' magnitudes (z > 0 unless a p > 1/2)
+        return fraction_down(kappa - (1 + sum(abs(t) for t in terms)) * mpmath.mpf(10) ** -30)
+
+
+def _upper_quantile(p: float) -> mpmath.mpf:
+    """Phi^-1(1 - p) in the working precision (>= 40 digits): Newton on Phi(-x) = p from the
+    float ``-ndtri(p)`` (correct to ~1e-15, so three quadratically converging steps give
+    far more than 40 digits; Phi(-x) is evaluated through erfc, accurate in the tail)."""
+    x = mpmath.mpf(-float(special.ndtri(p)))
+    target = mpmath.mpf(p)
+    for _ in range(4):
+        x += (mpmath.ncdf(-x) - target) / mpmath.npdf(x)
+    return x
 
 
 def gaussian_first_step_ok(

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
 
 from accounting import _checks
+from accounting._outward import up
 from accounting.mechanisms.selection_numerics import PhiProductRatio, log_ratio
 from accounting.mechanisms.selection_reference import log_ratio_mpmath
+from accounting.numerics import fraction_up
 
 __all__ = [
     "above_threshold_ratio",
@@ -56,12 +59,24 @@ def _query_range(sensitivity: float, lower: float, upper: float) -> tuple[float,
     return sensitivity, lower, upper
 
 
+#: Relative margin of an engine's eps: the fast engine computes eps = log1p(Diff / Den) with
+#: Diff and Den each converged to rtol = 1e-12 relative, so eps is within about 2 rtol of
+#: the integral's (x / (1 + x) <= log1p(x)); ``log_ratios`` documents ~10 rtol overall, and
+#: the mpmath engine is within 1e-30. ``up`` with 2^-34 covers a relative error up to 2^-35
+#: (2.9e-11, three times 10 rtol): either engine, and the rounding of the ratio's float
+#: parameters (checked against 50-digit quadrature in tests/accounting/test_exact_safe_side.py).
+_ENGINE_MARGIN = 2.0**-34
+
+
 def _evaluate(ratio: PhiProductRatio, engine: Engine) -> float:
+    """log R by ``engine``, rounded up by :data:`_ENGINE_MARGIN` (a cost, never below)."""
     if engine == "fast":
-        return _checks.result("eps", log_ratio(ratio))
-    if engine == "mpmath":
-        return _checks.result("eps", log_ratio_mpmath(ratio))
-    raise ValueError(f"engine must be 'fast' or 'mpmath', got {engine!r}")
+        value = log_ratio(ratio)
+    elif engine == "mpmath":
+        value = log_ratio_mpmath(ratio)
+    else:
+        raise ValueError(f"engine must be 'fast' or 'mpmath', got {engine!r}")
+    return _checks.result("eps", up(value, _ENGINE_MARGIN) if value > 0.0 else value)
 
 
 # ---------------------------------------------------------------------------------------
@@ -236,7 +251,7 @@ def laplace_report_noisy_max_eps(
     """
     scale = _checks.positive("scale", scale)
     sensitivity = _checks.positive("sensitivity", sensitivity)
-    return (1.0 if monotone else 2.0) * sensitivity / scale
+    return fraction_up((1 if monotone else 2) * Fraction(sensitivity) / Fraction(scale))
 
 
 def laplace_report_noisy_max(

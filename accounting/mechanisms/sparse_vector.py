@@ -25,7 +25,9 @@ import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
+import mpmath
 import numpy as np
 from scipy.special import log_ndtr
 
@@ -34,7 +36,7 @@ from accounting.costs import RenyiCurve
 from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_pdp
 from accounting.mechanisms.selection import gaussian_above_threshold_expost_eps
 from accounting.mechanisms.selection_numerics import log_phi_product_expectation
-from accounting.numerics import adaptive_log_integral
+from accounting.numerics import adaptive_log_integral, fraction_up
 
 __all__ = [
     "GaussianAboveThreshold",
@@ -78,9 +80,11 @@ def gaussian_above_threshold_rdp(
     sz = _checks.positive("sigma_query", sigma_query)
     sensitivity = _checks.positive("sensitivity", sensitivity)
     moment = _checks.nonnegative("log_stopping_moment", log_stopping_moment)
-    threshold_term = gamma / (gamma - 1.0) * alpha * sensitivity**2 / (2.0 * sx**2)
-    query_term = 2.0 * alpha * sensitivity**2 / sz**2
-    return threshold_term + query_term + moment / (gamma * (alpha - 1.0))
+    a, g, d2 = Fraction(alpha), Fraction(gamma), Fraction(sensitivity) ** 2
+    threshold_term = g / (g - 1) * a * d2 / (2 * Fraction(sx) ** 2)
+    query_term = 2 * a * d2 / Fraction(sz) ** 2
+    # exact in Fractions, rounded up: a float sum of the three terms may round below
+    return fraction_up(threshold_term + query_term + Fraction(moment) / (g * (a - 1)))
 
 
 def log_stopping_time_moment(
@@ -104,6 +108,9 @@ def log_stopping_time_moment(
     E[T | x] = sum_{t=0}^{n-1} prod_{i<=t} Phi((threshold + x - q_i) / sigma_query),
     integrated by adaptive Gauss-Legendre in log space over ``|u|`` <= U with
     n^gamma Q(U) < 1e-18.
+
+    Either quadrature is moved up past its error (:data:`_MOMENT_MARGIN`), so the moment
+    (a cost through :func:`gaussian_above_threshold_rdp`) is never below its exact value.
     """
     gamma = _checks.order("gamma", gamma)
     sx = _checks.positive("sigma_threshold", sigma_threshold)
@@ -119,10 +126,12 @@ def log_stopping_time_moment(
                 f"gamma * sigma_threshold^2 < sigma_query^2; got gamma={gamma!r}, "
                 f"sigma_threshold={sx!r}, sigma_query={sz!r}"
             )
-        return log_phi_product_expectation([-k], [(answer - threshold) / sz], [-gamma])
+        return _moment_up(log_phi_product_expectation([-k], [(answer - threshold) / sz], [-gamma]))
     q = _checks.finite_array("queries", queries)
     if q.ndim != 1 or q.size == 0:
         raise ValueError("queries must be a number or a non-empty 1-d sequence")
+    if q.size == 1:
+        return 0.0  # T = 1: the log moment is exactly 0
     offsets = (threshold - q) / sz
 
     def logf(x: np.ndarray, _: np.ndarray) -> np.ndarray:
@@ -135,8 +144,22 @@ def log_stopping_time_moment(
     edges = np.linspace(-reach, reach, int(math.ceil(2 * reach / width)) + 1)
     lo, hi = edges[:-1], edges[1:]
     value = adaptive_log_integral(logf, lo, hi, np.zeros(lo.size, dtype=np.int64), 1)
-    # T >= 1, so the log moment is >= 0; clip the rounding of the integral of phi at 0
-    return max(0.0, _checks.result("log_stopping_moment", float(value[0, 0])))
+    return _moment_up(float(value[0, 0]))
+
+
+#: Absolute margin, per unit of (1 + |log moment|), of a quadrature's log moment: the
+#: integral converges to rtol = 1e-12 relative (an absolute 1e-12 on its log) above the
+#: rounding floor of log-integrand values L, 1e-16 |L| (``adaptive_log_integral``); 2^-34
+#: (5.8e-11) is several times both, checked against 50-digit mpmath
+#: (tests/accounting/test_exact_safe_side.py).
+_MOMENT_MARGIN = 2.0**-34
+
+
+def _moment_up(value: float) -> float:
+    """A quadrature's log moment moved up by :data:`_MOMENT_MARGIN` (a cost, never below);
+    T >= 1, so the log moment is >= 0 and the rounding below 0 is clipped there."""
+    value = _checks.result("log_stopping_moment", value)
+    return max(0.0, math.nextafter(value + _MOMENT_MARGIN * (1.0 + abs(value)), math.inf))
 
 
 def _log_expected_stopping_time(shift: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -205,13 +228,16 @@ def log_stopping_time_moment_bound(
             "ZW Prop. 10 needs sigma_query >= sqrt(1 + gamma) * sigma_threshold; got "
             f"sigma_query={sz!r}, sigma_threshold={sx!r}, gamma={gamma!r}"
         )
-    log_term = (
-        0.5 * math.log(1.0 + gamma)
-        + 0.5 * gamma * math.log(2.0 * math.pi)
-        + math.log1p((threshold * (1.0 + gamma) / sx) ** gamma)
-        + gamma * threshold**2 / (2.0 * sx**2)
-    )
-    return float(np.logaddexp(0.0, log_term))
+    with mpmath.workdps(40):  # 40 digits, then rounded up past their error (< 1e-35)
+        g, c, x = mpmath.mpf(gamma), mpmath.mpf(threshold), mpmath.mpf(sx)
+        log_term = (
+            mpmath.log(1 + g) / 2
+            + g * mpmath.log(2 * mpmath.pi) / 2
+            + mpmath.log1p((c * (1 + g) / x) ** g)
+            + g * c * c / (2 * x * x)
+        )
+        value = mpmath.log1p(mpmath.exp(log_term))
+        return fraction_up(value * (1 + mpmath.mpf(10) ** -30))
 
 
 def gaussian_above_threshold_rdp_nonnegative(

@@ -98,6 +98,16 @@ def test_directed_rounding_brackets_the_exact_value() -> None:
     assert fraction_up(Fraction(10**400)) == math.inf
 
 
+def test_fraction_rounding_keeps_the_sign_of_an_mpf() -> None:
+    """mpmath's ``man_exp`` is the unsigned mantissa: main turned mpf(-3.5) into +3.5, so a
+    negative mpf was rounded to the wrong side by far (issue 42)."""
+    assert fraction_up(mpmath.mpf(-3.5)) == fraction_down(mpmath.mpf(-3.5)) == -3.5
+    with mpmath.workdps(40):
+        third = -mpmath.mpf(1) / 3
+        assert fraction_down(third) == math.nextafter(-1 / 3, -1.0)
+        assert fraction_up(third) == -1 / 3
+
+
 def test_exact_upper_and_lower_enclose_transcendental_values() -> None:
     with mpmath.workdps(60):
         log2 = mpmath.log(2)

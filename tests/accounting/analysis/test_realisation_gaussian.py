@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 import pytest
 from filter_audits import gaussian_realisation_query
@@ -101,3 +102,13 @@ def test_optimal_parameters_satisfy_the_constraint_in_floats(n_max, delta):
         theta=th,
         allowed=[RoundLoss.gaussian(sigma=SIGMA)],
     )
+
+
+def test_kappa_never_above_its_exact_value() -> None:
+    """A threshold rounded to nearest was above Prop. 1's exact kappa (main:
+    -76.51450191650554 at the smallest subnormal delta~; issue 42)."""
+    kappa = gaussian_kappa(0.0, delta_tilde=5e-324, theta=1e-300, sigma=1.0)
+    with mpmath.workdps(400):
+        z = sum(mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * mpmath.mpf(p)) for p in (5e-324, 1e-300))
+        assert mpmath.mpf(kappa) <= -1 - z
+    assert kappa == pytest.approx(float(-1 - z), rel=1e-15)
