@@ -1451,8 +1451,8 @@ def _gaussian_individual_costs(data: st.DataObject) -> None:
 REGISTRY.update(
     {
         "gdp_residue": Entry("budget", _gdp_residue, 10),
-        "smallest_dominating_mu": Entry("cost", _smallest_dominating_mu_all, 40),
-        "tradeoff_dominating_mu": Entry("cost", _tradeoff_dominating_mu, 30),
+        "smallest_dominating_mu": Entry("cost", _smallest_dominating_mu_all, 15),
+        "tradeoff_dominating_mu": Entry("cost", _tradeoff_dominating_mu, 15),
         "pure_dp_mu": Entry("cost", _pure_dp_mu_all, 40),
         # a certificate: True must be true (each filter's admission relies on it)
         "is_dominated": Entry("cost", _is_dominated, 60),
