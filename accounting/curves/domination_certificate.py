@@ -14,8 +14,10 @@ Decision (docs/accounting.md, "Rounding"): a float fast path evaluates every gap
 T_b(alpha_k) - beta_k + tol with a derived error bound E (:func:`_float_gaps`); the answer is
 True if every gap is <= -E, False if one is > E; otherwise the vertices it left open are
 evaluated exactly (Fractions, for two curves) or in mpmath at 60 digits with a margin of
-10^-45 of the terms' magnitudes (a Pld's e^{-L_i}, a Gaussian trade-off), and an undecided
-gap is False.
+10^-45 of the terms' magnitudes (a Pld's e^{-L_i}, a Gaussian trade-off). Against a finite
+budget, a gap the margin leaves undecided (a's far tail, where beta_k is far below 10^-45) is
+evaluated again at 400 digits with a margin of 10^-385, the same relative slack; a gap still
+undecided is False.
 ``tol`` only ever refuses: True needs T_b <= T_a - tol at a's interior vertices.
 """
 
@@ -38,6 +40,9 @@ Budget = Pld | PiecewiseLinearTradeoff | GdpProfile
 _U = 2.0**-53
 _DPS = 60
 _MARGIN = mpmath.mpf(10) ** -45
+#: Precisions of the check against a finite budget, each with a margin of 10^-(dps - 15):
+#: the next is tried only while a vertex is within the margin of the one before.
+_ESCALATION = (_DPS, 400)
 
 
 def certified_dominated(a: Finite, b: Budget, tol: float) -> bool:
@@ -54,8 +59,16 @@ def certified_dominated(a: Finite, b: Budget, tol: float) -> bool:
             return True
     if isinstance(a, PiecewiseLinearTradeoff) and isinstance(b, PiecewiseLinearTradeoff):
         return _exact_dominated(_atoms(a), _atoms(b), Fraction(tol), ks)
-    with mpmath.workdps(_DPS):
-        return _mp_dominated(a, b, mpmath.mpf(tol), ks)
+    if isinstance(b, GdpProfile):
+        with mpmath.workdps(_DPS):
+            return _mp_gdp_dominated(a, b, mpmath.mpf(tol), ks)
+    for dps in _ESCALATION:
+        with mpmath.workdps(dps):
+            verdict = _mp_dominated(a, b, mpmath.mpf(tol), ks, mpmath.mpf(10) ** (15 - dps))
+        if isinstance(verdict, bool):
+            return verdict
+        ks = verdict  # only the vertices left undecided are evaluated again
+    return False
 
 
 def _float_gaps(a: Finite, b: Finite, tol: float) -> tuple[np.ndarray, float]:
@@ -217,23 +230,46 @@ def _mp_atoms(x: Finite) -> tuple[list, list]:
     return _read(q, p)
 
 
-def _mp_dominated(a: Finite, b: Budget, tol: mpmath.mpf, ks: list[int] | None) -> bool:
-    """T_b(alpha_k) + margin <= beta_k - tol at a's interior vertices (or those in ``ks``),
+def _mp_gdp_dominated(a: Finite, b: GdpProfile, tol: mpmath.mpf, ks: list[int] | None) -> bool:
+    """T_b(alpha_k) (rounded up) <= beta_k - tol at a's interior vertices (or those in ``ks``),
     in mpmath."""
     q, p = _mp_atoms(a)
     verts = _vertices(q, p, _interior(len(q), ks))
-    if isinstance(b, GdpProfile):
-        return all(_gdp_tradeoff_up(b, alpha) <= beta - tol for alpha, beta in verts)
+    return all(_gdp_tradeoff_up(b, alpha) <= beta - tol for alpha, beta in verts)
+
+
+def _mp_dominated(
+    a: Finite, b: Finite, tol: mpmath.mpf, ks: list[int] | None, margin: mpmath.mpf
+) -> bool | list[int]:
+    """Whether T_b(alpha_k) <= beta_k - tol at a's interior vertices (or those in ``ks``), in
+    mpmath at the working precision: True if every gap clears ``margin`` (relative to its
+    terms, plus as much absolute for alpha and beta, sums of at most a few thousand terms
+    <= 1), False if one exceeds it, else the vertices whose gap is within it (undecided)."""
+    q, p = _mp_atoms(a)
+    interior = _interior(len(q), ks)
+    verts = _vertices(q, p, interior)
     lines = _lines(*_mp_atoms(b))
-    for alpha, beta in verts:
+    open_ks: list[int] = []
+    for k, (alpha, beta) in zip(interior, verts, strict=True):
+        undecided = False
         # T_b = max(0, lines): the 0 is exact, so beta = 0 (a's flat end) needs no margin
-        if not (beta >= tol if tol == 0 else beta - tol >= _MARGIN):
-            return False
-        for a0, b0, s in lines:
-            size = abs(b0) + abs(s * (alpha - a0))
-            if b0 - s * (alpha - a0) + _MARGIN * (1 + size) > beta - tol - _MARGIN:
+        if tol == 0:
+            if beta < 0:
                 return False
-    return True
+        elif beta - tol < -margin:
+            return False
+        elif beta - tol < margin:
+            undecided = True
+        for a0, b0, s in lines:
+            value = b0 - s * (alpha - a0)
+            err = margin * (1 + abs(b0) + abs(s * (alpha - a0))) + margin
+            if value - err > beta - tol:
+                return False
+            if value + err > beta - tol:
+                undecided = True
+        if undecided:
+            open_ks.append(k)
+    return open_ks or True
 
 
 def _gdp_tradeoff_up(b: GdpProfile, alpha: mpmath.mpf) -> mpmath.mpf:
