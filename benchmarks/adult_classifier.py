@@ -11,7 +11,7 @@ layouts give the same trees and predictions, byte for byte.
 
     python -m benchmarks.adult_classifier --repeats 3
 
-The features are those of the processed Adult table's default split
+The features are those of the training part of a 40/40/20 split of the processed Adult table
 (``data/processed/adult.csv``: ``snakemake --cores 1 data/processed/adult.csv``); with
 ``--random-rows N`` they are N rows of uniform codes over Adult's domain sizes (data/README.md)
 instead, and no data file is read.
