@@ -165,7 +165,7 @@ def accuracies(
 
     The classifier is fitted to column-major features: its trees read one feature over the
     node's rows at a time, so a column in one block of memory makes the same trees (the same
-    values, read in the same order) in 0.73 of the CPU time (measured: benchmarks/README.md).
+    values, read in the same order) in 0.70 of the CPU time (measured: benchmarks/README.md).
     """
     columns = list(split.domain)
     x_val = one_hot(split.val, split.domain, split.target)

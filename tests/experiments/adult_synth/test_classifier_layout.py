@@ -1,5 +1,5 @@
 """The Adult jobs' classifier is fitted to column-major features (issue 44): the same trees as
-row-major features, in about 0.73 of the CPU time (benchmarks/README.md)."""
+row-major features, in about 0.70 of the CPU time (benchmarks/README.md)."""
 
 from __future__ import annotations
 
