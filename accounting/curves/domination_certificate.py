@@ -86,9 +86,8 @@ def _log_ratios(x: Finite) -> tuple[float, float, float, float, float, int] | No
     computed (u = 2^-53; Higham 2002, Eq. (4.4)); a Pld's Q-masses p_i e^{-L_i} are computed
     within 5.01u relative (exp within 4u, :meth:`Pld.q_deficit`) plus 2^-1075 absolute
     where the product is subnormal: so each total is within e = (2n + 6)u + n 2^-1074 / T_q
-    relative of its exact value. The Q-deficit rule (:meth:`Pld.q_deficit`, a correctly
-    rounded sum of the same q_i) is asked only where t_q does not already prove that sum
-    >= 1 (t_q >= 1 + (4n + 4)u: it is within 2nu of the sum, and 1 + (4n + 4)u within u).
+    relative of its exact value. The Q-deficit rule (:meth:`Pld.q_deficit`) is asked only
+    where :func:`_q_mass_at_least_one` does not already rule a deficit out.
     """
     if isinstance(x, PiecewiseLinearTradeoff):
         if x.start < 1.0 or not bool(np.all(x.drops > 0.0)):
@@ -101,15 +100,25 @@ def _log_ratios(x: Finite) -> tuple[float, float, float, float, float, int] | No
         if x.inf_mass > 0.0 or losses.size == 0 or not -700.0 <= losses[0] <= losses[-1] <= 700.0:
             return None
         logs, size = losses, max(-float(losses[0]), float(losses[-1]))
-        t_q, t_p = float(np.sum(x.probs * np.exp(-losses))), float(np.sum(x.probs))
-        # t_q >= (1 + 4nu)(1 + u): the correctly rounded sum of these q_i is >= 1, no deficit
-        if not t_q >= 1.0 + (4.0 * logs.size + 4.0) * _U and x.q_deficit() > 0.0:
+        q = x.probs * np.exp(-losses)
+        t_q, t_p = float(np.sum(q)), float(np.sum(x.probs))
+        if not _q_mass_at_least_one(q) and x.q_deficit() > 0.0:
             return None
     err = (2.0 * logs.size + 6.0) * _U + logs.size * 2.0**-1074 / t_q
     if not err <= 2.0**-20:
         return None
     lo, hi = float(logs.min()), float(logs.max())
     return lo, hi, math.log(t_q) - math.log(t_p), size, err, logs.size
+
+
+def _q_mass_at_least_one(q: np.ndarray) -> bool:
+    """True only if the exact sum of the doubles q_i >= 0 is >= 1, so that their correctly
+    rounded sum, which :meth:`Pld.q_deficit` compares with 1, is >= 1: no deficit. The
+    terms >= 2^-60 are summed by ``math.fsum`` (correctly rounded, within u = 2^-53
+    relative; a narrow exponent range, so fast: ``math.fsum`` of all n terms, down to
+    2^-1074, costs about as much as the composition), the others only add; a sum B of the
+    large ones with B >= 1 + 2u proves it, as B (1 - u) >= 1."""
+    return math.fsum(q[q >= 2.0**-60].tolist()) >= 1.0 + 2.0 * _U
 
 
 def _extreme_lines(a: Finite, b: Finite) -> tuple[bool, bool, bool]:
