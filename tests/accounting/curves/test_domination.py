@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import math
 
+import gdp_reference
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from accounting.costs import PureDP
+from accounting.curves import domination_certificate
 from accounting.curves.domination import (
     DEFAULT_EPS_GRID,
     as_tradeoff,
@@ -235,3 +237,79 @@ def test_a_far_tail_below_the_margin_is_decided_at_higher_precision():
         composed = composed.compose(one)
     assert is_dominated(composed, PiecewiseLinearTradeoff.pure_dp(40.0))
     assert not is_dominated(composed, PiecewiseLinearTradeoff.pure_dp(10.0))
+
+
+def _rr_power(eps: float, k: int) -> Pld:
+    """The k-fold composition of Pld.pure_dp(eps), by repeated squaring (fast for k ~ 1,000)."""
+    base, out = Pld.pure_dp(eps), Pld.identity()
+    while k:
+        if k & 1:
+            out = out.compose(base)
+        k >>= 1
+        if k:
+            base = base.compose(base)
+    return out
+
+
+def test_far_tails_are_decided_in_floats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 42 (speed): 1,100-fold RR_0.01 has tail masses down to 2^-1074, below the float
+    check's absolute slack and the 60-digit margin, so each NaturalFilter request re-walked
+    them at 400 digits (~0.1 s). The likelihood-ratio test decides them in floats: against
+    RR_40 (two lines) no mpmath at all; against RR_20 (x) RR_20 (three lines) only vertices
+    near the middle line's ends, at 60 digits."""
+    composed = _rr_power(0.01, 1100)
+    calls: list[tuple[mpmath.mpf, list[int] | None]] = []
+    walk = domination_certificate._mp_dominated
+
+    def spy(
+        a: Pld,
+        b: PiecewiseLinearTradeoff,
+        tol: mpmath.mpf,
+        ks: list[int] | None,
+        margin: mpmath.mpf,
+    ) -> bool | list[int]:
+        calls.append((margin, ks))
+        return walk(a, b, tol, ks, margin)
+
+    monkeypatch.setattr(domination_certificate, "_mp_dominated", spy)
+    assert is_dominated(composed, PiecewiseLinearTradeoff.pure_dp(40.0))
+    assert calls == []
+    rr20 = PiecewiseLinearTradeoff.pure_dp(20.0)
+    assert is_dominated(composed, rr20.compose(rr20))
+    n = composed.losses.size
+    assert all(margin > 1e-50 for margin, _ in calls)  # 10^-45: never at 400 digits
+    assert all(ks is not None and 100 < min(ks) <= max(ks) < n - 100 for _, ks in calls)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(
+    st.one_of(
+        st.tuples(st.floats(1e-3, 2.0), st.integers(1, 12)),
+        st.lists(st.floats(0.01, 1.0), min_size=4, max_size=10),
+    ),
+    st.sampled_from([-1e-6, -1e-14, 0.0, 1e-14, 1e-6, 0.5]),
+)
+def test_pure_dp_budget_is_decided_exactly(shape: tuple | list, t: float) -> None:
+    """a <= RR_e iff every likelihood ratio of a's exact pair lies in [s_m, s_1], b's end
+    slopes (the ratio test of the certificate): checked against 60-digit mpmath for
+    k-fold RR and random pairs, with e within 1e-14 of a's largest |loss| on either side.
+    True only with a slack >= 0; a slack beyond 1e-9 relative is never refused."""
+    if isinstance(shape, tuple):
+        a = _rr_power(*shape)
+    else:
+        half = len(shape) // 2
+        p, q = np.array(shape[:half]), np.array(shape[half : 2 * half])
+        a = Pld.from_distributions(p / p.sum(), q / q.sum())
+        assume(a.q_deficit() == 0.0 and a.losses.size >= 2)
+    b = PiecewiseLinearTradeoff.pure_dp(float(np.max(np.abs(a.losses))) * (1.0 + t))
+    with mpmath.workdps(60):
+        q_a, p_a = gdp_reference.pld_atoms(a)
+        q_b, p_b = (
+            [mpmath.mpf(x.numerator) / x.denominator for x in v]
+            for v in gdp_reference.curve_atoms(b)
+        )
+        s_1, s_m = p_b[0] / q_b[0], p_b[-1] / q_b[-1]
+        ratios = [pi / qi for qi, pi in zip(q_a, p_a, strict=True)]
+        slack = min(min(s_1 / r - 1, r / s_m - 1) for r in ratios)
+    got = is_dominated(a, b)
+    assert slack >= -(mpmath.mpf(10) ** -50) if got else slack <= 1e-9
