@@ -10,7 +10,12 @@ widths or a Pld's p_i e^{-L_i}, P-masses its drops or probs, mass at +inf loss a
 with no Q-mass; each normalised by its total), the same for a and for b, so that a <= a
 exactly.
 
-Decision (docs/accounting.md, "Rounding"): a float fast path evaluates every gap
+Decision (docs/accounting.md, "Rounding"): with tol = 0 against a finite budget without
+mass at +-inf loss, a likelihood-ratio test first proves b's first and last lines below T_a
+at every vertex at once where a's log-ratios lie inside b's end slopes, in logs, free of
+cancellation and underflow (:func:`_extreme_lines`): for a budget of at most two atoms
+(randomized response) that is the whole answer, and otherwise it decides a's far tails.
+Then a float fast path evaluates every gap
 T_b(alpha_k) - beta_k + tol with a derived error bound E (:func:`_float_gaps`); the answer is
 True if every gap is <= -E, False if one is > E; otherwise the vertices it left open are
 evaluated exactly (Fractions, for two curves) or in mpmath at 60 digits with a margin of

@@ -231,11 +231,14 @@ def test_certificate_covers_its_own_rounding() -> None:
 def test_a_far_tail_below_the_margin_is_decided_at_higher_precision():
     """1,100-fold RR_0.01 (pure 11-DP) under a pure 40-DP budget: its last vertices have
     beta near 2^-1100, far below the 60-digit check's 10^-45 margin, which refused them (a
-    NaturalFilter refused the 1,052nd PureDP(0.01) under RR_40); 400 digits decide them."""
+    NaturalFilter refused the 1,052nd PureDP(0.01) under RR_40). The likelihood-ratio test
+    now decides RR_40 in floats (test_far_tails_are_decided_in_floats); a budget it does not
+    cover (mass 1e-300 at +inf loss) still leaves them to 400 digits, which decide them."""
     composed, one = Pld.pure_dp(0.01), Pld.pure_dp(0.01)
     for _ in range(1099):
         composed = composed.compose(one)
     assert is_dominated(composed, PiecewiseLinearTradeoff.pure_dp(40.0))
+    assert is_dominated(composed, PiecewiseLinearTradeoff.eps_delta(40.0, delta=1e-300))
     assert not is_dominated(composed, PiecewiseLinearTradeoff.pure_dp(10.0))
 
 
