@@ -234,9 +234,7 @@ def test_a_far_tail_below_the_margin_is_decided_at_higher_precision():
     NaturalFilter refused the 1,052nd PureDP(0.01) under RR_40). The likelihood-ratio test
     now decides RR_40 in floats (test_far_tails_are_decided_in_floats); a budget it does not
     cover (mass 1e-300 at +inf loss) still leaves them to 400 digits, which decide them."""
-    composed, one = Pld.pure_dp(0.01), Pld.pure_dp(0.01)
-    for _ in range(1099):
-        composed = composed.compose(one)
+    composed = _rr_power(0.01, 1100)
     assert is_dominated(composed, PiecewiseLinearTradeoff.pure_dp(40.0))
     assert is_dominated(composed, PiecewiseLinearTradeoff.eps_delta(40.0, delta=1e-300))
     assert not is_dominated(composed, PiecewiseLinearTradeoff.pure_dp(10.0))
