@@ -1213,13 +1213,6 @@ NUMERICAL: dict[str, str] = {
     for reason, names in {
         "trade-off curves (a convex hull, not a delta); tests/accounting/curves/"
         "test_domination.py": "as_tradeoff supremum",
-        "GDP trade-off curves to nearest, for the residue experiment's tables and figures: no "
-        "admission or price rests on them (GDP pricing and domination are "
-        "smallest_dominating_mu / is_dominated, walked above), and rounding them down would "
-        "change those tables; no directed-rounding oracle walked yet (issue 42 leftover); "
-        "tests/accounting/curves/test_gdp.py and test_domination.py": (
-            "gdp_composed_tradeoff gdp_tradeoff"
-        ),
         "natural filter analysis: a worst-case trade-off curve over rounds, built by exact "
         "piecewise-linear composition and convex hulls with an admitting legality tol (an "
         "upper bound on the exact filter's cost, used for the paper's figures, not by a "
@@ -1615,6 +1608,78 @@ REGISTRY.update(
         "gaussian_first_step_ok": Entry("cost", _gaussian_first_step_ok, 15),
         "hockey_stick_dominated": Entry("cost", _hockey_stick_dominated, 15),
         "mixture_below_certificate": Entry("cost", _mixture_below_certificate, 40),
+    }
+)
+
+
+# ------------------------------------------ trade-off curves as costs (issue 42: never above)
+
+
+def _g_exact(alpha: mp.mpf, mu: float) -> mp.mpf:
+    """G_mu(alpha) = Phi(z(alpha) - mu), z = -Phi^-1 by erfinv, digits for 1 - 2 alpha."""
+    if alpha >= 1:
+        return mp.mpf(0)
+    if alpha <= 0:
+        return mp.mpf(1)
+    with mp.workdps(60 + max(0, int(-mp.log10(alpha)))):
+        return +mp.ncdf(gdp_reference.z(alpha) - mpf(mu))
+
+
+#: type-I errors: 0, 1, log-uniform down to the smallest subnormal, near 1, in between
+alpha_st = (
+    st.sampled_from([0.0, 1.0]) | log_tiny | log_tiny.map(lambda x: 1.0 - x) | st.floats(0, 1)
+)
+mu_st = st.just(0.0) | st.floats(-300.0, 3.0).map(lambda x: 10.0**x)
+
+
+def _gdp_tradeoff(data: st.DataObject) -> None:
+    """G_mu(alpha) never above its 60-digit value, alone and as GdpProfile's curve."""
+    alpha, mu = data.draw(alpha_st), data.draw(mu_st)
+    out = _try(cv.gdp_tradeoff, alpha, mu)
+    if out is not None:
+        assert mpf(out) <= _g_exact(mpf(alpha), mu)
+    reveal = data.draw(st.just(0.0) | log_tiny.filter(lambda x: x < 1) | st.floats(0.0, 0.99))
+    out = _try(lambda: cv.GdpProfile(mu, reveal).tradeoff(alpha))
+    if out is not None:
+        with mp.workdps(400):
+            keep = 1 - mpf(reveal)
+            assert mpf(out) <= keep * _g_exact(mpf(alpha) / keep, mu)
+
+
+def _gdp_composed_tradeoff(data: st.DataObject) -> None:
+    """alpha(c) never below and beta(c) never above their 50-digit sums (random finite pairs,
+    some with an inf mass down to 1e-300, randomized response at eps0 down to 1e-300)."""
+    mu = 10.0 ** data.draw(st.floats(-3.0, 1.0))
+    if data.draw(st.booleans()):
+        pld = me.randomized_response_pld(data.draw(log_tiny | st.floats(1e-3, 5.0)))
+    else:
+        pld = cv.Pld.from_distributions(*_finite_pair(data))
+        if data.draw(st.booleans()):
+            pld = pld.compose(cv.eps_delta_pld(1.0, delta=data.draw(log_tiny)))
+    reach = mu * mu / 2 + 8 * mu + float(np.max(np.abs(pld.losses)))
+    cs = np.array([data.draw(st.floats(-reach, reach)) for _ in range(4)])
+    out = _try(cv.gdp_composed_tradeoff, cs, mu, pld)
+    if out is None:
+        return
+    with mp.workdps(50):
+        m, p = mpf(mu), [mpf(x) for x in pld.probs.tolist()]
+        ls = [mpf(x) for x in pld.losses.tolist()]
+        for c, a, b in zip(cs.tolist(), *out, strict=True):
+            xs = [(mpf(c) - li) / m for li in ls]
+            a_exact = mp.fsum(
+                pi * mp.exp(-li) * mp.ncdf(-x - m / 2) for pi, li, x in zip(p, ls, xs, strict=True)
+            )
+            b_exact = mp.fsum(pi * mp.ncdf(x - m / 2) for pi, x in zip(p, xs, strict=True))
+            assert mpf(a) >= a_exact and mpf(b) <= b_exact, c
+
+
+REGISTRY.update(
+    {
+        # a mechanism's trade-off curve as a cost, or a budget's where it decides legality
+        # in an upper-bound analysis: never above the exact curve
+        "gdp_tradeoff": Entry("cost", _gdp_tradeoff, 15),
+        "GdpProfile.tradeoff": Entry("cost", _gdp_tradeoff, 10),
+        "gdp_composed_tradeoff": Entry("cost", _gdp_composed_tradeoff, 10),
     }
 )
 
