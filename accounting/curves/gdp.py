@@ -27,7 +27,14 @@ import numpy as np
 from scipy.special import erfinv, log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
 
 from accounting import _checks
-from accounting._outward import delta_from_log_up, log_hockey_stick_up, sum_down, up, up_sum
+from accounting._outward import (
+    _inverse_mills_bound,
+    delta_from_log_up,
+    log_hockey_stick_up,
+    sum_down,
+    up,
+    up_sum,
+)
 from accounting.costs import EpsDelta, Gdp, PureDP, parameter_of
 from accounting.curves.gdp_pricing import finite_pair_mu
 from accounting.curves.pld import Pld, PureDpPld
@@ -186,11 +193,12 @@ def gdp_tradeoff(alpha: float | np.ndarray, mu: float | Gdp) -> float | np.ndarr
     :mod:`accounting.analysis.natural_attack`); docs/accounting.md, "Rounding".
 
     Error (u = 2^-53): z = ndtri(alpha) (Cephes, peak relative error < 8u) and x = -z - mu
-    rounded put the float x' within d = 9u (|z| + mu) of x; log Phi has slope
-    phi/Phi <= 1 + |y| (Birnbaum 1942; <= 0.8 for y >= 0), so Phi(x') is within
-    d (1 + |x'| + d) of Phi(x) in log, and ndtr adds 4u. The result is moved down by
-    2^-46 (1 + |x'|)(1 + |z| + mu) relative (14 times that bound while d < 1), one ulp more
-    for a subnormal value; a margin of 1 or more gives 0. alpha = 0 and 1 are exact (1, 0).
+    rounded put the float x' within d = 9u (|z| + mu) of x; log Phi has the decreasing slope
+    lam(y) = phi/Phi, at most 1 - y for y < 0 (Birnbaum 1942) and 0.8 e^{-y^2/2} for y >= 0
+    (:func:`accounting._outward._inverse_mills_bound`), so for d <= 1 Phi(x') is within
+    d lam(x' - 1) of Phi(x) in log, and ndtr adds 4u. The result is moved down by
+    2^-46 (1 + lam(x' - 1) (1 + |z| + mu)) relative (14 times that bound), one ulp more for
+    a subnormal value; a margin of 1 or more, or d > 1, gives 0. alpha = 0 and 1 are exact.
     """
     mu = _checks.nonnegative("mu", _mu(mu))
     a = np.asarray(alpha, dtype=np.float64)
@@ -205,9 +213,11 @@ def _gdp_tradeoff_down(a: np.ndarray, mu: float) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):
         z = ndtri(a)
         x = -z - mu
-        rel = 2.0**-46 * (1.0 + np.abs(x)) * (1.0 + np.abs(z) + mu)
+        size = 1.0 + np.abs(z) + mu
+        rel = 2.0**-46 * (1.0 + _inverse_mills_bound(x - 1.0) * size)
         low = np.maximum(np.nextafter(ndtr(x) * (1.0 - rel), -np.inf), 0.0)
-    return np.where(a == 0.0, 1.0, np.where((a == 1.0) | ~(rel < 1.0), 0.0, low))
+        decided = (rel < 1.0) & (9.0 * _U * size <= 1.0)
+    return np.where(a == 0.0, 1.0, np.where((a == 1.0) | ~decided, 0.0, low))
 
 
 def gdp_log_abs_slope(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
@@ -387,13 +397,13 @@ def gdp_composed_tradeoff(
 
     Error (u = 2^-53) of a term e^{log Phi(y) + log p_i (- L_i)}: y = +-x - mu/2,
     x = (c - L_i)/mu, is within 4u s of its exact value,
-    s = (``|c|`` + ``|L_i|``)/mu + mu + ``|y|``, which moves log Phi by (1 + ``|y|``) 4u s (slope
-    phi/Phi, Birnbaum 1942); log_ndtr, the log, the sums and exp add
-    8u (1 + ``|log Phi|`` + ``|log p_i|`` + ``|L_i|``); the sum of n non-negative terms n u, and
-    a term that underflows 2^-1075. Each sum is moved by 2^-46 (n + max_i M_i) relative,
-    M_i = 1 + ``|log Phi|`` + ``|log p_i|`` + ``|L_i|`` + (1 + ``|y|``) s (16 times the bound),
-    one ulp more (alpha also n 2^-1074 up); alpha is capped at 1, a margin of 1 or more gives
-    beta = 0.
+    s = (``|c|`` + ``|L_i|``)/mu + mu + ``|y|``, which moves log Phi by lam(y - 1) 4u s while
+    4u s <= 1 (lam = phi/Phi, decreasing, bounded as in :func:`gdp_tradeoff`); log_ndtr,
+    the log, the sums and exp add 8u (1 + ``|log Phi|`` + ``|log p_i|`` + ``|L_i|``); the sum of
+    n non-negative terms n u, and a term that underflows 2^-1075. Each sum is moved by
+    2^-46 (n + max_i M_i) relative, M_i = 1 + ``|log Phi|`` + ``|log p_i|`` + ``|L_i|`` +
+    lam(y - 1) s (16 times the bound), one ulp more (alpha also n 2^-1074 up); alpha is
+    capped at 1; a margin of 1 or more, or 4u s > 1, gives beta = 0 and alpha = 1.
     """
     mu = _checks.positive("mu", mu)
     if not isinstance(pld, Pld):
@@ -407,13 +417,17 @@ def gdp_composed_tradeoff(
         log_phi = log_ndtr(y)
         terms = np.exp(log_phi + log_p + shift)
         size = 1.0 + np.abs(log_phi) + np.abs(log_p) + np.abs(pld.losses)
-        size = size + (1.0 + np.abs(y)) * (reach + np.abs(y))
+        spread = reach + np.abs(y)
+        size = size + _inverse_mills_bound(y - 1.0) * spread
+        size = np.where(4.0 * _U * spread <= 1.0, size, np.inf)
         with np.errstate(invalid="ignore"):  # 0 * inf where a term underflows: no error
             big = np.where(terms > 0.0, size, 0.0).max(axis=-1, initial=0.0)
         sums.append((terms.sum(axis=-1), 2.0**-46 * (pld.losses.size + big)))
     (alpha, rel_a), (beta, rel_b) = sums
     tiny = pld.losses.size * 2.0**-1074
-    alpha_up = np.minimum(np.nextafter(alpha * (1.0 + rel_a) + tiny, np.inf), 1.0)
+    with np.errstate(invalid="ignore"):  # an infinite margin: alpha 1
+        alpha_up = np.minimum(np.nextafter(alpha * (1.0 + rel_a) + tiny, np.inf), 1.0)
+    alpha_up = np.where(rel_a < 1.0, alpha_up, 1.0)
     beta_down = np.maximum(np.nextafter(beta * (1.0 - rel_b), -np.inf), 0.0)
     return alpha_up, np.where(rel_b < 1.0, beta_down, 0.0)
 
