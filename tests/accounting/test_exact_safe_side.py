@@ -1211,12 +1211,17 @@ REGISTRY.update(
 NUMERICAL: dict[str, str] = {
     name: reason
     for reason, names in {
-        "trade-off curves (a convex hull, not a delta); tests/accounting/curves/"
+        "piecewise-linear curves for the natural filter's analysis and figures (no filter "
+        "decides with them): PiecewiseLinearTradeoff renormalises its widths and drops in "
+        "floats and merges equal float slopes, so a curve read from a Pld's Q-masses is more "
+        "private than the Pld's exact pair by up to 5e-17 (249 of 300 random pairs); a "
+        "safe-side constructor is an issue-42 leftover; tests/accounting/curves/"
         "test_domination.py": "as_tradeoff supremum",
-        "natural filter analysis: a worst-case trade-off curve over rounds, built by exact "
-        "piecewise-linear composition and convex hulls with an admitting legality tol (an "
-        "upper bound on the exact filter's cost, used for the paper's figures, not by a "
-        "filter); no oracle walked yet (issue 42 leftover); "
+        "natural filter analysis: a worst-case trade-off curve over rounds, built from "
+        "as_tradeoff, compositions and supremum (above) with a float legality check whose "
+        "tol = 1e-12 widens the legal moves (the upper-bound direction of this analysis, "
+        "not a filter's admission), for the paper's figures; an exact-rational oracle and a "
+        "certified legality (a derived bound in place of tol) are an issue-42 leftover; "
         "tests/accounting/analysis/test_natural_*.py": (
             "natural_filter_cost crosscheck_natural_filter_cost"
         ),
