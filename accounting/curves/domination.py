@@ -151,7 +151,8 @@ def _delta_lower(b: Pld | PiecewiseLinearTradeoff | GdpProfile, eps: np.ndarray)
     if isinstance(b, PiecewiseLinearTradeoff):
         keep = b.drops > 0.0
         losses = -log_ratio_up(b.widths[keep], b.drops[keep])  # <= log(d_k / w_k)
-        return _finite_delta_lower(losses, b.drops[keep], 1.0 - b.start, eps)
+        inf_mass = float(sum_down(1.0, -b.start))  # 1 - start rounds below start = 1/2
+        return _finite_delta_lower(losses, b.drops[keep], inf_mass, eps)
     return _finite_delta_lower(b.losses, b.probs, b.inf_mass, eps)
 
 

@@ -1929,3 +1929,11 @@ def test_natural_filter_guarantee_regression() -> None:
     exact = [_thm9_exact(1.0, 1e-6, 2, 1e-6, 1e-6, 2.0, k) for k in range(1, 6)]
     assert all(mpf(3.367882244602391e-06) < d for _, d in exact)
     assert any(mpf(out.eps) >= e and mpf(out.delta) >= d for e, d in exact)
+
+
+def test_curve_inf_mass_rounds_up() -> None:
+    """A curve with start = 0.3 has +inf mass 1 - 0.3 exactly; its Pld stored fl(1 - 0.3) =
+    0.7 below it (1 - start rounds for start < 1/2), so delta beyond every loss was low."""
+    curve = PiecewiseLinearTradeoff(np.array([1.0]), np.array([0.3]), 0.3)
+    assert F(curve.to_pld().inf_mass) >= 1 - F(0.3)
+    assert F(curve.delta(50.0)) >= 1 - F(0.3)
