@@ -193,12 +193,12 @@ def gdp_tradeoff(alpha: float | np.ndarray, mu: float | Gdp) -> float | np.ndarr
     :mod:`accounting.analysis.natural_attack`); docs/accounting.md, "Rounding".
 
     Error (u = 2^-53): z = ndtri(alpha) (Cephes, peak relative error < 8u) and x = -z - mu
-    rounded put the float x' within d = 9u (|z| + mu) of x; log Phi has the decreasing slope
+    rounded put the float x' within d = 9u (``|z|`` + mu) of x; log Phi has the decreasing slope
     lam(y) = phi/Phi, at most 1 - y for y < 0 (Birnbaum 1942) and 0.8 e^{-y^2/2} for y >= 0
     (:func:`accounting._outward._inverse_mills_bound`), so for d <= 1 Phi(x') is within
     d lam(x' - 1) of Phi(x) in log, and ndtr adds 4u plus, below -1/sqrt 2 (erfc of a scaled,
     rounded argument), about x'^2 u. The result is moved down by 2^-46 (1 + lam(x' - 1) S)
-    relative, S = 1 + |z| + mu (at least 14 times the sum, as lam S >= (1 + |x'|)^2 for
+    relative, S = 1 + ``|z|`` + mu (at least 14 times the sum, as lam S >= (1 + ``|x'|``)^2 for
     x' < 0), one ulp more for a subnormal value; a margin of 1 or more, or d > 1, gives 0.
     alpha = 0 and 1 are exact.
     """
