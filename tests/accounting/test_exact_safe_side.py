@@ -1205,9 +1205,9 @@ REGISTRY.update(
 )
 
 
-#: Public functions that return a cost but whose value is a numerical integral, a grid PLD or
-#: a search over many mechanisms: no 50-digit reference is walked here yet. Each reason names
-#: the test that compares the function with a high-precision or exact reference instead.
+#: Public functions that return a cost with no exact or 50-digit reference walked here yet
+#: (the natural filter's piecewise-linear analysis, and a calibration search added below).
+#: Each reason says why and names the test that checks the function instead.
 NUMERICAL: dict[str, str] = {
     name: reason
     for reason, names in {
