@@ -63,7 +63,8 @@ figures: $(STAMP)  ## run the pipeline at SCALE (default) on CORES, write report
 	$(BIN)/python -m workflow.build_cost $(SCALE)
 	-$(BIN)/python -m workflow.log_audit $(SCALE)  # names long jobs without progress, noisy logs
 
-# The docs' generated blocks (docs/reproduction.md) from the results of SCALE:
+# The docs' generated blocks (README.md and docs/: workflow/doc_blocks.py DOCS) from the results
+# of SCALE (the SLURM plan from a dry run at SCALE):
 # python -m workflow.doc_blocks --check says which disagree, writing nothing.
 docs: $(STAMP)  ## rewrite the docs' generated blocks from the results of SCALE (after make figures)
 	$(BIN)/python -m workflow.doc_blocks --scale $(SCALE)

@@ -9,8 +9,10 @@ never by hand (issue 30 item 3):
 
 NAME is a key of :data:`BLOCKS`, a function ``(results root, scale) -> markdown`` that reads
 only result tables and their provenance sidecars (``results/<exp>/<scale>/*.csv[.json]``,
-``results/<exp>/<scale>.csv``, ``results/build_cost/<scale>.csv``). This module holds the
-pipeline's own blocks (the build's cost) and the markers; each experiment declares its blocks
+``results/<exp>/<scale>.csv``, ``results/build_cost/<scale>.csv``), or, for the SLURM plan,
+a dry run of this checkout (workflow/slurm_plan.py; a page holding only that block is checked
+without results, as CI does for docs/pipeline.md). This module holds the pipeline's own blocks
+(the build's cost, the SLURM plan) and the markers; each experiment declares its blocks
 beside its metrics (``DOC_BLOCKS`` in ``experiments/<exp>/docs.py``,
 experiments/common/doc_quotes.py), found here by folder, never named:
 
@@ -34,10 +36,11 @@ from pathlib import Path
 from experiments.common import registry
 from experiments.common.atomic import atomic_path
 from experiments.common.doc_quotes import Generator, MissingResults, machine, sidecar, table
+from workflow import slurm_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The pages whose blocks ``python -m workflow.doc_blocks`` rewrites, relative to ROOT.
-DOCS = ("README.md", "docs/reproduction.md")
+DOCS = ("README.md", "docs/reproduction.md", "docs/filters.md", "docs/pipeline.md")
 BEGIN = "<!-- generated: {name} (python -m workflow.doc_blocks) -->"
 END = "<!-- generated end: {name} -->"
 _BEGIN = re.compile(r"<!-- generated: ([a-z0-9_-]+) \(python -m workflow\.doc_blocks\) -->")
@@ -183,8 +186,13 @@ def build_cost_line(results: Path, scale: str) -> str:
     return build_cost(results, scale).splitlines()[0]
 
 
-#: The pipeline's own blocks (the build's cost); each experiment's are its ``DOC_BLOCKS``.
-OWN: dict[str, Generator] = {"build-cost": build_cost, "build-cost-line": build_cost_line}
+#: The pipeline's own blocks (the build's cost, the SLURM plan); each experiment's are its
+#: ``DOC_BLOCKS``.
+OWN: dict[str, Generator] = {
+    "build-cost": build_cost,
+    "build-cost-line": build_cost_line,
+    "slurm-plan": slurm_plan.block,
+}
 
 
 def collected(own: Mapping[str, Generator] = OWN) -> dict[str, Generator]:
