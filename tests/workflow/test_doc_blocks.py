@@ -208,9 +208,14 @@ def test_the_repository_pages_hold_only_known_blocks():
         # a number in a block is between its markers only: no marker text outside blocks
         assert len(re.findall(r"<!-- generated", text)) == 2 * len(doc_blocks.blocks(text, rel))
     assert names and set(names) <= set(BLOCKS)
-    assert {"scoreboard-summary", "scoreboard-numbers", "build-cost", "build-cost-line"} <= set(
-        names
-    )
+    assert {
+        "scoreboard-summary",
+        "scoreboard-numbers",
+        "build-cost",
+        "build-cost-line",
+        "slurm-plan",
+        "filter-comparison",
+    } <= set(names)
 
 
 @pytest.mark.parametrize(
@@ -227,13 +232,15 @@ def test_a_registered_block_that_is_missing_fails_the_check(
 ):
     """Issue 43: deleting both markers of a registered block (or misspelling them) left the
     block out of the check, which passed (rc 0). Here the registered blocks are two, one on
-    each page of DOCS."""
+    each of the first two pages of DOCS."""
     monkeypatch.setattr(doc_blocks, "ROOT", tmp_path)
     monkeypatch.setattr(
         doc_blocks, "BLOCKS", {k: BLOCKS[k] for k in ("scoreboard-summary", "build-cost")}
     )
-    first, second = (tmp_path / rel for rel in DOCS)
-    second.parent.mkdir(parents=True, exist_ok=True)
+    for rel in DOCS:  # the pages of DOCS beyond the first two hold no block here
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("# More\n")
+    first, second = (tmp_path / rel for rel in DOCS[:2])
     first.write_text("# Title\n\n" + block("scoreboard-summary", "typed\n") + "\nend\n")
     second.write_text("# Other\n\n" + block("build-cost", "typed\n") + "\nend\n")
     pages = ["--scale", "default", "--results", str(results)]
