@@ -4,8 +4,8 @@ Snakemake's ``report(..., caption=...)`` takes a reStructuredText file, so every
 rendered to ``docs/captions/<experiment>/<name>.rst`` (committed; a test checks that they
 match the YAML):
 
-    python -m workflow.captions          # rewrite docs/captions/
-    python -m workflow.captions --check  # exit 1 if any file is stale
+    python -m pipeline.parse.captions          # rewrite docs/captions/
+    python -m pipeline.parse.captions --check  # exit 1 if any file is stale
 
 A key is a figure stem ``<experiment>/<name>``; a key ending in "_" covers every stem that
 starts with it (e.g. ``selection/privacy_utility_`` for ``privacy_utility_bikes_d90``).
@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CAPTIONS = ROOT / "docs" / "captions.yaml"
 RST_DIR = ROOT / "docs" / "captions"
 FIELDS = ("paper", "figure", "setting", "compare", "differs")

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import yaml
 
-from workflow import parse_cache
+from pipeline.parse import parse_cache
 
 #: Top-level packages of this repository whose modules count as code inputs.
 REPO_PACKAGES = ("accounting", "experiments")
-#: This file's code: a cached import list (workflow/parse_cache.py) is keyed by it.
+#: This file's code: a cached import list (pipeline/parse/parse_cache.py) is keyed by it.
 _OWN_CODE = parse_cache.digest(Path(__file__).read_bytes())
 #: libyaml's safe loader where PyYAML was built with it (the same documents, ~10x faster).
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -53,7 +53,7 @@ def _imported_modules(path: Path, module: str) -> frozenset[str]:
     Each file is parsed once per process while it is unchanged (keyed by its modification
     time and size): the rules files list the imports of every experiment's scripts, which
     share most of their files, and each Snakemake start parsed a shared file once per script.
-    Across processes the import list is kept by its file's content (workflow/parse_cache.py).
+    Across processes the import list is kept by its file's content (pipeline/parse/parse_cache.py).
     """
     stat = path.stat()
     return _parsed_imports(path, module, stat.st_mtime_ns, stat.st_size)

@@ -15,14 +15,14 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from workflow import parse_cache
+from pipeline.parse import parse_cache
 
 
 def experiment_config(name: str, scale: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
     """config/<name>.yaml composed at ``scale`` as the Hydra app sees it, as a dict, with the
     command-line ``overrides`` a rule passes (``params.variant=...``) applied last.
 
-    Kept between runs (workflow/parse_cache.py) under the contents of every file under
+    Kept between runs (pipeline/parse/parse_cache.py) under the contents of every file under
     config/, the code that composes it and the Hydra and OmegaConf versions.
     """
     import hydra

@@ -1,7 +1,7 @@
 """Values the Snakefile's parse computes from file contents alone, kept between Snakemake runs.
 
 Every Snakemake start composes each experiment's config with Hydra (~0.13 s each) and reads
-the imports of ~130 source files with ``ast`` (workflow/codedeps.py): about half of a warm dry
+the imports of ~130 source files with ``ast`` (pipeline/parse/codedeps.py): about half of a warm dry
 run's ~2.4 s on the 2-core machine, paid by every run, dry run and test. Both are pure
 functions of what they read, so they are kept under a key that is the sha256 of all of it (the
 files' contents, the versions and the code that computes them): an edit makes a new key, never

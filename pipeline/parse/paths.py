@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from workflow.captions import resolve, rst_path
+from pipeline.parse.captions import resolve, rst_path
 
 
 def log_path(scale: str, exp: str, rule: str, *wildcards: str) -> str:
@@ -19,19 +19,19 @@ def log_path(scale: str, exp: str, rule: str, *wildcards: str) -> str:
 
 def bench_path(scale: str, exp: str, rule: str, *wildcards: str) -> str:
     """logs/bench/<exp>/<scale>/<rule>/<{wildcard}_...|job>.tsv: the job's Snakemake benchmark
-    record (wall and CPU seconds), read by `python -m workflow.build_cost <scale>`."""
+    record (wall and CPU seconds), read by `python -m pipeline.post.build_cost <scale>`."""
     job = "_".join(f"{{{w}}}" for w in wildcards) or "job"
     return f"logs/bench/{exp}/{scale}/{rule}/{job}.tsv"
 
 
 def figure_caption(root: str | Path, stem: str) -> str:
     """The absolute path of the report caption file of figure ``<experiment>/<name>``
-    (docs/captions.yaml, rendered to docs/captions/ by `python -m workflow.captions`) under
+    (docs/captions.yaml, rendered to docs/captions/ by `python -m pipeline.parse.captions`) under
     the repository ``root``; a figure without one raises ValueError, so every report figure
     has a caption."""
     path = Path(root, rst_path(resolve(stem)))  # absolute: rules files are elsewhere
     if not path.is_file():
-        raise ValueError(f"{path} is missing: run `python -m workflow.captions`")
+        raise ValueError(f"{path} is missing: run `python -m pipeline.parse.captions`")
     return str(path)
 
 

@@ -35,8 +35,8 @@ from experiments.common import params as params_module
 from experiments.common.config import as_dict, load_params
 from experiments.common.pipeline_paths import config_overrides
 from experiments.common.provenance import is_record
-from workflow import parse_cache
-from workflow.configs import experiment_config
+from pipeline.parse import parse_cache
+from pipeline.parse.configs import experiment_config
 
 #: Command-line words after which the named files are rebuilt whatever their state.
 FORCING = ("-f", "--force", "-R", "--forcerun")
@@ -147,7 +147,7 @@ def expected_params(exp: str, scale: str, schema: type, overrides: Sequence[str]
     """The params (JSON values) a job of ``exp`` runs with at ``scale`` given ``overrides``.
 
     Validating them through the schema takes ~0.3 s, so the value is kept between runs
-    (workflow/parse_cache.py) under the composed config and the code of the schema and of
+    (pipeline/parse/parse_cache.py) under the composed config and the code of the schema and of
     its validation."""
     composed = experiment_config(exp, scale, tuple(overrides))
     code = [inspect.getfile(schema), config_module.__file__, params_module.__file__]

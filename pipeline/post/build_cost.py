@@ -5,8 +5,8 @@ Every rule declares ``benchmark: bench_path(...)`` (the Snakefile), so each job 
 record, whose ``s`` column is the job's wall seconds and ``cpu_time`` the CPU seconds (user +
 system) of the job's processes. This prints one row per rule, most CPU first:
 
-    python -m workflow.build_cost default            # markdown table
-    python -m workflow.build_cost default --root logs/bench
+    python -m pipeline.post.build_cost default            # markdown table
+    python -m pipeline.post.build_cost default --root logs/bench
 
 Columns: experiment, rule, jobs, CPU-minutes, wall-minutes (summed over the jobs) and the
 rule's share of the build's CPU-minutes, then the total and the elapsed time from the first
@@ -15,12 +15,12 @@ It also writes the rows as a results file, ``results/build_cost/<scale>.csv`` (e
 rule, jobs, cpu_min, wall_min, share), with the provenance sidecar every results table has
 (commit, machine, versions, date) and, under ``build``, the elapsed minutes, the job count and
 the first start and last end (UTC): the docs' generated block "build-cost" renders it
-(workflow/doc_blocks.py), so the cost a page quotes is a build's, never typed.
+(pipeline/post/doc_blocks.py), so the cost a page quotes is a build's, never typed.
 
 Snakemake samples ``cpu_time`` (snakemake/benchmark.py: every 0.5 s for the first ~15 s of a
 job, then every 30 s) and keeps the last sample, so a job's CPU time is a lower bound, short
 by at most the CPU of its last 30 s; ``s`` is exact. At the smoke scale a job runs in a process
-forked from the warm server (workflow/warm.py), outside the process tree Snakemake samples,
+forked from the warm server (pipeline/run/warm.py), outside the process tree Snakemake samples,
 so only wall times are meaningful there (said under the table). A job whose record is ``NA``
 (it ended before the first sample) counts its wall time as CPU time and is counted in the
 footnote.
@@ -199,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"Written: {write_results(jobs, args.scale, args.results)}")
     if args.scale == "smoke":
         print(
-            "At the smoke scale jobs run in processes forked from workflow.warm's server: "
+            "At the smoke scale jobs run in processes forked from pipeline.run.warm's server: "
             "their CPU time is not in these records (their wall time is)."
         )
 

@@ -1,7 +1,7 @@
 """Whole-DAG determinism check: two clean smoke builds must give the same bytes.
 
-    python -m workflow.determinism            # make determinism; CI runs it
-    python -m workflow.determinism --keep DIR   # keep both builds in DIR to inspect
+    python -m pipeline.post.determinism            # make determinism; CI runs it
+    python -m pipeline.post.determinism --keep DIR   # keep both builds in DIR to inspect
 
 Builds the whole Snakemake DAG at ``scale=smoke`` twice, each in a fresh folder of symlinks to
 the sources (nothing in the working tree is touched), under different ``PYTHONHASHSEED``
@@ -27,7 +27,7 @@ from typing import Any
 
 from experiments.data.fetch import MIRROR_ENV, default_mirror
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: Generated or local entries of the repository root that a build folder does not link to.
 GENERATED = {"data", "results", "figures", "logs", "outputs", "multirun", "report.html"}
 #: Folders whose files are compared, relative to a build folder.

@@ -3,7 +3,7 @@
 A page marks each block it quotes; the text between the markers is written by this module,
 never by hand (issue 30 item 3):
 
-    <!-- generated: NAME (python -m workflow.doc_blocks) -->
+    <!-- generated: NAME (python -m pipeline.post.doc_blocks) -->
     ...
     <!-- generated end: NAME -->
 
@@ -14,9 +14,9 @@ pipeline's own blocks (the build's cost) and the markers; each experiment declar
 beside its metrics (``DOC_BLOCKS`` in ``experiments/<exp>/docs.py``,
 experiments/common/doc_quotes.py), found here by folder, never named:
 
-    python -m workflow.doc_blocks --scale default             # rewrite every block of DOCS
-    python -m workflow.doc_blocks --scale default --check     # exit 1 naming each stale block
-    python -m workflow.doc_blocks --scale smoke --results DIR --check README.md
+    python -m pipeline.post.doc_blocks --scale default             # rewrite every block of DOCS
+    python -m pipeline.post.doc_blocks --scale default --check     # exit 1 naming each stale block
+    python -m pipeline.post.doc_blocks --scale smoke --results DIR --check README.md
 
 (``make docs`` runs the first.) Every page is rendered before any is written, and each is
 written atomically, so a missing result or a broken marker leaves every page as it was.
@@ -35,12 +35,12 @@ from experiments.common import registry
 from experiments.common.atomic import atomic_path
 from experiments.common.doc_quotes import Generator, MissingResults, machine, sidecar, table
 
-ROOT = Path(__file__).resolve().parents[1]
-#: The pages whose blocks ``python -m workflow.doc_blocks`` rewrites, relative to ROOT.
+ROOT = Path(__file__).resolve().parents[2]
+#: The pages whose blocks ``python -m pipeline.post.doc_blocks`` rewrites, relative to ROOT.
 DOCS = ("README.md", "docs/reproduction.md")
-BEGIN = "<!-- generated: {name} (python -m workflow.doc_blocks) -->"
+BEGIN = "<!-- generated: {name} (python -m pipeline.post.doc_blocks) -->"
 END = "<!-- generated end: {name} -->"
-_BEGIN = re.compile(r"<!-- generated: ([a-z0-9_-]+) \(python -m workflow\.doc_blocks\) -->")
+_BEGIN = re.compile(r"<!-- generated: ([a-z0-9_-]+) \(python -m pipeline\.post\.doc_blocks\) -->")
 _END = re.compile(r"<!-- generated end: [a-z0-9_-]+ -->")
 #: Any marker, well-formed or not (``<!--generated``, no space), so a broken one is counted.
 _ANY_MARKER = re.compile(r"<!--\s*generated", re.IGNORECASE)
@@ -152,7 +152,7 @@ def update(pages: Sequence[Path], results: Path, scale: str, check: bool) -> lis
 
 
 def build_cost(results: Path, scale: str) -> str:
-    """The per-rule cost of the build (``python -m workflow.build_cost``'s results file)."""
+    """The per-rule cost of the build (``python -m pipeline.post.build_cost``'s results file)."""
     path = results / "build_cost" / f"{scale}.csv"
     rows, record = table(path), sidecar(path)
     build = record.get("build", {})
@@ -224,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(
             "blocks that disagree with the results:\n"
             + "\n".join(f"  {d}" for d in disagree)
-            + f"\nrewrite them with: python -m workflow.doc_blocks --scale {args.scale}"
+            + f"\nrewrite them with: python -m pipeline.post.doc_blocks --scale {args.scale}"
         )
     verb = "disagree" if args.check else "rewritten"
     print(f"{len(disagree)} block(s) {verb}" + "".join(f"\n  {d}" for d in disagree))

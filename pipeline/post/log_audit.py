@@ -4,11 +4,11 @@ docs/pipeline.md promises that a job running longer than ``LONG_S`` seconds says
 is in its log (``experiments.common.progress.Progress`` lines, or tqdm bars) and that logs hold
 no start-up noise such as JAX probing for a TPU. This reads each job's Snakemake benchmark record
 (``logs/bench/<exp>/<scale>/<rule>/<wildcards>.tsv``, its wall seconds) beside its log
-(``logs/<exp>/<scale>/<rule>_<wildcards>.log``, workflow/paths.py; the data rules'
+(``logs/<exp>/<scale>/<rule>_<wildcards>.log``, pipeline/parse/paths.py; the data rules'
 ``logs/data/<rule>_<wildcards>.log``) and names the jobs that break either promise.
 ``make figures`` runs it last:
 
-    python -m workflow.log_audit default
+    python -m pipeline.post.log_audit default
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from workflow.build_cost import read_job
+from pipeline.post.build_cost import read_job
 
 LONG_S = 30.0  # a job longer than this must show its progress
 

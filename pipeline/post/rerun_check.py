@@ -1,12 +1,12 @@
 """Same bytes at any scale: rerun chosen outputs of a finished build and compare them.
 
-    python -m workflow.rerun_check BUILD --scale default --hash-seed 7 \\
+    python -m pipeline.post.rerun_check BUILD --scale default --hash-seed 7 \\
         results/selection/default figures/selection/default \\
         results/mnist_gd/default/runs/e0_suboptimal_gd_t0.csv
 
 ``make determinism`` builds the whole smoke DAG twice; a default build takes hours, so this
 checks a finished one instead: it copies the build at ``BUILD`` into a fresh folder (sources
-linked, as :func:`workflow.determinism.make_workdir` does; raw and processed data, results,
+linked, as :func:`pipeline.post.determinism.make_workdir` does; raw and processed data, results,
 figures and Snakemake's metadata copied with their times), deletes the given outputs (a file,
 or every file under a folder, sidecars included), rebuilds exactly those with Snakemake under
 another ``PYTHONHASHSEED`` and core count, and compares every deleted file with the build's:
@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from workflow.determinism import compare, make_workdir
+from pipeline.post.determinism import compare, make_workdir
 
 #: What the copy takes from the build (the rest of the build folder is linked).
 COPIED = ("data/raw", "data/processed", "results", "figures", ".snakemake/metadata")

@@ -12,7 +12,7 @@ Two things follow from how that timer is made:
   at 100/1s, py-spy);
 * the timers are not daemon threads, so a process whose workflow has finished waits for the
   last one: with profiles/local's 1000/60s every run ended with up to a minute of nothing
-  (a one-second job took 63 s; started warm too, now that workflow/warm.py joins a job's
+  (a one-second job took 63 s; started warm too, now that pipeline/run/warm.py joins a job's
   threads as Python's exit does).
 
 :func:`install` (the Snakefile calls it) replaces the method with one that keeps at most one
@@ -60,7 +60,7 @@ def install() -> bool:
 
     if not callable(getattr(JobScheduler, METHOD, None)):
         print(
-            f"workflow.scheduler_timer: snakemake's JobScheduler has no {METHOD}; its own "
+            f"pipeline.run.scheduler_timer: snakemake's JobScheduler has no {METHOD}; its own "
             "re-check timers are kept (a finished run may wait up to one timespan to exit)",
             file=sys.stderr,
         )

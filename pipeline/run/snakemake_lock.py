@@ -2,7 +2,7 @@
 
 A run killed hard (``kill -9``, power loss, an out-of-memory kill) leaves
 ``.snakemake/locks/``: the next run stops with ``LockException`` until ``snakemake --unlock``.
-``python -m workflow.snakemake_lock [DIR]`` removes those locks only when no
+``python -m pipeline.run.snakemake_lock [DIR]`` removes those locks only when no
 Snakemake process has ``DIR`` (default: the current folder) as its working directory, i.e.
 when the lock cannot belong to a live run. ``make figures`` and ``make smoke`` call it before
 Snakemake; incomplete outputs are then rerun by ``rerun-incomplete`` in profiles/local.

@@ -1,16 +1,16 @@
-"""``python -m workflow.warm MODULE ARGS...``: run ``python -m MODULE ARGS...`` in a process
+"""``python -m pipeline.run.warm MODULE ARGS...``: run ``python -m MODULE ARGS...`` in a process
 forked from a warm server that has already imported the third-party libraries every job
 imports (numpy, scipy, pandas, pyarrow, Hydra, matplotlib; Snakemake, for the tests' runs:
-workflow/warm_server.py).
+pipeline/run/warm_server.py).
 
 Why: at the smoke scale a job's own work is a fraction of a second, and starting Python and
 importing those libraries cost ~1.5 CPU-s in each of the ~90 jobs of the smoke DAG. The
 Snakefile runs the smoke scale's jobs through this client; other scales run ``python -m``
-(their jobs' costs are what ``workflow.build_cost`` reports, and the server's CPU time is not
+(their jobs' costs are what ``pipeline.post.build_cost`` reports, and the server's CPU time is not
 counted in a job's benchmark record).
 
 What a job sees is what ``python -m`` started by the client would give it, each checked against
-a cold run (tests/workflow/test_warm.py): argv (``sys.argv``, ``sys.orig_argv``), working
+a cold run (tests/pipeline/run/test_warm.py): argv (``sys.argv``, ``sys.orig_argv``), working
 directory and ``sys.path[0]``, environment (the time zone re-read: ``time.tzset``), umask,
 every resource limit, nice value, CPU affinity, signal dispositions (those the client ignores
 stay ignored, SIGINT raises KeyboardInterrupt otherwise, as in a fresh interpreter) and signal
@@ -19,7 +19,7 @@ closed: ``sys.stdin`` is None) with standard streams made as at start-up (line-b
 terminal), a fresh ``__main__``, the repository's modules read from disk (the server imports
 none of them, so an edit is seen by the next job), fresh seeds for ``random`` and numpy's
 global generator, BLAS/OpenMP thread limits from the job's ``OMP_NUM_THREADS``, and an exit
-as Python's own (workflow/warm_server.py, ``run_job``): non-daemon threads joined, atexit run,
+as Python's own (pipeline/run/warm_server.py, ``run_job``): non-daemon threads joined, atexit run,
 streams flushed, the modules the job imported torn down (an unclosed file is flushed), the
 exit status (``sys.exit``, ``os._exit``, an uncaught exception, KeyboardInterrupt's SIGINT,
 death by a signal) passed on, a signal's by the client dying of it. Signals sent to the client
@@ -79,8 +79,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from workflow import warm_server
-from workflow.warm_server import FDS, GO, INT, THREAD_VARS, WAIT_S, recv_exact
+from pipeline.run import warm_server
+from pipeline.run.warm_server import FDS, GO, INT, THREAD_VARS, WAIT_S, recv_exact
 
 ENV = "FILTERLAB_WARM"
 
@@ -277,7 +277,7 @@ def _start_server(dir_fd: int, path: Path, deadline: float) -> socket.socket:
         os.ftruncate(log, 0)
         env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
         server = subprocess.Popen(
-            [sys.executable, "-m", "workflow.warm", "--serve", str(path)],
+            [sys.executable, "-m", "pipeline.run.warm", "--serve", str(path)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -436,7 +436,7 @@ def run(module: str, args: Sequence[str]) -> int:
     except _Cold as why:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         if why.args:
-            print(f"workflow.warm: {why}; running python -m {module}", file=sys.stderr)
+            print(f"pipeline.run.warm: {why}; running python -m {module}", file=sys.stderr)
         _cold(module, args)
     _forward(sock, state["ignored"])
     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
@@ -446,7 +446,7 @@ def run(module: str, args: Sequence[str]) -> int:
         status = None
     if status is None:
         print(
-            f"workflow.warm: job process {pid} ended without an exit status (its server's "
+            f"pipeline.run.warm: job process {pid} ended without an exit status (its server's "
             "process for it was killed?)",
             file=sys.stderr,
         )
@@ -463,7 +463,7 @@ def main(argv: Sequence[str]) -> int:
             warm_server.run_job(*job)
         return 0
     if not argv or argv[0].startswith("-"):
-        print("usage: python -m workflow.warm MODULE [ARGS...]", file=sys.stderr)
+        print("usage: python -m pipeline.run.warm MODULE [ARGS...]", file=sys.stderr)
         return 2
     return run(argv[0], argv[1:])
 

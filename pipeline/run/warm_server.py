@@ -1,4 +1,5 @@
-"""The server behind ``python -m workflow.warm`` (workflow/warm.py says what a job is promised).
+"""The server behind ``python -m pipeline.run.warm`` (pipeline/run/warm.py says what a job is
+promised).
 
 The server imports ``PRELOAD`` once, listens on its socket (mode 0600) and, for each
 connection whose peer is its own user (``SO_PEERCRED``), forks a monitor. The monitor
@@ -90,6 +91,8 @@ _PYTHON_IGNORES = (signal.SIGPIPE, signal.SIGXFSZ)
 _STREAMS = ("stdin", "stdout", "stderr")
 #: The server's own main module, under both names (multiprocessing adds ``__mp_main__``).
 _MAIN = ("__main__", "__mp_main__")
+#: This module and its parent packages: the only repository modules a server has imported.
+_SELF = sorted(".".join(__name__.split(".")[: i + 1]) for i in range(__name__.count(".") + 1))
 
 
 def recv_exact(sock: socket.socket, n: int) -> bytes | None:
@@ -110,7 +113,7 @@ def serve(path: Path) -> Job | None:
     for name in PRELOAD:
         importlib.import_module(name)
     own = sorted(n for n, m in sys.modules.items() if _is_own(m) and n not in _MAIN)
-    if own != ["workflow", "workflow.warm_server"]:
+    if own != _SELF:
         raise RuntimeError(f"the preloads imported modules that are not installed ones: {own}")
     gc.freeze()  # no job's collection (nor its exit) touches, so copies, the preloaded objects
     signal.pthread_sigmask(signal.SIG_SETMASK, [])  # the starting client's mask is not ours
@@ -274,7 +277,7 @@ def _above(fd: int, floor: int) -> int:
 
 def _become(request: dict[str, Any], fds: list[int]) -> None:
     """Make this process what ``python -m`` started by the client would be (see
-    workflow/warm.py): any step that cannot be done raises."""
+    pipeline/run/warm.py): any step that cannot be done raises."""
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     for target, fd in zip(request["fds"], fds, strict=True):

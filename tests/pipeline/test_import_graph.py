@@ -1,10 +1,13 @@
-"""The import graph of experiments/ and workflow/ has no upward arrow and no cycle (issue 31
+"""The import graph of experiments/ and pipeline/ has no upward arrow and no cycle (issue 31
 item 3), as tests/accounting/test_public_api.py checks the library's layers.
 
 Layers, bottom up: experiments/common (what every job imports), the experiment packages
-(experiments/<exp>, data/ included), workflow/ (the pipeline's own code: the Snakefile's
+(experiments/<exp>, data/ included), pipeline/ (the pipeline's own code: the Snakefile's
 helpers, captions, locks, the determinism check). Imports inside functions count: a job runs
-them too, and the rules' code inputs follow them (workflow/codedeps.py).
+them too, and the rules' code inputs follow them (pipeline/parse/codedeps.py). Inside
+pipeline/, its parts are layers by when they run (issue 46 item 2): parse/, then run/, then
+post/; a part imports only itself and the parts before it, and the Snakefile and the rules
+files read no post-build code.
 
 The rule between experiments (issue 46 item 1): an experiment is one folder, and no experiment
 imports another. A module of ``experiments/<exp>/`` imports only its own package,
@@ -19,13 +22,17 @@ metrics, the docs' blocks, the hash-seed jobs) finds them through experiments/co
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-ROOTS = ("experiments", "workflow")
+ROOTS = ("experiments", "pipeline")
+#: The parts of pipeline/ in the order they run (pipeline/__init__.py): each may import only
+#: itself and the parts before it.
+PARTS = ("parse", "run", "post")
 
 
 def _module_name(path: Path, root: Path = REPO) -> str:
@@ -142,7 +149,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def _package(module: str) -> str:
-    """``experiments.selection.plot`` -> ``experiments.selection``; ``workflow.x``: ``workflow``."""
+    """``experiments.selection.plot`` -> ``experiments.selection``; ``pipeline.x``: ``pipeline``."""
     parts = module.split(".")
     return ".".join(parts[:2]) if parts[0] == "experiments" and len(parts) > 1 else parts[0]
 
@@ -150,19 +157,53 @@ def _package(module: str) -> str:
 @pytest.fixture(scope="module")
 def graph() -> dict[str, set[str]]:
     found = import_graph()
-    assert "workflow.codedeps" in found and "experiments.common.job" in found
+    assert "pipeline.parse.codedeps" in found and "experiments.common.job" in found
     return found
 
 
-def test_experiments_never_import_workflow(graph):
+def test_experiments_never_import_the_pipeline(graph):
     upward = [
         f"{module} -> {name}"
         for module, names in sorted(graph.items())
         if module.startswith("experiments")
         for name in sorted(names)
-        if name.split(".")[0] == "workflow"
+        if name.split(".")[0] == "pipeline"
     ]
     assert upward == []
+
+
+def part_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``module -> name`` for every import from a part of pipeline/ into a later part (or
+    from a module outside the parts: every module belongs to one)."""
+    found = []
+    for module, names in sorted(graph.items()):
+        parts = module.split(".")
+        if parts[0] != "pipeline" or len(parts) < 2:
+            continue
+        if parts[1] not in PARTS:
+            found.append(f"{module}: not in a part of {PARTS}")
+            continue
+        allowed = {"pipeline", *(f"pipeline.{p}" for p in PARTS[: PARTS.index(parts[1]) + 1])}
+        found += [
+            f"{module} -> {name}"
+            for name in sorted(names)
+            if name.startswith("pipeline") and ".".join(name.split(".")[:2]) not in allowed
+        ]
+    return found
+
+
+def test_pipeline_parts_import_only_earlier_parts(graph):
+    assert part_imports(graph) == []
+
+
+def test_the_rules_read_no_post_build_code():
+    """The Snakefile and the rules files run at parse and run time: they import no
+    ``pipeline.post`` module (a comment may name its commands)."""
+    files = [REPO / "Snakefile", *sorted((REPO / "experiments").glob("*/rules.smk"))]
+    post = re.compile(r"^\s*(?:from|import)\s+pipeline\.post\b", re.MULTILINE)
+    found = [str(f.relative_to(REPO)) for f in files if post.search(f.read_text())]
+    assert len(files) > 5 and found == []
+    assert post.search("    from pipeline.post.x import y\n")
 
 
 def test_common_never_imports_an_experiment_package(graph):
@@ -204,21 +245,43 @@ def test_the_graph_sees_nested_relative_and_from_imports_and_finds_their_cycle(t
             "experiments/exp/__init__.py": "",
             "experiments/exp/metrics.py": "from .plot import final\n",
             "experiments/exp/plot.py": "def f():\n    from experiments.exp import metrics\n",
-            "workflow/__init__.py": "",
-            "workflow/x.py": "import experiments.exp.plot\n",
+            "pipeline/__init__.py": "",
+            "pipeline/post/__init__.py": "",
+            "pipeline/post/x.py": "import experiments.exp.plot\n",
         },
     )
     graph = import_graph(tmp_path)
     assert graph["experiments.exp.metrics"] == {"experiments.exp.plot"}
     assert graph["experiments.exp.plot"] == {"experiments.exp", "experiments.exp.metrics"}
     assert graph["experiments.common.check"] == {"experiments.data.fetch"}
-    assert graph["workflow.x"] == {"experiments.exp.plot"}
+    assert graph["pipeline.post.x"] == {"experiments.exp.plot"}
     assert cycles(graph) == [["experiments.exp.metrics", "experiments.exp.plot"]]
     with pytest.raises(AssertionError):
         test_common_never_imports_an_experiment_package(graph)
-    _write(tmp_path, {"experiments/exp/run.py": "from workflow import x\n"})
+    _write(tmp_path, {"experiments/exp/run.py": "from pipeline.post import x\n"})
     with pytest.raises(AssertionError):
-        test_experiments_never_import_workflow(import_graph(tmp_path))
+        test_experiments_never_import_the_pipeline(import_graph(tmp_path))
+
+
+def test_a_part_importing_a_later_part_or_a_module_outside_the_parts_is_found(tmp_path):
+    """Issue 46 item 2: parse-time code (every Snakemake start) never pulls in run- or
+    post-build code; post-build code may read what the parse reads."""
+    files = {f"pipeline/{p}/__init__.py": "" for p in PARTS}
+    files |= {
+        "pipeline/__init__.py": "",
+        "pipeline/parse/paths.py": "",
+        "pipeline/run/warm.py": "from pipeline.parse import paths\n",
+        "pipeline/post/cost.py": "from pipeline.run import warm\nimport pipeline.parse.paths\n",
+    }
+    _write(tmp_path, files)
+    assert part_imports(import_graph(tmp_path, ("pipeline",))) == []
+    _write(tmp_path, {"pipeline/parse/paths.py": "def f():\n    from pipeline.post import cost\n"})
+    _write(tmp_path, {"pipeline/flat.py": ""})
+    assert part_imports(import_graph(tmp_path, ("pipeline",))) == [
+        "pipeline.flat: not in a part of ('parse', 'run', 'post')",
+        "pipeline.parse.paths -> pipeline.post",
+        "pipeline.parse.paths -> pipeline.post.cost",
+    ]
 
 
 def test_an_experiment_importing_another_is_found_importlib_included(tmp_path):

@@ -1,6 +1,6 @@
 """Rules' code inputs follow imports: a code edit reruns exactly the jobs that run that code.
 
-Unit checks of workflow/codedeps.py on a small fake repository, a check that every
+Unit checks of pipeline/parse/codedeps.py on a small fake repository, a check that every
 module a rule script really imports is among its declared inputs, and an end-to-end check in
 a temporary copy of the repository: with every output present and up to date, editing
 accounting/numerics.py (or experiments/common/plotting.py) makes `snakemake -n` plan the jobs
@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from workflow_copy import copy_workflow, run_snakemake
 
-from workflow.codedeps import code_inputs, config_files, module_files
+from pipeline.parse.codedeps import code_inputs, config_files, module_files
 
-REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("accounting", "experiments", "workflow")
+REPO = Path(__file__).resolve().parents[3]
+PACKAGES = ("accounting", "experiments", "pipeline")
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -70,7 +70,7 @@ def test_module_files_follow_absolute_relative_and_nested_imports(tmp_path):
 
 def test_each_file_is_parsed_once_until_it_changes(tmp_path, monkeypatch):
     """Scripts sharing files parse each shared file once (a Snakemake start lists them all)."""
-    import workflow.codedeps as codedeps
+    import pipeline.parse.codedeps as codedeps
 
     _write(
         tmp_path,

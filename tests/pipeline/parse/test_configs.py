@@ -1,11 +1,11 @@
-"""Experiment configs as rules read them (workflow/configs.py): the composed config, the digest
-of one table's params, and config files as inputs that do not rerun a job."""
+"""Experiment configs as rules read them (pipeline/parse/configs.py): the composed config, the
+digest of one table's params, and config files as inputs that do not rerun a job."""
 
 from __future__ import annotations
 
 import pytest
 
-from workflow.configs import config_by_params, config_digest, experiment_config
+from pipeline.parse.configs import config_by_params, config_digest, experiment_config
 
 COMPOSED = {"seed": 1, "params": {"puredp": {"n": 3}, "survival": {"k": [1, 2]}, "seed": 7}}
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow.local_gpus import visible_nvidia_gpus
+from pipeline.parse.local_gpus import visible_nvidia_gpus
 
 
 def _host(tmp_path: Path, driver: int, nodes: int) -> tuple[Path, Path]:

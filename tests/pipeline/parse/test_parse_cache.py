@@ -1,4 +1,4 @@
-"""workflow.parse_cache: a value is computed once per key, an edit makes a new key, a value
+"""pipeline.parse.parse_cache: a value is computed once per key, an edit makes a new key, a value
 JSON does not give back equal is not kept, and `off` computes every time."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow import codedeps, configs, parse_cache
+from pipeline.parse import codedeps, configs, parse_cache
 
 
 def any_value(value: object) -> bool:

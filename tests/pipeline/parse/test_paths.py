@@ -1,4 +1,4 @@
-"""Where rules write (workflow/paths.py): log, benchmark and figure paths at a scale."""
+"""Where rules write (pipeline/parse/paths.py): log, benchmark and figure paths at a scale."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from workflow.paths import bench_path, figure_caption, figure_outputs, log_path
+from pipeline.parse.paths import bench_path, figure_caption, figure_outputs, log_path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_log_and_bench_paths_name_the_scale_rule_and_wildcards():
@@ -31,7 +31,7 @@ def test_figure_caption_is_the_rendered_file_under_the_root(tmp_path):
     assert figure_caption(REPO, "selection/online_f1_lcl") == str(
         captions / "selection" / "online_f1_.rst"
     )
-    with pytest.raises(ValueError, match=r"is missing: run `python -m workflow.captions`"):
+    with pytest.raises(ValueError, match=r"is missing: run `python -m pipeline.parse.captions`"):
         figure_caption(tmp_path, "taylor_survival/survival")
     with pytest.raises(ValueError, match="has no caption"):
         figure_caption(REPO, "taylor_survival/not_a_figure")

@@ -1,11 +1,11 @@
-"""The Snakefile's `--config` checks and per-scale values (workflow/run_config.py), as plain
+"""The Snakefile's `--config` checks and per-scale values (pipeline/parse/run_config.py), as plain
 functions; tests/pipeline/test_config_and_targets.py checks them through Snakemake."""
 
 from __future__ import annotations
 
 import pytest
 
-from workflow.run_config import (
+from pipeline.parse.run_config import (
     SCALES,
     check_config,
     is_config_flag,

@@ -1,5 +1,5 @@
-"""workflow/table_check.py (issue 43): a table whose sidecar's params differ from what its rule
-would run is refused where Snakemake would not rebuild it, naming the file, the keys and the
+"""pipeline/parse/table_check.py (issue 43): a table whose sidecar's params differ from what its
+rule would run is refused where Snakemake would not rebuild it, naming the file, the keys and the
 command that rebuilds it. tests/pipeline/test_table_check_dag.py checks it through Snakemake."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from experiments.common.config import as_dict, compose_config, load_params
 from experiments.common.provenance import write_table
 from experiments.residue_filters.run import TABLES
 from experiments.residue_filters.schema import Params
-from workflow.table_check import (
+from pipeline.parse.table_check import (
     differing,
     forced,
     overrides_by_path,

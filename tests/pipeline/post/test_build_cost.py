@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workflow import build_cost
+from pipeline.post import build_cost
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 
@@ -116,7 +116,7 @@ def test_bad_files_are_refused(tmp_path: Path):
 
 
 def test_every_shell_rule_writes_a_benchmark_record():
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     for rules in sorted(root.glob("experiments/*/rules.smk")):
         text = rules.read_text()
         assert text.count("shell:") == text.count("benchmark:\n") == text.count("bench_path("), (

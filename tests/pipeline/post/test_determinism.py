@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from experiments.common import timings
-from workflow.determinism import VOLATILE, differences
+from pipeline.post.determinism import VOLATILE, differences
 
 
 def _build(root: Path, *, csv: str = "a,b\n1,2\n", record: dict | None = None) -> Path:

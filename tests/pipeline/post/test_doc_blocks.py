@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from experiments.common import doc_quotes
-from workflow import doc_blocks
-from workflow.doc_blocks import BEGIN, BLOCKS, DOCS, END, MissingResults
+from pipeline.post import doc_blocks
+from pipeline.post.doc_blocks import BEGIN, BLOCKS, DOCS, END, MissingResults
 
 SIDECAR = {
     "git": {"commit": "0123456789abcdef", "dirty": False},
@@ -200,7 +200,7 @@ def test_quotes_render_metrics_of_an_experiment(tmp_path: Path):
 
 
 def test_the_repository_pages_hold_only_known_blocks():
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     names = []
     for rel in DOCS:
         text = (root / rel).read_text()
@@ -250,7 +250,7 @@ def test_a_registered_block_that_is_missing_fails_the_check(
 
 
 def test_the_repository_pages_hold_every_registered_block():
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     assert doc_blocks.missing_blocks([root / rel for rel in DOCS]) == []
 
 

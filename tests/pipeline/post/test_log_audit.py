@@ -1,4 +1,4 @@
-"""workflow.log_audit: long jobs without progress lines and backend noise are named."""
+"""pipeline.post.log_audit: long jobs without progress lines and backend noise are named."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from workflow.log_audit import audit, log_of, main
-from workflow.paths import bench_path, log_path
+from pipeline.parse.paths import bench_path, log_path
+from pipeline.post.log_audit import audit, log_of, main
 
 PROGRESS_LINE = "steps: 3/89 (3%)  elapsed 0:00:24  left ~0:11:20  active 60000/60000\n"
 TQDM_LINE = "counts:  30%|###       | 3/10 [00:01<00:03,  2.10it/s]\n"

@@ -1,4 +1,4 @@
-"""workflow.rerun_check: a finished build's chosen outputs, rebuilt in a copy, are compared."""
+"""pipeline.post.rerun_check: a finished build's chosen outputs, rebuilt in a copy, are compared."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from workflow import rerun_check
-from workflow.determinism import compare
+from pipeline.post import rerun_check
+from pipeline.post.determinism import compare
 
 
 def _build(root: Path) -> Path:

@@ -1,4 +1,5 @@
-"""workflow/scheduler_timer.py: one pending re-check timer, a daemon; the next after it fires."""
+"""pipeline/run/scheduler_timer.py: one pending re-check timer, a daemon; the next after it
+fires."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import threading
 import pytest
 from snakemake.scheduling.job_scheduler import JobScheduler
 
-from workflow import scheduler_timer
+from pipeline.run import scheduler_timer
 
 
 class _Scheduler:

@@ -1,4 +1,4 @@
-"""workflow.warm: a job run through the warm server is what ``python -m`` would start, each
+"""pipeline.run.warm: a job run through the warm server is what ``python -m`` would start, each
 property checked against a cold run (argv, working directory, environment, hash seed, freshly
 read modules, umask, resource limits, nice value, time zone, signal dispositions and delivery,
 exit status, non-daemon threads, stdin closed, /dev/null or a pipe); it ends when its client
@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "warm-test-token"
 
 PROBE = r"""
@@ -241,8 +241,8 @@ def _run(
     timeout: float = 60,
     **env: str,
 ) -> Run:
-    """``python -m [workflow.warm] probe ARGS`` after the shell's ``setup``, under ``wrap``."""
-    argv = [*wrap, sys.executable, "-m", *(["workflow.warm"] if warm else []), "probe", *args]
+    """``python -m [pipeline.run.warm] probe ARGS`` after the shell's ``setup``, under ``wrap``."""
+    argv = [*wrap, sys.executable, "-m", *(["pipeline.run.warm"] if warm else []), "probe", *args]
     if setup:
         argv = ["sh", "-c", f'{setup}; exec "$@"', "sh", *argv]
     proc = subprocess.Popen(
@@ -282,7 +282,7 @@ def _same_state(cold: Run, warm: Run) -> None:
 
 def _socket_path(work: Path, **env: str) -> Path:
     """Where a client with this environment looks for its server."""
-    code = "from workflow.warm import socket_path; print(socket_path())"
+    code = "from pipeline.run.warm import socket_path; print(socket_path())"
     out = subprocess.run(
         [sys.executable, "-c", code],
         cwd=work,
@@ -416,7 +416,7 @@ def test_each_job_gets_fresh_randomness(work: Path) -> None:
 
 
 def _sleeping_job(work: Path, setup: str = "", warm: bool = True, **env: str) -> tuple[Any, int]:
-    argv = [sys.executable, "-m", *(["workflow.warm"] if warm else []), "probe", "sleep"]
+    argv = [sys.executable, "-m", *(["pipeline.run.warm"] if warm else []), "probe", "sleep"]
     if setup:
         argv = ["sh", "-c", f'{setup}; exec "$@"', "sh", *argv]
     client = subprocess.Popen(
