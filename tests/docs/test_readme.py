@@ -9,7 +9,7 @@ import io
 import re
 from pathlib import Path
 
-from workflow.doc_blocks import blocks
+from pipeline.post.doc_blocks import blocks
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -73,8 +73,8 @@ def test_the_operations_guide_covers_each_topic():
         "source .venv/bin/activate",
         ".venv/bin/snakemake",
         "--report report.html",
-        "workflow.build_cost",
-        "workflow.log_audit",
+        "pipeline.post.build_cost",
+        "pipeline.post.log_audit",
         "## Scales",
         "## Sweeps",
         "## Resume after a crash",

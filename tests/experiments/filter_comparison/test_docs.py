@@ -12,7 +12,7 @@ import pytest
 
 from experiments.common.timings import key
 from experiments.filter_comparison import docs
-from workflow import doc_blocks
+from pipeline.post import doc_blocks
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "filters.md"
 SIDECAR = {
