@@ -121,6 +121,8 @@ def test_patches_are_gathered_in_cache_sized_blocks(monkeypatch, layout):
     assert torch.equal(blocked.norms, whole.norms)
     for a, b in zip(blocked.grads, whole.grads, strict=True):
         assert torch.equal(a, b)
+    assert per_example._cache_block(x, 10**9) == 1  # a patch larger than the block: one image
+    assert per_example._cache_block(x.to("meta"), 196 * 64) == 11  # not CPU: the whole chunk
 
 
 #: Fifteen steps' minor page faults, after three that allocate the workspace and settle the
