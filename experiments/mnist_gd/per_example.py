@@ -23,14 +23,14 @@ to the layer *outputs* (no parameter gradients) give a and b for every layer; fr
 
 The batch is processed in chunks, so memory grows with ``chunk_size``, not with n; on CPU a
 chunk's input patches are gathered and multiplied a cache-sized block of examples at a time
-(:func:`_cache_block`), never the whole chunk's at once. The input
-patches and per-example gradients go into a :class:`Workspace`, one buffer per layer and
-role, allocated at the first chunk and reused by the other chunks and, when the caller keeps
-the workspace, by the next steps: on CPU a fresh multi-megabyte tensor costs its page faults
-on first touch, which made the patch gather ~10x slower than the copy itself. Each conv
-layer's bias gradients sum_p b_{i,p} are formed once and serve both the norm and the clipped
-sum. The clip bound m_i is per example (Algorithm 3 of Feldman and Zrnic 2021 clips to
-min(C, sqrt(B_norm - spent_i))); a bound of 0 removes the example from the sum.
+(:func:`_cache_block`). The input patches and per-example gradients go into a
+:class:`Workspace`, one buffer per layer and role, allocated at the first chunk and reused by
+the other chunks and, when the caller keeps the workspace, by the next steps: on CPU a fresh
+multi-megabyte tensor costs its page faults on first touch, which made the patch gather ~10x
+slower than the copy itself. Each conv layer's bias gradients sum_p b_{i,p} are formed once
+and serve both the norm and the clipped sum. The clip bound m_i is per example (Algorithm 3
+of Feldman and Zrnic 2021 clips to min(C, sqrt(B_norm - spent_i))); a bound of 0 removes the
+example from the sum.
 """
 
 from __future__ import annotations
@@ -185,8 +185,9 @@ def _cache_block(a: torch.Tensor, patch_floats: int) -> int:
     """Examples whose input patches are gathered and multiplied at a time: on CPU as many as
     fit ``_PATCH_BLOCK_BYTES``, so that the batched matmul reads the patches from the cache
     the gather has just written them to (a chunk of 256 MNIST images gathers 12.8 MB of
-    conv1 patches, far beyond a core's cache); on a GPU the whole chunk, one kernel each.
-    Each example's product is the same matmul either way: the values do not change."""
+    conv1 patches, far beyond a core's 1 MiB L2 cache on the EPYC VM); on a GPU the whole
+    chunk, one kernel each. Each example's product and norm are the same operations either
+    way: the sums and norms are bit for bit those of one block (test_per_example.py)."""
     n = a.shape[0]
     if a.device.type != "cpu":
         return n
