@@ -1410,8 +1410,9 @@ def _gaussian_sigma_composed(data: st.DataObject) -> None:
 
 def _laplace_scale_composed(data: st.DataObject) -> None:
     """delta = 0 (k queries: k d / eps, exact) and k = 1 (the exact delta(eps) of Laplace);
-    k > 1 with delta > 0 is a grid-PLD search: tests/accounting/test_calibration.py checks it
-    against dp_accounting and its composed grid PLD (dominance: curves/test_pld*.py)."""
+    k > 1 with delta > 0 is a connect-the-dots grid-PLD search: tests/accounting/test_calibration.py
+    checks it against dp_accounting, its composed grid PLD and, for two queries, the exact
+    delta (dominance: curves/test_pld*.py)."""
     eps, d = data.draw(st.floats(1e-3, 100.0)), data.draw(st.floats(1e-3, 1e3))
     k, delta = data.draw(st.integers(1, 10**6)), data.draw(st.floats(1e-300, 0.5))
     b = _try(laplace_scale_composed, eps, sensitivity=d, k=k)
