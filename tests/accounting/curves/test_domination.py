@@ -118,8 +118,10 @@ def test_domination_of_ordered_and_unordered_pairs() -> None:
     )
     assert not is_dominated(a, b) and not is_dominated(b, a)
     assert is_dominated(a, a) and possibly_dominated(a.to_pld(), a, tol=1e-15)
-    assert hockey_stick_dominated(small.to_pld(), large.to_pld(), tol=1e-14)
-    assert not hockey_stick_dominated(large.to_pld(), small.to_pld(), tol=1e-14)
+    # certified: a's delta rounded up (2^-46 ~ 1.4e-14 where delta ~ 1) against b's rounded
+    # down, where both are 1 - e^eps to within 1e-16 (eps = -20)
+    assert hockey_stick_dominated(small.to_pld(), large.to_pld(), tol=1e-13)
+    assert not hockey_stick_dominated(large.to_pld(), small.to_pld(), tol=1e-13)
     assert DEFAULT_EPS_GRID[0] == -20.0 and DEFAULT_EPS_GRID[-1] == 20.0
 
 
