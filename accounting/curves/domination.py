@@ -26,20 +26,23 @@ maximum of the hockey-stick curves and the lower convex envelope of the trade-of
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import Protocol
 
 import numpy as np
 
 from accounting import _checks
 from accounting._outward import SUM_REL, down_sum, log_hockey_stick_bounds, sum_down
+from accounting.curves._curve_rounding import safe_pair
 from accounting.curves._pld_rounding import log_ratio_up, sum_up
 from accounting.curves.domination_certificate import certified_dominated
 from accounting.curves.gdp import GdpProfile
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
-from accounting.numerics import logsumexp
+from accounting.numerics import fraction_down, fraction_up, logsumexp
 
 DEFAULT_EPS_GRID = np.linspace(-20.0, 20.0, 4001)
 DEFAULT_EPS_GRID.setflags(write=False)
@@ -59,7 +62,8 @@ class Profile(Protocol):
 
 
 def as_tradeoff(curve: Pld | PiecewiseLinearTradeoff) -> PiecewiseLinearTradeoff:
-    """A finite profile as a piecewise-linear trade-off curve (exact)."""
+    """A finite profile as a piecewise-linear trade-off curve: a curve as it is; a Pld by
+    :meth:`PiecewiseLinearTradeoff.from_pld`, never above the exact curve of its pair."""
     if isinstance(curve, PiecewiseLinearTradeoff):
         return curve
     if isinstance(curve, Pld):
@@ -192,30 +196,51 @@ def supremum_delta(curves: Iterable[Profile], eps: np.ndarray) -> np.ndarray:
 
 
 def supremum(curves: Iterable[Pld | PiecewiseLinearTradeoff]) -> PiecewiseLinearTradeoff:
-    """Least upper bound of a finite family (residue paper, Prop. 11 (ii)), exact.
+    """Least upper bound of a finite family (residue paper, Prop. 11 (ii)), never above it.
 
     Its trade-off curve is the lower convex envelope of the family's curves; for
     piecewise-linear curves that is the lower convex hull of the union of their vertices
-    (Andrew's monotone chain over the points sorted by alpha).
+    (Andrew's monotone chain over the points sorted by alpha). Plds enter by
+    :func:`as_tradeoff`; the vertices of each curve's pair (normalised by its totals,
+    :mod:`accounting.curves._curve_rounding`) and the hull are exact Fractions, and the
+    hull's segments are stored by :func:`~accounting.curves._curve_rounding.safe_pair`.
     """
     family = [as_tradeoff(c) for c in curves]
     if not family:
         raise ValueError("curves must be non-empty")
-    a = np.concatenate([c.alpha for c in family])
-    b = np.concatenate([c.beta for c in family])
-    order = np.lexsort((b, a))
-    a, b = a[order], b[order]
-    hull: list[int] = []
-    for i in range(a.size):
-        if hull and a[hull[-1]] == a[i]:
-            continue
+    points = sorted(p for c in family for p in _exact_vertices(c))
+    hull: list[tuple[Fraction, Fraction]] = []
+    for point in points:
+        if hull and hull[-1][0] == point[0]:
+            continue  # sorted: the lower point at this alpha is already in
         while len(hull) >= 2:
-            o, m = hull[-2], hull[-1]
-            if (a[m] - a[o]) * (b[i] - b[o]) - (b[m] - b[o]) * (a[i] - a[o]) > 0:
+            (ao, bo), (am, bm) = hull[-2], hull[-1]
+            if (am - ao) * (point[1] - bo) - (bm - bo) * (point[0] - ao) > 0:
                 break
             hull.pop()
-        hull.append(i)
-    return PiecewiseLinearTradeoff.from_vertices(a[hull], b[hull])
+        hull.append(point)
+    q = [b[0] - a[0] for a, b in itertools.pairwise(hull)]
+    p = [a[1] - b[1] for a, b in itertools.pairwise(hull)]
+    inf = 1 - hull[0][1]
+    widths, drops, start = safe_pair(_bounds(q), _bounds(p), (fraction_down(inf), fraction_up(inf)))
+    return PiecewiseLinearTradeoff._stored(widths, drops, start)
+
+
+def _bounds(values: list[Fraction]) -> tuple[np.ndarray, np.ndarray]:
+    """The largest doubles <= and the smallest >= each exact value."""
+    return np.array([fraction_down(x) for x in values]), np.array([fraction_up(x) for x in values])
+
+
+def _exact_vertices(curve: PiecewiseLinearTradeoff) -> list[tuple[Fraction, Fraction]]:
+    """The vertices (alpha_k, beta_k) of a curve's pair, exactly: alpha_k the Q-mass of its
+    first k atoms over the widths' total, beta_k the P-mass of the others over the total
+    P-mass (the drops and 1 - start)."""
+    widths = [Fraction(w) for w in curve.widths.tolist()]
+    drops = [Fraction(d) for d in curve.drops.tolist()]
+    t, s = sum(widths, Fraction(0)), 1 - Fraction(curve.start) + sum(drops, Fraction(0))
+    alphas = [Fraction(0), *itertools.accumulate(widths)]
+    betas = [*itertools.accumulate(reversed(drops), initial=Fraction(0))][::-1]
+    return [(a / t, b / s) for a, b in zip(alphas, betas, strict=True)]
 
 
 def mixture_below_certificate(

@@ -24,7 +24,6 @@ start * start'. This equals the PLD convolution :meth:`accounting.curves.pld.Pld
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -33,11 +32,16 @@ import numpy as np
 from scipy.special import expit
 
 from accounting import _checks
+from accounting.curves._curve_rounding import safe_pair
 from accounting.curves._pld_rounding import log_ratio_up, sum_up
 from accounting.curves.pld import Pld
-from accounting.numerics import fraction_up
+from accounting.exact_sum import ExactSum
+from accounting.numerics import exact_lower, exact_upper, fraction_up
 
 _TOL = 1e-9
+_U = 2.0**-53
+_SUB = 2.0**-1072  # the absolute rounding of a subnormal q_i (Pld.q_deficit)
+_INTERVAL_ATOMS = 1024  # up to this many atoms, q_i = p_i e^{-L_i} in interval arithmetic
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,7 +49,11 @@ class PiecewiseLinearTradeoff:
     """A convex piecewise-linear trade-off curve T(Q, P) of a finite pair (see module doc).
 
     ``widths`` and ``drops`` are the segments in order of decreasing slope magnitude,
-    ``start`` = f(0) = 1 - P(+inf loss). Equal slopes are merged, empty segments dropped.
+    ``start`` = f(0) = 1 - P(+inf loss). The constructor renormalises in floats, merges
+    equal float slopes and drops empty segments; :meth:`from_pld` and
+    :func:`accounting.curves.domination.supremum` store safe-side data instead
+    (:mod:`accounting.curves._curve_rounding`: never above the exact curve, equal float
+    slopes kept in their exact order).
     """
 
     widths: np.ndarray
@@ -102,25 +110,51 @@ class PiecewiseLinearTradeoff:
 
     @classmethod
     def from_pld(cls, pld: Pld) -> PiecewiseLinearTradeoff:
-        """The (exact) trade-off curve of a finite PLD: atoms sorted by decreasing loss.
+        """The trade-off curve of a finite PLD, never above the exact curve of its pair.
 
-        The Q-mass at loss -inf (:meth:`Pld.q_deficit`: 1 - sum_i p_i e^-L_i beyond its
-        rounding bound, else none) is a flat final segment. start = 1 - inf_mass, moved
-        below 1 when a positive +inf mass would round it to 1, so that the curve keeps it
-        (pessimistic: a lower curve).
+        The pair (:mod:`accounting.curves.gdp_pricing`, module doc): atoms by decreasing
+        loss with P-masses p_i and Q-masses q_i = p_i e^{-L_i}, the +inf mass a P-atom, the
+        Q-mass deficit (:meth:`Pld.q_deficit`: 1 - sum_i q_i, read as none within its
+        rounding bound) a last atom with no P-mass, each side normalised by its exact
+        total. The masses are bounded from the floats (:func:`_q_bounds`, exact sums for
+        the totals) and stored by :func:`accounting.curves._curve_rounding.safe_pair`, so
+        start = 1 without +inf mass and the last segment is flat only with a deficit.
         """
         if not isinstance(pld, Pld):
             raise ValueError(f"pld must be a Pld, got {type(pld).__name__}")
-        q = pld.probs * np.exp(-pld.losses)
-        q_total = float(q.sum())
-        if q_total > 1.0 + _TOL:
-            raise ValueError(f"not a PLD: E_P[exp(-L)] = {q_total} > 1")
-        widths = np.append(q[::-1], pld.q_deficit())
-        drops = np.append(pld.probs[::-1], 0.0)
-        start = 1.0 - pld.inf_mass
-        if pld.inf_mass > 0.0 and start == 1.0:
-            start = math.nextafter(1.0, 0.0)
-        return cls(widths, drops, start)
+        probs = pld.probs[::-1]
+        q_lo, q_hi = _q_bounds(probs, pld.losses[::-1])
+        if float(q_lo.sum()) > 1.0 + _TOL:
+            raise ValueError(f"not a PLD: E_P[exp(-L)] = {float(q_lo.sum())} > 1")
+        if pld.q_deficit() > 0.0:  # T = 1: the deficit is 1 - sum_i q_i
+            gap = (
+                max((-ExactSum.of(q_hi.tolist()) + 1.0).lower, 0.0),
+                (-ExactSum.of(q_lo.tolist()) + 1.0).upper,
+            )
+            q_lo, q_hi = np.append(q_lo, gap[0]), np.append(q_hi, gap[1])
+            probs = np.append(probs, 0.0)
+        else:
+            t_lo, t_hi = ExactSum.of(q_lo.tolist()).lower, ExactSum.of(q_hi.tolist()).upper
+            q_lo, q_hi = _quotient_bounds(q_lo, q_hi, t_lo, t_hi)
+        total = ExactSum.of([*probs.tolist(), pld.inf_mass])
+        p = _quotient_bounds(probs, probs, total.lower, total.upper)
+        m = np.array([pld.inf_mass])
+        inf_lo, inf_hi = _quotient_bounds(m, m, total.lower, total.upper)
+        widths, drops, start = safe_pair((q_lo, q_hi), p, (float(inf_lo[0]), float(inf_hi[0])))
+        return cls._stored(widths, drops, start)
+
+    @classmethod
+    def _stored(
+        cls, widths: np.ndarray, drops: np.ndarray, start: float
+    ) -> PiecewiseLinearTradeoff:
+        """A curve of data already in the stored form (in exact ratio order, sums within 2u
+        of 1 and start), kept as they are: no float renormalisation or merging."""
+        curve = object.__new__(cls)
+        for name, value in (("widths", widths), ("drops", drops), ("start", start)):
+            object.__setattr__(curve, name, value)
+        curve.widths.setflags(write=False)
+        curve.drops.setflags(write=False)
+        return curve
 
     @classmethod
     def from_vertices(cls, alpha: np.ndarray, beta: np.ndarray) -> PiecewiseLinearTradeoff:
@@ -192,6 +226,40 @@ class PiecewiseLinearTradeoff:
         widths = np.multiply.outer(self.widths, other.widths).ravel()
         drops = np.multiply.outer(self.drops, other.drops).ravel()
         return PiecewiseLinearTradeoff(widths, drops, self.start * other.start)
+
+
+def _q_bounds(probs: np.ndarray, losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Doubles below and above each q_i = p_i e^{-L_i}. Up to :data:`_INTERVAL_ATOMS` atoms:
+    80-bit interval arithmetic rounded outward (``exact_lower``, ``exact_upper``: within an
+    ulp, 24 us an atom); beyond: computed as in :meth:`Pld.q_deficit` (within 10.01u
+    relative plus 2^-1072 absolute, u = 2^-53), then moved out by 11u and 12u relative
+    (1 / (1 - 10.01u) < 1 + 11u) and 2^-1072, each move one ulp outward."""
+    if probs.size <= _INTERVAL_ATOMS:
+        pairs = list(zip(probs.tolist(), losses.tolist(), strict=True))
+        exprs = [lambda c, p=p, x=x: c.mpf(p) * c.exp(-c.mpf(x)) for p, x in pairs]
+        return (
+            np.array([exact_lower(e, 80) for e in exprs]),
+            np.array([exact_upper(e, 80) for e in exprs]),
+        )
+    with np.errstate(over="ignore"):
+        q = probs * np.exp(-losses)
+        big = ~np.isfinite(q)
+        if np.any(big):
+            half = np.exp(-0.5 * losses[big])
+            q[big] = (probs[big] * half) * half
+    lo = np.nextafter(np.nextafter(q - _SUB, -np.inf) * (1.0 - 11.0 * _U), -np.inf)
+    hi = np.nextafter(np.nextafter(q + _SUB, np.inf) * (1.0 + 12.0 * _U), np.inf)
+    return np.maximum(lo, 0.0), hi
+
+
+def _quotient_bounds(
+    lo: np.ndarray, hi: np.ndarray, t_lo: float, t_hi: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Doubles below lo / t_hi and above hi / t_lo (each division correctly rounded, then one
+    ulp out; an exact 0 stays 0)."""
+    down = np.where(lo > 0.0, np.nextafter(lo / t_hi, 0.0), 0.0)
+    up = np.where(hi > 0.0, np.nextafter(hi / t_lo, np.inf), 0.0)
+    return down, up
 
 
 def eps_delta_pld(eps: float, *, delta: float = 0.0) -> Pld:

@@ -1211,17 +1211,15 @@ REGISTRY.update(
 NUMERICAL: dict[str, str] = {
     name: reason
     for reason, names in {
-        "piecewise-linear curves for the natural filter's analysis and figures (no filter "
-        "decides with them): PiecewiseLinearTradeoff renormalises its widths and drops in "
-        "floats and merges equal float slopes, so a curve read from a Pld's Q-masses is more "
-        "private than the Pld's exact pair by up to 5e-17 (249 of 300 random pairs); a "
-        "safe-side constructor is an issue-42 leftover; tests/accounting/curves/"
-        "test_domination.py": "as_tradeoff supremum",
         "natural filter analysis: a worst-case trade-off curve over rounds, built from "
-        "as_tradeoff, compositions and supremum (above) with a float legality check whose "
+        "as_tradeoff and supremum (walked below, never above the exact curves) and "
+        "PiecewiseLinearTradeoff.compose, whose float products are renormalised in floats "
+        "and whose equal float slopes are merged (a chord above the segments: up to ~1e-16 "
+        "more private than the exact product pair), with a float legality check whose "
         "tol = 1e-12 widens the legal moves (the upper-bound direction of this analysis, "
-        "not a filter's admission), for the paper's figures; an exact-rational oracle and a "
-        "certified legality (a derived bound in place of tol) are an issue-42 leftover; "
+        "not a filter's admission), for the paper's figures; a safe-side compose (the "
+        "prefix rule of accounting/curves/_curve_rounding.py with exact-ratio merging) and "
+        "a certified legality (a derived bound in place of tol) are an issue-42 leftover; "
         "tests/accounting/analysis/test_natural_*.py": (
             "natural_filter_cost crosscheck_natural_filter_cost"
         ),
@@ -1764,6 +1762,104 @@ def _natural_filter_guarantee(data: st.DataObject) -> None:
 
 
 REGISTRY.update({"natural_filter_guarantee": Entry("cost", _natural_filter_guarantee, 8)})
+
+
+# ---------------------------- trade-off curves built from data (issue 42: never above the exact)
+
+
+def _exact_pair(cost) -> tuple[list, list]:
+    """The normalised (Q, P) atoms of a Pld's or curve's data (tests/support/gdp_reference.py;
+    a Pld's q_i = p_i e^{-L_i} and its deficit 1 - sum_i q_i at the working precision), the
+    +inf mass an atom with Q = 0, the deficit one with P = 0."""
+    if isinstance(cost, PiecewiseLinearTradeoff):
+        return tuple([mpf(x) for x in v] for v in gdp_reference.curve_atoms(cost))
+    p = [mpf(x) for x in cost.probs.tolist()]
+    q = [pi * mp.exp(-mpf(loss)) for pi, loss in zip(p, cost.losses.tolist(), strict=True)]
+    if cost.q_deficit() > 0.0:
+        q, p = [*q, 1 - mp.fsum(q)], [*p, mp.mpf(0)]
+    q, p = [mp.mpf(0), *q], [mpf(cost.inf_mass), *p]
+    return [x / mp.fsum(q) for x in q], [x / mp.fsum(p) for x in p]
+
+
+def _stored_pair(curve: PiecewiseLinearTradeoff) -> tuple[list, list]:
+    """A curve's masses as they are (its Pld: losses log(d_k / w_k), +inf mass 1 - start)."""
+    q = [mp.mpf(0), *map(mpf, curve.widths.tolist())]
+    return q, [1 - mpf(curve.start), *map(mpf, curve.drops.tolist())]
+
+
+def _curve_below(curve: PiecewiseLinearTradeoff, members: list) -> bool:
+    """T_curve <= T_m at every alpha for each member m (80 digits): H_x(curve) >= H_x(m) at
+    every kink x of either hockey stick (both piecewise linear in x, equal at x = 0) and in
+    the limit x -> inf (the +inf masses), up to 10^-70 of the terms' size; the curve read
+    as its normalised pair and as its masses as they are."""
+    with mp.workdps(80):
+        return _pair_below(_exact_pair(curve), members) and _pair_below(
+            _stored_pair(curve), members
+        )
+
+
+def _pair_below(pair: tuple[list, list], members: list) -> bool:
+    """The check of :func:`_curve_below` for one reading of the curve."""
+    with mp.workdps(80):
+        q, p = pair
+        for member in members:
+            qm, pm = _exact_pair(member)
+            kinks = {b / a for a, b in zip(q + qm, p + pm, strict=True) if a > 0}
+            for x in kinks:
+                mine = mp.fsum(max(b - x * a, 0) for a, b in zip(q, p, strict=True))
+                theirs = mp.fsum(max(b - x * a, 0) for a, b in zip(qm, pm, strict=True))
+                if mine < theirs - mp.mpf(10) ** -70 * (1 + x):
+                    return False
+            tops = (mp.fsum(b for a, b in zip(v, w, strict=True) if a == 0) for v, w in
+                    ((q, p), (qm, pm)))  # fmt: skip
+            if next(tops) < next(tops) - mp.mpf(10) ** -70:
+                return False
+    return True
+
+
+def _pld_member(data: st.DataObject):
+    """A finite Pld: a random pair (2-6 atoms, masses to 1e-300, near the identity),
+    randomized response (eps to 1e-300), (eps, delta)-DP (+inf and -inf masses) or a
+    composition of two."""
+    kind = data.draw(st.sampled_from(["pair", "rr", "eps_delta", "composed"]))
+    eps = data.draw(log_tiny | st.floats(1e-3, 5.0))
+    if kind == "rr":
+        return cv.Pld.pure_dp(eps)
+    if kind == "eps_delta":
+        return cv.eps_delta_pld(
+            eps, delta=data.draw(st.floats(-300.0, -0.5).map(lambda e: 10.0**e))
+        )
+    pld = _try(cv.Pld.from_distributions, *_finite_pair(data))
+    pld = cv.Pld.pure_dp(eps) if pld is None else pld
+    return pld.compose(cv.Pld.pure_dp(eps)) if kind == "composed" else pld
+
+
+def _as_tradeoff(data: st.DataObject) -> None:
+    """Never above the exact curve of the Pld's pair; f(0) = 1 without +inf mass and no flat
+    last segment without a Q-mass deficit (GDP pricing needs both) where every mass is a
+    normal double."""
+    pld = _pld_member(data)
+    curve = cv.as_tradeoff(pld)
+    assert _curve_below(curve, [pld])
+    normal = min(float(np.min(pld.probs * np.exp(-pld.losses))), float(np.min(pld.probs)))
+    if normal > 1e-300:  # masses beyond the doubles may go to +-inf (safe, not exact)
+        assert curve.start == 1.0 or pld.inf_mass > 0.0
+        assert curve.drops[-1] > 0.0 or pld.q_deficit() > 0.0
+
+
+def _supremum(data: st.DataObject) -> None:
+    """Never above any member's exact curve: 1-3 members, Plds and curves (a curve's pair is
+    its data's)."""
+    members = [
+        _pld_member(data) if data.draw(st.booleans()) else _curve(data)
+        for _ in range(data.draw(st.integers(1, 3)))
+    ]
+    assert _curve_below(cv.supremum(members), members)
+
+
+REGISTRY.update(
+    {"as_tradeoff": Entry("cost", _as_tradeoff, 15), "supremum": Entry("cost", _supremum, 10)}
+)
 
 
 def _public_functions() -> set[str]:
