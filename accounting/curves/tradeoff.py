@@ -231,7 +231,7 @@ class PiecewiseLinearTradeoff:
 def _q_bounds(probs: np.ndarray, losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Doubles below and above each q_i = p_i e^{-L_i}. Up to :data:`_INTERVAL_ATOMS` atoms:
     80-bit interval arithmetic rounded outward (``exact_lower``, ``exact_upper``: within an
-    ulp, 24 us an atom); beyond: computed as in :meth:`Pld.q_deficit` (within 10.01u
+    ulp, about 60 us an atom); beyond: computed as in :meth:`Pld.q_deficit` (within 10.01u
     relative plus 2^-1072 absolute, u = 2^-53), then moved out by 11u and 12u relative
     (1 / (1 - 10.01u) < 1 + 11u) and 2^-1072, each move one ulp outward."""
     if probs.size <= _INTERVAL_ATOMS:
