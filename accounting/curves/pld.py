@@ -63,12 +63,12 @@ from scipy import special
 
 from accounting import _checks
 from accounting._outward import SUM_REL, sum_down
+from accounting.curves._pld_fft import fft_convolve_up
 from accounting.curves._pld_rounding import (
-    chernoff_tails,
     delta_relative_error,
-    fft_convolve_up,
     log_ratio_up,
     merge_up,
+    next_up,
     normalise_up,
     product_up,
     remove_from_bottom,
@@ -432,10 +432,10 @@ class _Grid:
         total mass <= tail_mass up into the lowest kept cell (both pessimistic). A tail's
         mass is its cells' sum (``math.fsum``, rounded up) or, if smaller, its bound in
         ``tails`` (upper_j >= the mass at cells >= j, lower_j >= that at cells <= j, e.g.
-        ``chernoff_tails``); the bound is what moves."""
+        ``fft_convolve_up``'s Chernoff bounds); the bound is what moves."""
         p = self.probs
-        above = np.nextafter(np.cumsum(p[::-1])[::-1] * (1.0 + 2.0 * _U * p.size), np.inf)
-        below = np.nextafter(np.cumsum(p) * (1.0 + 2.0 * _U * p.size), np.inf)
+        above = next_up(np.cumsum(p[::-1])[::-1] * (1.0 + 2.0 * _U * p.size))
+        below = next_up(np.cumsum(p) * (1.0 + 2.0 * _U * p.size))
         if tails is not None:
             above, below = np.minimum(above, tails[0]), np.minimum(below, tails[1])
         # top: cells [n - top, n) with above[n - top] <= tail_mass (above is non-increasing
@@ -457,21 +457,22 @@ class _Grid:
     def convolve(self, other: _Grid, method: str, tail_mass: float) -> _Grid:
         """The convolution of the two grids, moved above the exact one: each computed
         cell is raised by its error bound, so that every cell is >= its exact value, then
-        ``truncated`` (for "fft" also by the tails' Chernoff bounds, ``chernoff_tails``), so
+        ``truncated`` (for "fft" also by the tails' Chernoff bounds), so
         that every tail sum is >= the exact one; the mass this adds beyond the exact total is
         taken back from the lowest cells (``remove_from_bottom``: never from a larger loss,
         which keeps every tail sum >= the exact one).
 
         "fft": ``fft_convolve_up`` (the FFT's error bound, Higham 2002, Thm. 24.2, made
-        relative in the top cells by exponential tilting). "direct": each cell is a sum of
+        relative in the tails by exponential tilting at the Chernoff-optimal tilts of the
+        truncation's cuts). "direct": each cell is a sum of
         at most m = min(len) products of non-negative terms, within gamma_{m+1} < 2 (m + 1) u
         of it relative (Higham 2002, Eq. (4.4) with one rounding per product).
         """
         a, b = self.probs, other.probs
         tails = None
         if method == "fft":
-            probs = fft_convolve_up(a, b)
-            tails = chernoff_tails(a, b)
+            probs, upper, lower = fft_convolve_up(a, b, tail_mass)
+            tails = (upper, lower)
         else:
             m = min(a.size, b.size)
             probs = np.nextafter(np.convolve(a, b) * (1.0 + 2.0 * _U * (m + 2)), np.inf)
