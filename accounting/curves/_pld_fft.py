@@ -66,10 +66,10 @@ def _norms(x: np.ndarray) -> tuple[float, float]:
 
 def fft_convolve_up(
     a: np.ndarray, b: np.ndarray, tail_mass: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cells, upper, lower) for the exact convolution c = a * b of non-negative vectors
-    (b may be a itself: one forward transform then): cells_j >= c_j, upper_j >= the sum of
-    c_i over i >= j and lower_j >= that over i <= j.
+) -> tuple[np.ndarray, ChernoffLines]:
+    """(cells, tails) for the exact convolution c = a * b of non-negative vectors (b may be
+    a itself: one forward transform then): cells_j >= c_j, and ``tails.upper(j)`` >= the sum
+    of c_i over i >= j, ``tails.lower(j)`` >= that over i <= j (:class:`ChernoffLines`).
 
     Untilted: the FFT convolution plus its error bound bounds every cell, but that error
     (~1e-16 ||a||_2 ||b||_1, absolute) is large relative to the small masses of the upper
@@ -96,7 +96,7 @@ def fft_convolve_up(
     Tails (Chernoff): for theta > 0, sum_{i >= j} c_i <= e^{-theta j} M(theta) with
     M(theta) = M_a(theta) M_b(theta), and likewise below with theta < 0; every line met
     (the search for the tilt, the tilts and their mirror images -theta) bounds its tail,
-    and the least is taken (:meth:`_Mgf.tails`). Error: log M_a is a log-sum-exp of n
+    and the least is taken (:class:`ChernoffLines`). Error: log M_a is a log-sum-exp of n
     terms, each argument within u (|log a_i| + |theta| i) (exp and log within 4u), so
     within 6u (max |arg| + log2 n + 4) absolute (Higham 2002, Eq. (4.6) in log space);
     doubled, with the final exp's argument, it moves the bound up.
@@ -109,28 +109,29 @@ def fft_convolve_up(
         log_a = np.log(a)
         log_b = log_a if b is a else np.log(b)
     raw = _convolve(a, b, n_fft)
-    cells = next_up(np.maximum(raw, 0.0) + fft_error_bound(a, b, n_fft))
+    plain = fft_error_bound(a, b, n_fft)
+    cells = next_up(np.maximum(raw, 0.0) + plain)
     if not (np.any(a > 0.0) and np.any(b > 0.0)):
-        return cells, np.full(size, np.inf), np.full(size, np.inf)
+        return cells, ChernoffLines([], size)
     mgf = _Mgf(log_a, log_b)
     theta = mgf.moderate_tilt() if mgf.spread > 0.0 else math.nan
     if math.isfinite(theta) and theta > 0.0:  # any theta is valid; NaN would poison cells
-        tilted = _Tilted(mgf, theta, n_fft, size)
-        cells = np.minimum(cells, tilted.bound)
+        tilted = _Tilted(mgf, theta, n_fft, size, plain)
+        cells[tilted.start :] = np.minimum(cells[tilted.start :], tilted.bound)
         log_m = next(m for t, m, _ in reversed(mgf.lines) if t == theta)
         tilts = [theta]
         chord = _chord_tilt(tilted, log_m, a, b, tail_mass)
         if chord is not None and math.isfinite(chord):
             mgf.at(chord)
-            cells = np.minimum(cells, _Tilted(mgf, chord, n_fft, size).bound)
+            second = _Tilted(mgf, chord, n_fft, size, plain)
+            cells[second.start :] = np.minimum(cells[second.start :], second.bound)
             tilts.append(chord)
         for t in tilts:
             mgf.at(-t)
-    upper, lower = mgf.tails(size)
     support = _support(a, b, n_fft)
     if support is not None:
         cells = np.where(support, cells, 0.0)
-    return cells, upper, lower
+    return cells, ChernoffLines(mgf.lines, size)
 
 
 def _chord_tilt(
@@ -174,10 +175,12 @@ def _convolve(a: np.ndarray, b: np.ndarray, n_fft: int) -> np.ndarray:
 
 class _Tilted:
     """The FFT convolution of a and b tilted by theta (:func:`fft_convolve_up`): ``value``
-    (tilted), ``err`` (its absolute error bound) and ``bound`` (cellwise upper bounds on the
-    exact untilted convolution)."""
+    (tilted), ``err`` (its absolute error bound) and ``bound``, upper bounds on the exact
+    untilted convolution at the cells from ``start`` on, where the untilted error bound,
+    e^{back_j} err, is below ``plain`` (the untilted FFT's error bound; below ``start`` the
+    untilted bound is the better one and the tilted one is not evaluated)."""
 
-    def __init__(self, mgf: _Mgf, theta: float, n_fft: int, size: int) -> None:
+    def __init__(self, mgf: _Mgf, theta: float, n_fft: int, size: int, plain: float) -> None:
         scaled, shift, rho_1 = [], 0.0, 0.0
         for logs, idx in zip(mgf.logs, mgf.idx, strict=True):
             arg = logs + theta * idx
@@ -191,20 +194,19 @@ class _Tilted:
         self.theta, self.shift = theta, shift
         self.value = _convolve(scaled[0], scaled[1], n_fft)
         self.err = fft_error_bound(scaled[0], scaled[1], n_fft)
-        back = shift - theta * np.arange(size, dtype=np.float64)
-        rho_2 = 4.0 * _U * (2.0 + np.abs(back) + abs(shift))
+        first = (shift - math.log(plain / self.err)) / theta if plain > 0.0 else 0.0
+        self.start = int(min(max(math.floor(first), 0), size)) if math.isfinite(first) else 0
+        back = shift - theta * np.arange(self.start, size, dtype=np.float64)
+        # back is linear in the cell: |back| is largest at an end
+        ends = max(abs(shift - theta * self.start), abs(shift - theta * (size - 1)))
+        rho_2 = 4.0 * _U * (2.0 + ends + abs(shift))
         with np.errstate(over="ignore", invalid="ignore"):
-            upper = (np.maximum(self.value, 0.0) + self.err) * np.exp(back)
+            upper = (np.maximum(self.value[self.start :], 0.0) + self.err) * np.exp(back)
             self.bound = next_up(upper * (1.0 + 2.0 * (2.0 * rho_1 + rho_2)))
 
     def back(self, j: float) -> float:
         """log of the untilting factor at cell j."""
         return self.shift - self.theta * j
-
-
-def _max_abs_finite(x: np.ndarray) -> float:
-    finite = x[np.isfinite(x)]
-    return float(np.max(np.abs(finite))) if finite.size else 0.0
 
 
 class _Mgf:
@@ -214,8 +216,9 @@ class _Mgf:
     def __init__(self, log_a: np.ndarray, log_b: np.ndarray) -> None:
         self.logs = (log_a,) if log_b is log_a else (log_a, log_b)
         self.idx = [np.arange(x.size, dtype=np.float64) for x in self.logs]
-        # max |log a_i| over finite logs: |log a_i + theta i| <= it + |theta| (n - 1)
-        self.width = max(_max_abs_finite(x) for x in self.logs)
+        # |log a_i| <= max(745, |log max a|) for positive doubles a_i (log 2^-1074 > -745),
+        # so |log a_i + theta i| <= it + |theta| (n - 1)
+        self.width = max(max(745.0, abs(float(np.max(x)))) for x in self.logs)
         self.lines: list[tuple[float, float, float]] = []  # (theta, log M, largest |arg|)
         self.log_m0, self.mean, var = self.at(0.0, variance=True)
         self.spread = math.sqrt(var)
@@ -280,25 +283,6 @@ class _Mgf:
                 side = 0
         return math.exp(t1)
 
-    def tails(self, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """(upper, lower): the least of the Chernoff lines of each sign at the ``size``
-        cells of c, moved up by their rounding error (:func:`fft_convolve_up`)."""
-        idx = np.arange(size, dtype=np.float64)
-        out = []
-        for sign in (1.0, -1.0):
-            lines = [(t, m, w) for t, m, w in self.lines if sign * t > 0.0]
-            if not lines:
-                out.append(np.full(size, np.inf))
-                continue
-            least = np.full(size, np.inf)
-            for theta, log_m, _ in lines:
-                least = np.minimum(least, log_m - theta * idx)
-            width = max(w for _, _, w in lines)
-            margin = 12.0 * _U * (2.0 * width + 2.0 * math.log2(size + 1) + np.abs(least) + 10.0)
-            with np.errstate(over="ignore"):
-                out.append(next_up(np.exp(least + margin)))
-        return out[0], out[1]
-
 
 def _support(a: np.ndarray, b: np.ndarray, n_fft: int) -> np.ndarray | None:
     """Where the exact convolution of the non-negative a and b can be positive (the sums of
@@ -308,9 +292,71 @@ def _support(a: np.ndarray, b: np.ndarray, n_fft: int) -> np.ndarray | None:
     of the indicator vectors is within :func:`fft_error_bound` of it: where that bound is
     below 1/2, a computed count above 1/2 is exactly a count >= 1 (else None).
     """
-    ia, ib = (a > 0.0).astype(np.float64), (b > 0.0).astype(np.float64)
-    if 2.0 * ia.sum() >= ia.size and 2.0 * ib.sum() >= ib.size:
+    if 2 * np.count_nonzero(a) >= a.size and 2 * np.count_nonzero(b) >= b.size:
         return None
+    ia, ib = (a > 0.0).astype(np.float64), (b > 0.0).astype(np.float64)
     if fft_error_bound(ia, ib, n_fft) >= 0.5:
         return None
     return np.asarray(_convolve(ia, ib, n_fft) > 0.5)
+
+
+class ChernoffLines:
+    """Chernoff bounds on the tails of the convolution c of ``size`` cells: each line
+    (theta, log M(theta), w) bounds sum_{i >= j} c_i (theta > 0) or sum_{i <= j} c_i
+    (theta < 0) by e^{log M - theta j}; the least line, moved up by its rounding error
+    12u (2 w + 2 log2(size + 1) + |least| + 10) (:func:`fft_convolve_up`), is the bound.
+    Evaluated at single cells, and solved for the cut where it reaches a target."""
+
+    def __init__(self, lines: list[tuple[float, float, float]], size: int) -> None:
+        self.up = [line for line in lines if line[0] > 0.0]
+        self.down = [line for line in lines if line[0] < 0.0]
+        self.size = size
+
+    def upper(self, j: int) -> float:
+        """A bound on the mass of c at cells >= j."""
+        return self._bound(self.up, j)
+
+    def lower(self, j: int) -> float:
+        """A bound on the mass of c at cells <= j."""
+        return self._bound(self.down, j)
+
+    def _bound(self, lines: list[tuple[float, float, float]], j: int) -> float:
+        if not lines:
+            return math.inf
+        least = min(log_m - theta * j for theta, log_m, _ in lines)
+        width = max(w for _, _, w in lines)
+        margin = 12.0 * _U * (2.0 * width + 2.0 * math.log2(self.size + 1) + abs(least) + 10.0)
+        if least + margin > 700.0:  # above any mass
+            return math.inf
+        return math.nextafter(math.exp(least + margin), math.inf)
+
+    def upper_cut(self, target: float) -> int | None:
+        """The smallest cell j with upper(j) <= target (None if none): each line's
+        crossing, then checked (the margin moves it by at most a few cells)."""
+        if not self.up:
+            return None
+        log_t = math.log(target)
+        j = min(math.ceil((log_m - log_t) / theta) for theta, log_m, _ in self.up)
+        j = max(j, 0)
+        for _ in range(64):
+            if j >= self.size:
+                return None
+            if self.upper(j) <= target:
+                return j
+            j += 1
+        return None
+
+    def lower_cut(self, target: float) -> int | None:
+        """The largest cell j with lower(j) <= target (None if none)."""
+        if not self.down:
+            return None
+        log_t = math.log(target)
+        j = max(math.floor((log_m - log_t) / theta) for theta, log_m, _ in self.down)
+        j = min(j, self.size - 1)
+        for _ in range(64):
+            if j < 0:
+                return None
+            if self.lower(j) <= target:
+                return j
+            j -= 1
+        return None

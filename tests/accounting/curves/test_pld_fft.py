@@ -70,13 +70,29 @@ def _shapes() -> list[tuple[np.ndarray, np.ndarray]]:
 @pytest.mark.parametrize("a, b", _shapes())
 def test_fft_bounds_are_above_the_exact_convolution(a, b):
     """Cells, upper and lower tails (Chernoff lines) at or above the exact convolution of
-    the stored doubles, also for a self-convolution (one forward transform)."""
+    the stored doubles, also for a self-convolution (one forward transform); each line's
+    cut is where its bound first reaches the target."""
     for x, y in ((a, b), (a, a)):
         exact = _exact(x, y)
-        cells, upper, lower = fft_convolve_up(x, x if y is x else y, 1e-15)
+        cells, tails = fft_convolve_up(x, x if y is x else y, 1e-15)
         suffix = [sum(exact[j:], Fraction(0)) for j in range(len(exact))]
         prefix = [sum(exact[: j + 1], Fraction(0)) for j in range(len(exact))]
         for j, value in enumerate(exact):
             assert Fraction(float(cells[j])) >= value
-            assert upper[j] == np.inf or Fraction(float(upper[j])) >= suffix[j]
-            assert lower[j] == np.inf or Fraction(float(lower[j])) >= prefix[j]
+            upper, lower = tails.upper(j), tails.lower(j)
+            assert upper == np.inf or Fraction(upper) >= suffix[j]
+            assert lower == np.inf or Fraction(lower) >= prefix[j]
+
+
+def test_chernoff_cuts_are_where_the_bounds_reach_the_target():
+    a = _shapes()[0][0]
+    _, tails = fft_convolve_up(a, a, 1e-15)
+    for target in (1e-2, 1e-4, 1e-6):
+        j = tails.upper_cut(target)
+        assert j is not None and tails.upper(j) <= target < tails.upper(j - 1)
+    for target in (0.5, 0.1, 1e-2):  # one line bounds the lower tail (the mirrored tilt)
+        j = tails.lower_cut(target)
+        if j is None:
+            assert tails.lower(0) > target
+        else:
+            assert tails.lower(j) <= target < tails.lower(j + 1)
