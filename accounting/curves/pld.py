@@ -501,7 +501,17 @@ class _Grid:
             out = _Grid(
                 out.offset, remove_from_bottom(out.probs, fraction_down(excess)), out.inf_mass
             )
-        return out
+        return out.trimmed()
+
+    def trimmed(self) -> _Grid:
+        """The grid without its empty cells at either end (they hold no mass; the bottom
+        ones are what ``remove_from_bottom`` emptied), so that later transforms are no
+        longer than the support."""
+        filled = np.flatnonzero(self.probs)
+        if filled.size == 0 or (filled[0] == 0 and filled[-1] == self.probs.size - 1):
+            return self
+        first, last = int(filled[0]), int(filled[-1])
+        return _Grid(self.offset + first, self.probs[first : last + 1], self.inf_mass)
 
 
 class DiscretisationBiasWarning(UserWarning):
