@@ -11,7 +11,7 @@ k times. dp_accounting's PLDAccountant does NOT compose: for k Gaussian events i
 Gaussian PLD of noise sigma / sqrt(k) (the closed form), so it is listed as a shortcut, not as
 a composition baseline. Prints a markdown table: eps at the target delta, its ratio to the
 exact eps, the median wall time and the time ratio to the dp_accounting route of the same
-kind (PLD: dp_accounting's connect-the-dots self_compose at step 1e-4; the DP-SGD rows, 1,000
+kind (PLD: dp_accounting's connect-the-dots self_compose at step 1e-4; the DP-SGD rows, k
 Poisson-subsampled Gaussian steps at q = 0.01, noise multiplier 1, against dp_accounting's
 PLDAccountant, which composes them). Each route runs once
 untimed (warm-up; its first call is ~20% slower), then the routes are timed in turn, repeat
@@ -43,8 +43,8 @@ from accounting.curves.rdp import DEFAULT_ORDERS, rdp_to_eps
 from accounting.mechanisms.gaussian import gaussian_eps, gaussian_pld, gaussian_rdp
 from accounting.mechanisms.subsampled_gaussian import subsampled_gaussian_eps
 
-#: the DP-SGD rows: 1,000 Poisson-subsampled Gaussian steps (q = 0.01, noise multiplier 1)
-DPSGD = (0.01, 1.0, 1000)
+#: the DP-SGD rows: k Poisson-subsampled Gaussian steps at (q, noise multiplier)
+DPSGD = (0.01, 1.0)
 
 
 def timed_interleaved(
@@ -104,14 +104,14 @@ def main() -> None:
         return acc.get_epsilon(delta)
 
     def ours_dpsgd() -> float:
-        q, z, steps = DPSGD
-        return subsampled_gaussian_eps(q=q, sigma=z, steps=steps, delta=delta)
+        q, z = DPSGD
+        return subsampled_gaussian_eps(q=q, sigma=z, steps=k, delta=delta)
 
     def dpa_dpsgd() -> float:
-        q, z, steps = DPSGD
+        q, z = DPSGD
         acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
         event = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z))
-        acc.compose(event, steps)
+        acc.compose(event, k)
         return acc.get_epsilon(delta)
 
     def opacus_rdp() -> float:

@@ -678,9 +678,10 @@ def compose_discretised(
 
         delta_true(eps) <= delta(eps) <= delta_true(eps - k step) + c tail_mass + e_fl,
 
-    where e_fl is floating-point error: ~1e-16 relative per entry for method="direct"
-    (sums of non-negative terms), and for method="fft" an absolute error of order
-    1e-16 * log2(n) per entry, i.e. deltas below ~1e-13 are at the FFT noise floor.
+    where e_fl is the bounded floating-point error, added, never dropped: ~1e-16 relative
+    per entry for method="direct" (sums of non-negative terms); for method="fft" ~1e-16
+    of the largest entry, absolute, in the bulk and, by exponential tilting, ~1e-10 relative
+    in the upper tail (``fft_convolve_up``), so small deltas stay tight.
     """
     if len(plds) == 0:
         raise ValueError("plds must be non-empty")
