@@ -7,6 +7,7 @@ helpers here do the rounding for :mod:`accounting.curves.pld`:
 
 * :func:`log_ratio_up`: the smallest double >= log(p / q) (interval arithmetic, mpmath);
 * :func:`sum_up`, :func:`product_up`: sums and products of doubles rounded up;
+* :func:`next_up`: a double at or above the next one (``np.nextafter`` without its libm call);
 * :func:`merge_up`: masses at equal losses summed, rounded up by the recursive-summation
   bound;
 * :func:`normalise_up`: a total mass below 1 scaled up (quotients rounded up), a total at or
