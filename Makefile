@@ -32,7 +32,7 @@ LOCK      := requirements.lock
 LOCK_VENV := .lock-venv
 # Rerunning a command resumes after a crash: a lock left by a killed run is removed (only when
 # no Snakemake runs in this folder) and profiles/local reruns incomplete jobs. Logs: logs/.
-UNLOCK    := $(BIN)/python -m workflow.snakemake_lock
+UNLOCK    := $(BIN)/python -m pipeline.run.snakemake_lock
 SNAKEMAKE := $(BIN)/snakemake --profile profiles/local
 
 .PHONY: help setup test figures docs apidocs smoke determinism lint format bench clean lock cluster-up cluster-down test-cluster
@@ -60,13 +60,14 @@ figures: $(STAMP)  ## run the pipeline at SCALE (default) on CORES, write report
 	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE)
 	$(SNAKEMAKE) --config scale=$(SCALE) --report report.html
-	$(BIN)/python -m workflow.build_cost $(SCALE)
-	-$(BIN)/python -m workflow.log_audit $(SCALE)  # names long jobs without progress, noisy logs
+	$(BIN)/python -m pipeline.post.build_cost $(SCALE)
+	-$(BIN)/python -m pipeline.post.log_audit $(SCALE)  # names long jobs without progress, noisy logs
 
-# The docs' generated blocks (docs/reproduction.md) from the results of SCALE:
-# python -m workflow.doc_blocks --check says which disagree, writing nothing.
+# The docs' generated blocks (README.md and docs/: pipeline/post/doc_blocks.py DOCS) from the results
+# of SCALE (the SLURM plan from a dry run at SCALE):
+# python -m pipeline.post.doc_blocks --check says which disagree, writing nothing.
 docs: $(STAMP)  ## rewrite the docs' generated blocks from the results of SCALE (after make figures)
-	$(BIN)/python -m workflow.doc_blocks --scale $(SCALE)
+	$(BIN)/python -m pipeline.post.doc_blocks --scale $(SCALE)
 
 # The API reference of the accounting library, generated from its docstrings by Sphinx
 # (docs/api/; open docs/_build/api/index.html). Warnings are errors, so the build fails on a
@@ -90,13 +91,13 @@ smoke: $(STAMP)  ## the whole DAG at scale=smoke on CORES, write report.html
 	$(UNLOCK)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=smoke
 	$(SNAKEMAKE) --config scale=smoke --report report.html
-	$(BIN)/python -m workflow.build_cost smoke
-	-$(BIN)/python -m workflow.log_audit smoke
+	$(BIN)/python -m pipeline.post.build_cost smoke
+	-$(BIN)/python -m pipeline.post.log_audit smoke
 
 # Two clean smoke builds in temporary folders (PYTHONHASHSEED 1 and 2, --cores 1 and 2) must
 # give byte-identical data, results and figures; sidecars may differ only in the facts of the run.
 determinism: $(STAMP)  ## two clean smoke builds must give the same bytes
-	$(BIN)/python -m workflow.determinism
+	$(BIN)/python -m pipeline.post.determinism
 
 # Exact versions of everything `pip install -e '.[experiments,dev]'` pulls in today, resolved
 # in a throw-away venv (filterlab itself excluded; local version labels such as +cpu dropped,
@@ -115,7 +116,7 @@ lock:  ## regenerate requirements.lock from a fresh venv
 
 # mypy checks the files of pyproject.toml's [tool.mypy] (accounting and experiments, no module
 # exempt); its cache (.mypy_cache) brings a rerun from about 40 s to a few seconds.
-lint: $(STAMP)  ## ruff check, ruff format --check, mypy (accounting, experiments, workflow)
+lint: $(STAMP)  ## ruff check, ruff format --check, mypy (accounting, experiments, pipeline)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -11,7 +11,7 @@
 # the figures downstream of it are newer (Snakemake only looks upstream of jobs that run).
 # Every rule writes its log to log_path(...) = logs/<exp>/<scale>/<rule>[_<wildcards>].log
 # (data: logs/data/) and, every shell rule, its benchmark record (wall and CPU seconds) to
-# bench_path(...) (`python -m workflow.build_cost <scale>` tables them); after a
+# bench_path(...) (`python -m pipeline.post.build_cost <scale>` tables them); after a
 # crash, rerun the same command with --profile profiles/local (docs/pipeline.md "Resume after a
 # crash").
 import copy
@@ -40,29 +40,29 @@ os.environ.setdefault("TQDM_MININTERVAL", "10")
 
 from experiments.common.registry import experiments as _experiments
 from experiments.common.registry import summary as _summary
-from workflow.codedeps import code_inputs as _code_inputs
-from workflow.codedeps import module_files as _module_files
-from workflow.configs import config_by_params as _config_by_params
-from workflow.configs import config_digest as _config_digest
-from workflow.configs import experiment_config as _experiment_config
-from workflow.echo import install as _install_compact_echo
-from workflow.local_gpus import visible_nvidia_gpus
-from workflow.orphan_sidecars import remove_orphan_sidecars
-from workflow.report_hint import report_hint, snakemake_command
-from workflow.paths import bench_path as _bench_path
-from workflow.paths import figure_caption as _figure_caption
-from workflow.paths import figure_outputs as _figure_outputs
-from workflow.paths import log_path as _log_path
-from workflow.run_config import check_config, other_scale_error, other_scales
-from workflow.run_config import per_scale as _per_scale
-from workflow.run_config import refuse_absolute_targets, refuse_conflicting_config
-from workflow.scheduler_timer import install as _install_one_timer
-from workflow.table_check import overrides_by_path as _overrides_by_path
-from workflow.table_check import refuse_stale_tables as _refuse_stale_tables
+from pipeline.parse.codedeps import code_inputs as _code_inputs
+from pipeline.parse.codedeps import module_files as _module_files
+from pipeline.parse.configs import config_by_params as _config_by_params
+from pipeline.parse.configs import config_digest as _config_digest
+from pipeline.parse.configs import experiment_config as _experiment_config
+from pipeline.run.echo import install as _install_compact_echo
+from pipeline.parse.local_gpus import visible_nvidia_gpus
+from pipeline.run.orphan_sidecars import remove_orphan_sidecars
+from pipeline.run.report_hint import report_hint, snakemake_command
+from pipeline.parse.paths import bench_path as _bench_path
+from pipeline.parse.paths import figure_caption as _figure_caption
+from pipeline.parse.paths import figure_outputs as _figure_outputs
+from pipeline.parse.paths import log_path as _log_path
+from pipeline.parse.run_config import check_config, other_scale_error, other_scales
+from pipeline.parse.run_config import per_scale as _per_scale
+from pipeline.parse.run_config import refuse_absolute_targets, refuse_conflicting_config
+from pipeline.run.scheduler_timer import install as _install_one_timer
+from pipeline.parse.table_check import overrides_by_path as _overrides_by_path
+from pipeline.parse.table_check import refuse_stale_tables as _refuse_stale_tables
 from snakemake.logging import logger as _snakemake_logger
 
 # One pending scheduler re-check at a time, as a daemon thread: a finished run exits at once
-# instead of waiting out the profile's timespan (workflow/scheduler_timer.py).
+# instead of waiting out the profile's timespan (pipeline/run/scheduler_timer.py).
 _install_one_timer()
 
 # Each job is echoed on short lines: its code inputs counted, not listed (they stay inputs).
@@ -71,11 +71,11 @@ _install_compact_echo(_snakemake_logger)
 # Jobs that may use a GPU declare gpu=1, and profiles/local allows gpu=1 at once: one GPU, one
 # such job. On a host with no NVIDIA GPU they run on the CPU, where that limit would only run
 # them one after another (the MNIST default's twelve single-thread jobs on an idle machine):
-# there it becomes the core count (workflow/local_gpus.py).
+# there it becomes the core count (pipeline/parse/local_gpus.py).
 if "gpu" in workflow.global_resources and visible_nvidia_gpus() == 0:
     workflow.register_resource("gpu", max(1, workflow.cores or 1))
 
-# Every key `--config` accepts, checked before any rule is read (workflow/run_config.py): a
+# Every key `--config` accepts, checked before any rule is read (pipeline/parse/run_config.py): a
 # typo such as `scal=smoke` must not start a default run.
 refuse_conflicting_config(workflow.config_settings.config_args, sys.argv)
 refuse_absolute_targets(sys.argv, workflow.basedir)
@@ -84,20 +84,21 @@ refuse_absolute_targets(sys.argv, workflow.basedir)
 SCALE, MISSING_DATA = check_config(config)
 #: How a shell rule starts `python -m <module>`: at the smoke scale, where a job's own work is
 #: a fraction of a second beside ~1.5 CPU-s of imports, in a process forked from a warm server
-#: that has those imports done (workflow/warm.py; FILTERLAB_WARM=off runs them cold); at the
+#: that has those imports done (pipeline/run/warm.py; FILTERLAB_WARM=off runs them cold); at the
 #: other scales as a fresh process, so that each job's benchmark record holds its CPU time.
-PYTHON_M = "python -m workflow.warm" if SCALE == "smoke" else "python -m"
+PYTHON_M = "python -m pipeline.run.warm" if SCALE == "smoke" else "python -m"
 ALL_FIGURES = []
 ALL_RESULTS = []
 #: (regex of a result path, function of its match -> the config overrides its rule passes):
 #: a rules file whose shell command overrides the config (`params.variant=...`) declares them
-#: here, so that the sidecar check below expects them (workflow/table_check.py).
+#: here, so that the sidecar check below expects them (pipeline/parse/table_check.py).
 TABLE_OVERRIDES = []
 
 
-# The rules files' helpers at this SCALE and repository root (workflow/: plain functions).
+# The rules files' helpers at this SCALE and repository root (pipeline/parse/: plain functions).
 def per_scale(smoke, default, paper):
-    """A rule's resource value at SCALE (runtime in minutes, mem_mb; workflow/run_config.py)."""
+    """A rule's resource value at SCALE (runtime in minutes, mem_mb):
+    pipeline/parse/run_config.py."""
     return _per_scale(SCALE, smoke, default, paper)
 
 
@@ -111,26 +112,26 @@ def code_inputs(module):
 
 def module_inputs(module):
     """Repository files importing `module` runs (transitively), without config files: the
-    code input of a module a script imports by name at run time (workflow/codedeps.py)."""
+    code input of a module a script imports by name at run time (pipeline/parse/codedeps.py)."""
     return _module_files(module, workflow.basedir)
 
 
 def config_by_params(files):
-    """`files` (a code_inputs list) with its config files `ancient` (workflow/configs.py): the
+    """`files` (a code_inputs list) with its config files `ancient` (pipeline/parse/configs.py): the
     code input of a rule whose params are `config=table_digest(...)` or that reads no config."""
     return _config_by_params(files, ancient)
 
 
 def figure_outputs(exp, names, report_tables=()):
     """Named outputs `<name>_pdf`, `<name>_png` of figures/<exp>/<SCALE>/<name>.{pdf,png}, the
-    PNGs (but `report_tables`) in `report` with their caption (workflow/paths.py)."""
+    PNGs (but `report_tables`) in `report` with their caption (pipeline/parse/paths.py)."""
     return _figure_outputs(
         SCALE, exp, names, report_tables, root=workflow.basedir, report=report
     )
 
 
 def figure_caption(stem):
-    """The report caption file of figure `<experiment>/<name>` (workflow/paths.py); a figure
+    """The report caption file of figure `<experiment>/<name>` (pipeline/parse/paths.py); a figure
     without one stops the parse, so every report figure has a caption."""
     return _figure_caption(workflow.basedir, stem)
 
@@ -187,7 +188,7 @@ def table_digest(exp, table):
     """config_digest of the params that table `table` of experiments/<exp>/run.py's registry
     reads (its `reads`; None: every one): a job's `params: config=...`, its config files
     through config_by_params, so that a config edit reruns exactly the tables whose own params
-    changed (workflow/configs.py)."""
+    changed (pipeline/parse/configs.py)."""
     tables, _ = _registry(exp)
     if table not in tables:
         raise ValueError(f"table must be one of {sorted(tables)} of {exp}, got {table!r}")
@@ -287,7 +288,7 @@ rule other_scale:
 # Every table of this scale whose sidecar's params differ from what its rule would run (a
 # direct run with overrides into a pipeline path; a config edit of a key the table reads but
 # does not declare) stops the run here, dry runs and reports included, naming each file, the
-# keys and the command that rebuilds it (workflow/table_check.py). Jobs that Snakemake starts
+# keys and the command that rebuilds it (pipeline/parse/table_check.py). Jobs that Snakemake starts
 # as their own process (cluster jobs) skip it: the run that submitted them has checked.
 if not (workflow.remote_exec or workflow.subprocess_exec):
     _refuse_stale_tables(

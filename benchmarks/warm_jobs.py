@@ -1,6 +1,6 @@
-"""A smoke job started warm (``python -m workflow.warm``) against a fresh ``python -m``.
+"""A smoke job started warm (``python -m pipeline.run.warm``) against a fresh ``python -m``.
 
-At the smoke scale the Snakefile starts every job through workflow/warm.py, whose server has
+At the smoke scale the Snakefile starts every job through pipeline/run/warm.py, whose server has
 the third-party imports done and forks each job a process. This runs one smoke job (by
 default a selection heatmap job, the commonest kind: a Hydra app whose work is a fraction of a
 second) ``--repeats`` times each way, interleaved, and prints the median wall seconds of each
@@ -29,7 +29,7 @@ DEFAULT_JOB = ["experiments.selection.run", "scale=smoke", "table=heatmap", "ind
 
 def run_once(job: list[str], out: Path, warm: bool, env: dict[str, str]) -> float:
     """Wall seconds of one run of ``job`` writing ``out``."""
-    prefix = ["-m", "workflow.warm"] if warm else ["-m"]
+    prefix = ["-m", "pipeline.run.warm"] if warm else ["-m"]
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, *prefix, *job, f"out={out}"],
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
             median = statistics.median(values)
             print(f"| {name} | {median:.2f} | {median / base:.2f} |")
     finally:
-        subprocess.run(["pkill", "-f", f"workflow.warm --serve {folder}"], check=False)
+        subprocess.run(["pkill", "-f", f"pipeline.run.warm --serve {folder}"], check=False)
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -17,8 +17,9 @@ import numpy as np
 from scipy import special
 
 from accounting import _checks
-from accounting.filters.realisation import GaussianLoss, realisation_delta
-from accounting.numerics import fraction_down, nudge_down
+from accounting.filters._tails import gaussian_at_most
+from accounting.filters.realisation import realisation_delta
+from accounting.numerics import fraction_down, fraction_up, nudge_down
 
 
 def gaussian_kappa(
@@ -62,11 +63,23 @@ def _upper_quantile(p: float) -> mpmath.mpf:
 def gaussian_first_step_ok(
     eps: float, *, delta_tilde: float, sigma: float, sensitivity: float = 1.0
 ) -> bool:
-    """Check at i = 0 (y_0 fixed): P(L_1 > eps) <= delta~, i.e. query 1 may run."""
-    mu = _checks.positive("sensitivity", sensitivity) / _checks.positive("sigma", sigma)
-    return GaussianLoss(mu).sf(_checks.nonnegative("eps", eps)) <= _checks.delta(
-        "delta_tilde", delta_tilde
-    )
+    """Check at i = 0 (y_0 fixed): P(L_1 > eps) <= delta~, i.e. query 1 may run.
+
+    A release decision, certified (docs/accounting.md, "Rounding"): True only if the exact
+    tail Phi(mu/2 - eps/mu) of L ~ N(mu^2/2, mu^2) (Taylor et al., App. A), mu = the exact
+    ratio sensitivity / sigma, is <= delta~. The tail increases in mu (eps >= 0), so mu is
+    rounded up (:func:`~accounting.numerics.fraction_up`) and the tail is decided by
+    :func:`~accounting.filters._tails.gaussian_at_most` (float fast path with a derived
+    error bound, 60 digits where it cannot decide); an exact tie may be refused.
+    """
+    eps = _checks.nonnegative("eps", eps)
+    sensitivity = _checks.positive("sensitivity", sensitivity)
+    sigma = _checks.positive("sigma", sigma)
+    delta_tilde = _checks.delta("delta_tilde", delta_tilde)
+    mu = fraction_up(Fraction(sensitivity) / Fraction(sigma))
+    if math.isinf(mu):  # the tail is 1 for every finite eps beyond the doubles' mu
+        return delta_tilde >= 1.0
+    return gaussian_at_most(mu, eps, delta_tilde)
 
 
 def gaussian_stopping_times(

@@ -16,8 +16,9 @@ Three ways to check it are offered, from exact to sampled:
   curves (e.g. Gaussian hockey sticks shifted by the atoms of a finite PLD) below a
   log-concave curve: tangents bound the mixture's components from above between grid
   points and the chord of log U bounds U from below.
-* :func:`hockey_stick_dominated` -- (iii) on an eps grid; a necessary condition only, used as
-  an independent cross-check. :data:`DEFAULT_EPS_GRID` is 4001 points uniform on [-20, 20].
+* :func:`hockey_stick_dominated` -- (iii) on an eps grid, certified at each grid point (True
+  only if it holds exactly there); a necessary condition only, used as an independent
+  cross-check. :data:`DEFAULT_EPS_GRID` is 4001 points uniform on [-20, 20].
 
 Suprema (residue paper, Prop. 11): the least upper bound of a family has the pointwise
 maximum of the hockey-stick curves and the lower convex envelope of the trade-off curves.
@@ -32,7 +33,8 @@ from typing import Protocol
 import numpy as np
 
 from accounting import _checks
-from accounting._outward import SUM_REL
+from accounting._outward import SUM_REL, down_sum, log_hockey_stick_bounds, sum_down
+from accounting.curves._pld_rounding import log_ratio_up, sum_up
 from accounting.curves.domination_certificate import certified_dominated
 from accounting.curves.gdp import GdpProfile
 from accounting.curves.pld import Pld
@@ -41,6 +43,8 @@ from accounting.numerics import logsumexp
 
 DEFAULT_EPS_GRID = np.linspace(-20.0, 20.0, 4001)
 DEFAULT_EPS_GRID.setflags(write=False)
+_U = 2.0**-53
+_CHUNK = 256  # eps values a finite lower bound evaluates at once (memory: chunk x atoms)
 
 
 class Profile(Protocol):
@@ -97,12 +101,85 @@ def possibly_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float)
 
 
 def hockey_stick_dominated(
-    a: Profile, b: Profile, eps: np.ndarray | None = None, tol: float = 0.0
+    a: Profile,
+    b: Pld | PiecewiseLinearTradeoff | GdpProfile,
+    eps: np.ndarray | None = None,
+    tol: float = 0.0,
 ) -> bool:
-    """delta_a(eps) <= delta_b(eps) + tol on a grid (default :data:`DEFAULT_EPS_GRID`)."""
+    """Certified: True only if delta_a(eps) <= delta_b(eps) + tol holds in exact arithmetic
+    at every eps of the grid (default :data:`DEFAULT_EPS_GRID`); a necessary condition for
+    a <= b (module doc), not a proof of it. ``tol`` >= 0 is part of the property asked.
+
+    delta_a is ``a.delta`` (an upper bound on the exact value for every profile of the
+    library, docs/accounting.md, "Rounding"); delta_b is bounded from below
+    (:func:`_delta_lower`) for b's exact hockey stick: G_mu's closed form (DRS 2022,
+    Cor. 2.13) for a GdpProfile, and sum_i p_i (1 - e^{eps - L_i})_+ + P(+inf) at the
+    data's doubles for a finite profile (Balle et al. 2018, Thm. 1; a curve's atoms
+    L_k = log(d_k / w_k), p_k = d_k and +inf mass 1 - start). The comparison
+    a.delta <= lower + tol is decided with the sum rounded down, so an exact tie may be
+    refused.
+    """
     tol = _checks.nonnegative("tol", tol)
+    if not isinstance(b, Pld | PiecewiseLinearTradeoff | GdpProfile):
+        raise ValueError(
+            f"b must be a Pld, PiecewiseLinearTradeoff or GdpProfile, got {type(b).__name__}"
+        )
     grid = DEFAULT_EPS_GRID if eps is None else _checks.finite_array("eps", eps)
-    return bool(np.all(np.asarray(a.delta(grid)) <= np.asarray(b.delta(grid)) + tol))
+    upper = np.asarray(a.delta(grid), dtype=np.float64)
+    return bool(np.all(upper <= sum_down(_delta_lower(b, grid), tol)))
+
+
+def _delta_lower(b: Pld | PiecewiseLinearTradeoff | GdpProfile, eps: np.ndarray) -> np.ndarray:
+    """Doubles <= b's exact hockey stick at each eps (:func:`hockey_stick_dominated`).
+
+    GdpProfile: e^lo one ulp down, lo the lower end of
+    :func:`accounting._outward.log_hockey_stick_bounds` (its margin of >= 64u covers exp's
+    few ulps; u = 2^-53); mu = 0: 1 - e^eps by expm1 (within 4u) moved 8u down; reveal > 0
+    adds non-negative terms (three roundings), moved down by ``down_sum`` (64u). Finite:
+    :func:`_finite_delta_lower`.
+    """
+    if isinstance(b, GdpProfile):
+        if b.mu == 0.0:
+            inner = -np.expm1(np.minimum(eps, 0.0)) * (1.0 - 8.0 * _U)
+        else:
+            inner = np.exp(log_hockey_stick_bounds(eps, b.mu)[0])
+        inner = np.maximum(np.nextafter(inner, -np.inf), 0.0)
+        if b.reveal == 0.0:
+            return inner
+        total = b.reveal + (1.0 - b.reveal) * inner
+        return np.maximum(down_sum(total, total), 0.0)
+    if isinstance(b, PiecewiseLinearTradeoff):
+        keep = b.drops > 0.0
+        losses = -log_ratio_up(b.widths[keep], b.drops[keep])  # <= log(d_k / w_k)
+        inf_mass = float(sum_down(1.0, -b.start))  # 1 - start rounds below start = 1/2
+        return _finite_delta_lower(losses, b.drops[keep], inf_mass, eps)
+    return _finite_delta_lower(b.losses, b.probs, b.inf_mass, eps)
+
+
+def _finite_delta_lower(
+    losses: np.ndarray, probs: np.ndarray, inf_mass: float, eps: np.ndarray
+) -> np.ndarray:
+    """Doubles <= sum_i p_i (1 - e^{eps - L_i})_+ + inf_mass at each eps, for losses at or
+    below the exact ones (a smaller loss gives a smaller delta).
+
+    Error (u = 2^-53): eps - L_i is rounded up (``sum_up``, exact by TwoSum), so
+    1 - e^{(.)} is at or below the exact factor; -expm1 adds 4u, the product u, the sum of
+    the n + 1 non-negative terms (inf_mass one of them) (n + 1) u (Higham 2002, Eq. (4.4),
+    while n u < 1/4), each subnormal product 2^-1075 absolute. The float sum s is moved to
+    s (1 - 2 (n + 8) u) - (n + 2) 2^-1073, twice that bound (the factor 2 covers the two
+    roundings of the move itself), and clipped at 0 (beyond n u = 1/4: 0).
+    """
+    n = losses.size
+    out = np.empty(eps.shape, dtype=np.float64)
+    flat, dest = eps.ravel(), out.reshape(-1)
+    for start in range(0, flat.size, _CHUNK):
+        e = flat[start : start + _CHUNK, None]
+        gap = sum_up(e, -losses[None, :])
+        terms = probs[None, :] * -np.expm1(np.minimum(gap, 0.0))
+        dest[start : start + _CHUNK] = terms.sum(axis=-1) + inf_mass
+    if n * _U >= 0.25:
+        return np.zeros(eps.shape)
+    return np.maximum(out * (1.0 - 2.0 * (n + 8) * _U) - (n + 2) * 2.0**-1073, 0.0)
 
 
 def supremum_delta(curves: Iterable[Profile], eps: np.ndarray) -> np.ndarray:

@@ -10,7 +10,12 @@ widths or a Pld's p_i e^{-L_i}, P-masses its drops or probs, mass at +inf loss a
 with no Q-mass; each normalised by its total), the same for a and for b, so that a <= a
 exactly.
 
-Decision (docs/accounting.md, "Rounding"): a float fast path evaluates every gap
+Decision (docs/accounting.md, "Rounding"): with tol = 0 against a finite budget without
+mass at +-inf loss, a likelihood-ratio test first proves b's first and last lines below T_a
+at every vertex at once where a's log-ratios lie inside b's end slopes, in logs, free of
+cancellation and underflow (:func:`_extreme_lines`): for a budget of at most two atoms
+(randomized response) that is the whole answer, and otherwise it decides a's far tails.
+Then a float fast path evaluates every gap
 T_b(alpha_k) - beta_k + tol with a derived error bound E (:func:`_float_gaps`); the answer is
 True if every gap is <= -E, False if one is > E; otherwise the vertices it left open are
 evaluated exactly (Fractions, for two curves) or in mpmath at 60 digits with a margin of
@@ -51,7 +56,10 @@ def certified_dominated(a: Finite, b: Budget, tol: float) -> bool:
         return finite_pair_mu(a) <= b.mu  # G_mu <= T_a iff mu >= mu(a) (DRS 2022, Prop. 2.2)
     ks = None  # the interior vertices left to the exact check (None: all)
     if not isinstance(b, GdpProfile):
-        gaps, bound = _float_gaps(a, b, tol)
+        first, last, both_lines = _extreme_lines(a, b) if tol == 0.0 else (False, False, False)
+        if first and last and both_lines:
+            return True
+        gaps, bound = _float_gaps(a, b, tol, first, last)
         if bool(np.any(gaps > bound)):
             return False
         ks = [int(k) + 1 for k in np.flatnonzero(~(gaps <= -bound))]
@@ -71,7 +79,85 @@ def certified_dominated(a: Finite, b: Budget, tol: float) -> bool:
     return False
 
 
-def _float_gaps(a: Finite, b: Finite, tol: float) -> tuple[np.ndarray, float]:
+def _log_ratios(x: Finite) -> tuple[float, float, float, float, float, int] | None:
+    """(least, largest log-likelihood ratio log(P/Q) over x's atoms, log(T_q / T_p) of its
+    totals, the size of the terms of these logs, the totals' relative error bound, the atom
+    count), in floats; None where an atom has P or Q zero (mass at +-inf loss: a Pld's
+    ``inf_mass`` or Q-deficit, a curve's start < 1 or a flat segment) or a loss beyond +-700.
+
+    A Pld's log-ratios are its losses, exact doubles; a curve's are log d_k - log w_k of its
+    exact data (size: the largest |log d_k| + |log w_k|). The totals are float sums of n
+    non-negative terms, within gamma_{n-1} <= 2nu relative of the sum of the terms as
+    computed (u = 2^-53; Higham 2002, Eq. (4.4)); a Pld's Q-masses p_i e^{-L_i} are computed
+    within 5.01u relative (exp within 4u, :meth:`Pld.q_deficit`) plus 2^-1075 absolute
+    where the product is subnormal: so each total is within e = (2n + 6)u + n 2^-1074 / T_q
+    relative of its exact value. The Q-deficit rule (:meth:`Pld.q_deficit`) is asked only
+    where :func:`_q_mass_at_least_one` does not already rule a deficit out.
+    """
+    if isinstance(x, PiecewiseLinearTradeoff):
+        if x.start < 1.0 or not bool(np.all(x.drops > 0.0)):
+            return None
+        log_d, log_w = np.log(x.drops), np.log(x.widths)
+        logs, size = log_d - log_w, float(np.max(np.abs(log_d) + np.abs(log_w)))
+        t_q, t_p = float(np.sum(x.widths)), float(np.sum(x.drops))
+    else:
+        losses = x.losses
+        if x.inf_mass > 0.0 or losses.size == 0 or not -700.0 <= losses[0] <= losses[-1] <= 700.0:
+            return None
+        logs, size = losses, max(-float(losses[0]), float(losses[-1]))
+        q = x.probs * np.exp(-losses)
+        t_q, t_p = float(np.sum(q)), float(np.sum(x.probs))
+        if not _q_mass_at_least_one(q) and x.q_deficit() > 0.0:
+            return None
+    err = (2.0 * logs.size + 6.0) * _U + logs.size * 2.0**-1074 / t_q
+    if not err <= 2.0**-20:
+        return None
+    lo, hi = float(logs.min()), float(logs.max())
+    return lo, hi, math.log(t_q) - math.log(t_p), size, err, logs.size
+
+
+def _q_mass_at_least_one(q: np.ndarray) -> bool:
+    """True only if the exact sum of the doubles q_i >= 0 is >= 1, so that their correctly
+    rounded sum, which :meth:`Pld.q_deficit` compares with 1, is >= 1: no deficit. The
+    terms >= 2^-60 are summed by ``math.fsum`` (correctly rounded, within u = 2^-53
+    relative; a narrow exponent range, so fast: ``math.fsum`` of all n terms, down to
+    2^-1074, costs about as much as the composition), the others only add; a sum B of the
+    large ones with B >= 1 + 2u proves it, as B (1 - u) >= 1."""
+    return math.fsum(q[q >= 2.0**-60].tolist()) >= 1.0 + 2.0 * _U
+
+
+def _extreme_lines(a: Finite, b: Finite) -> tuple[bool, bool, bool]:
+    """(first, last, both): whether b's first line (through (0, 1) with b's largest slope
+    s_1) and its last line (through (1, 0), slope s_m) lie at or below T_a at every vertex of
+    a, and whether they are all of b's lines (b has at most two atoms). Mass at +-inf loss
+    in a or b: (False, False, False).
+
+    A likelihood-ratio argument, free of cancellation and of underflow (far tails): let a's
+    atoms have P-masses p_i and Q-masses q_i (over their totals) with p_i <= s_1 q_i for
+    every i. Summing over the atoms before vertex k gives 1 - beta_k <= s_1 alpha_k, i.e.
+    the first line 1 - s_1 alpha is <= beta_k; likewise p_i >= s_m q_i for every i gives,
+    over the atoms from k on, s_m (1 - alpha_k) <= beta_k. In logs: a's largest log-ratio
+    plus log(T_qa / T_pa) <= log s_1 = b's largest log-ratio plus log(T_qb / T_pb) (and the
+    least ones >= for s_m). Each side is a sum of float logs of exact data (each within a
+    few ulps, 2^-50 of its size), of two totals within e relative (:func:`_log_ratios`,
+    each log within 2e) and of three float additions: a margin of 2^-40 (1 + the sizes) +
+    4 (e_a + e_b) covers it; a comparison within the margin is left to the vertices' check.
+    """
+    ra, rb = _log_ratios(a), _log_ratios(b)
+    if ra is None or rb is None:
+        return False, False, False
+    lo_a, hi_a, tot_a, size_a, err_a, _ = ra
+    lo_b, hi_b, tot_b, size_b, err_b, n_b = rb
+    size = 1.0 + abs(tot_a) + abs(tot_b) + size_a + size_b
+    margin = 2.0**-40 * size + 4.0 * (err_a + err_b)
+    first = hi_a + tot_a + margin <= hi_b + tot_b
+    last = lo_a + tot_a - margin >= lo_b + tot_b
+    return first, last, n_b <= 2
+
+
+def _float_gaps(
+    a: Finite, b: Finite, tol: float, first: bool = False, last: bool = False
+) -> tuple[np.ndarray, float]:
     """Gaps T_b(alpha_k) - beta_k + tol at a's vertices in floats, and a bound E on their
     error against the exact pairs.
 
@@ -96,11 +182,13 @@ def _float_gaps(a: Finite, b: Finite, tol: float) -> tuple[np.ndarray, float]:
     bound = (2.0 * r + 8.0 * _U) * (1.0 + s) + r + 4.0 * _U * (1.0 + tol)
     gaps = t_b - beta_a[1:-1] + tol
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        sure = _end_segments(a, b, tol, r)
+        sure = _end_segments(a, b, tol, r, first, last)
     return np.where(sure, -np.inf, gaps), bound if math.isfinite(bound) else math.inf
 
 
-def _end_segments(a: Finite, b: Finite, tol: float, r: float) -> np.ndarray:
+def _end_segments(
+    a: Finite, b: Finite, tol: float, r: float, first_line: bool, last_line: bool
+) -> np.ndarray:
     """Interior vertices of a certified in relative terms where T_b is one known line, for
     the small masses that the absolute bound of :func:`_float_gaps` cannot resolve.
 
@@ -111,6 +199,9 @@ def _end_segments(a: Finite, b: Finite, tol: float, r: float) -> np.ndarray:
     s_m (1 - alpha): s_m (1 - alpha_k) + tol <= beta_k. Every mass, complement and total is a
     sum of non-negative terms (relative error <= r) and each side a product, quotient or sum
     of a few of them, so each side is within 6r relative plus 2^-1060 absolute (subnormals).
+    Where :func:`_extreme_lines` proved b's first (``first_line``) or last (``last_line``)
+    line below T_a at every vertex, a vertex inside that segment is certified without the
+    comparison (far tails, where the masses are below the absolute slack or underflow).
     """
     q_a, p_a = _float_atoms(a)
     q_b, p_b = _float_atoms(b)
@@ -125,12 +216,16 @@ def _end_segments(a: Finite, b: Finite, tol: float, r: float) -> np.ndarray:
     w1, h = q_b[first] / t_qb, p_b[:first].sum() / t_pb
     s1 = (p_b[first] / t_pb) / w1
     inside = alpha * hi + tiny < w1 * lo
-    sure |= inside & ((h + s1 * alpha) * lo - tiny >= (one_minus_beta + tol) * hi + tiny)
+    sure |= inside & (
+        first_line | ((h + s1 * alpha) * lo - tiny >= (one_minus_beta + tol) * hi + tiny)
+    )
     if p_b[-1] > 0.0:
         wm = q_b[-1] / t_qb
         sm = (p_b[-1] / t_pb) / wm
         inside = one_minus_alpha * hi + tiny < wm * lo
-        sure |= inside & ((sm * one_minus_alpha + tol) * hi + tiny <= beta * lo - tiny)
+        sure |= inside & (
+            last_line | ((sm * one_minus_alpha + tol) * hi + tiny <= beta * lo - tiny)
+        )
     return sure
 
 

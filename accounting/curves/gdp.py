@@ -27,7 +27,14 @@ import numpy as np
 from scipy.special import erfinv, log_expit, log_ndtr, ndtr, ndtri, ndtri_exp
 
 from accounting import _checks
-from accounting._outward import delta_from_log_up, log_hockey_stick_up, sum_down, up, up_sum
+from accounting._outward import (
+    _inverse_mills_bound,
+    delta_from_log_up,
+    log_hockey_stick_up,
+    sum_down,
+    up,
+    up_sum,
+)
 from accounting.costs import EpsDelta, Gdp, PureDP, parameter_of
 from accounting.curves.gdp_pricing import finite_pair_mu
 from accounting.curves.pld import Pld, PureDpPld
@@ -46,6 +53,7 @@ _TINY_EPS = 2.0**-500  # below: pure_dp_mu by its first-order term sqrt(pi / 2) 
 _HUGE_EPS = 2.0**20  # from here: pure_dp_mu by its closed-form tail bound
 _MP_REL = mpmath.mpf(10) ** -40  # margin of a 50-digit mpmath check, relative
 _SQRT2 = math.sqrt(2.0)
+_U = 2.0**-53
 
 
 def _eps_array(eps: float | np.ndarray) -> np.ndarray:
@@ -179,13 +187,39 @@ def gdp_budget(eps: float, *, delta: float) -> float:
 
 
 def gdp_tradeoff(alpha: float | np.ndarray, mu: float | Gdp) -> float | np.ndarray:
-    """G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu) (DRS 2022, Def. 2.6), alpha in [0, 1]."""
+    """G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu) (DRS 2022, Def. 2.6), alpha in [0, 1], never
+    above the exact value (a lower trade-off curve is a weaker guarantee: a mechanism's curve
+    as a cost, and a budget's curve where it decides legality in the upper-bound analysis of
+    :mod:`accounting.analysis.natural_attack`); docs/accounting.md, "Rounding".
+
+    Error (u = 2^-53): z = ndtri(alpha) (Cephes, peak relative error < 8u) and x = -z - mu
+    rounded put the float x' within d = 9u (``|z|`` + mu) of x; log Phi has the decreasing slope
+    lam(y) = phi/Phi, at most 1 - y for y < 0 (Birnbaum 1942) and 0.8 e^{-y^2/2} for y >= 0
+    (:func:`accounting._outward._inverse_mills_bound`), so for d <= 1 Phi(x') is within
+    d lam(x' - 1) of Phi(x) in log, and ndtr adds 4u plus, below -1/sqrt 2 (erfc of a scaled,
+    rounded argument), about x'^2 u. The result is moved down by 2^-46 (1 + lam(x' - 1) S)
+    relative, S = 1 + ``|z|`` + mu (at least 14 times the sum, as lam S >= (1 + ``|x'|``)^2 for
+    x' < 0), one ulp more for a subnormal value; a margin of 1 or more, or d > 1, gives 0.
+    alpha = 0 and 1 are exact.
+    """
     mu = _checks.nonnegative("mu", _mu(mu))
     a = np.asarray(alpha, dtype=np.float64)
     if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
         raise ValueError("alpha must be in [0, 1]")
-    out = ndtr(-ndtri(a) - mu)
+    out = _gdp_tradeoff_down(a, mu)
     return float(out) if a.ndim == 0 else out
+
+
+def _gdp_tradeoff_down(a: np.ndarray, mu: float) -> np.ndarray:
+    """:func:`gdp_tradeoff` on a checked array (its docstring derives the margin)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        z = ndtri(a)
+        x = -z - mu
+        size = 1.0 + np.abs(z) + mu
+        rel = 2.0**-46 * (1.0 + _inverse_mills_bound(x - 1.0) * size)
+        low = np.maximum(np.nextafter(ndtr(x) * (1.0 - rel), -np.inf), 0.0)
+        decided = (rel < 1.0) & (9.0 * _U * size <= 1.0)
+    return np.where(a == 0.0, 1.0, np.where((a == 1.0) | ~decided, 0.0, low))
 
 
 def gdp_log_abs_slope(eps: float | np.ndarray, mu: float) -> float | np.ndarray:
@@ -351,13 +385,27 @@ def gdp_pure_dp_delta(eps: float | np.ndarray, mu: float, eps0: float) -> float 
 def gdp_composed_tradeoff(
     thresholds: np.ndarray, mu: float, pld: Pld
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Exact points (alpha(c), beta(c)) of the trade-off curve of G_mu composed with ``pld``.
+    """Points (alpha(c), beta(c)) of the trade-off curve of G_mu composed with ``pld``, alpha
+    rounded up and beta down, so that every returned point lies on or below the exact curve
+    (T decreases: beta' <= beta(c) = T(alpha(c)) <= T(alpha')); docs/accounting.md,
+    "Rounding".
 
     The composed loss L = L_G + L_i is continuous, so the Neyman-Pearson test rejecting Q
     when L >= c traces the whole curve as c runs over the reals: with L_G ~ N(-mu^2/2, mu^2)
-    under Q and N(mu^2/2, mu^2) under P,
+    under Q and N(mu^2/2, mu^2) under P (DRS 2022, Def. 2.6 and Prop. 2.12),
     alpha(c) = sum_i q_i Phi(-(c - L_i)/mu - mu/2), beta(c) = sum_i p_i Phi((c - L_i)/mu - mu/2),
-    q_i = p_i e^-L_i; an atom at +inf loss is always rejected (adds nothing to either).
+    q_i = p_i e^-L_i, at the Pld's doubles; an atom at +inf loss is always rejected (adds
+    nothing to either).
+
+    Error (u = 2^-53) of a term e^{log Phi(y) + log p_i (- L_i)}: y = +-x - mu/2,
+    x = (c - L_i)/mu, is within 4u s of its exact value,
+    s = (``|c|`` + ``|L_i|``)/mu + mu + ``|y|``, which moves log Phi by lam(y - 1) 4u s while
+    4u s <= 1 (lam = phi/Phi, decreasing, bounded as in :func:`gdp_tradeoff`); log_ndtr,
+    the log, the sums and exp add 8u (1 + ``|log Phi|`` + ``|log p_i|`` + ``|L_i|``); the sum of
+    n non-negative terms n u, and a term that underflows 2^-1075. Each sum is moved by
+    2^-46 (n + max_i M_i) relative, M_i = 1 + ``|log Phi|`` + ``|log p_i|`` + ``|L_i|`` +
+    lam(y - 1) s (16 times the bound), one ulp more (alpha also n 2^-1074 up); alpha is
+    capped at 1; a margin of 1 or more, or 4u s > 1, gives beta = 0 and alpha = 1.
     """
     mu = _checks.positive("mu", mu)
     if not isinstance(pld, Pld):
@@ -365,9 +413,25 @@ def gdp_composed_tradeoff(
     c = _checks.finite_array("thresholds", thresholds)
     x = (c[..., None] - pld.losses) / mu
     log_p = np.log(pld.probs)
-    log_alpha = log_ndtr(-x - mu / 2.0) + log_p - pld.losses
-    log_beta = log_ndtr(x - mu / 2.0) + log_p
-    return np.exp(log_alpha).sum(axis=-1), np.exp(log_beta).sum(axis=-1)
+    reach = (np.abs(c[..., None]) + np.abs(pld.losses)) / mu + mu
+    sums = []
+    for y, shift in ((-x - mu / 2.0, -pld.losses), (x - mu / 2.0, 0.0)):
+        log_phi = log_ndtr(y)
+        terms = np.exp(log_phi + log_p + shift)
+        size = 1.0 + np.abs(log_phi) + np.abs(log_p) + np.abs(pld.losses)
+        spread = reach + np.abs(y)
+        size = size + _inverse_mills_bound(y - 1.0) * spread
+        size = np.where(4.0 * _U * spread <= 1.0, size, np.inf)
+        with np.errstate(invalid="ignore"):  # 0 * inf where a term underflows: no error
+            big = np.where(terms > 0.0, size, 0.0).max(axis=-1, initial=0.0)
+        sums.append((terms.sum(axis=-1), 2.0**-46 * (pld.losses.size + big)))
+    (alpha, rel_a), (beta, rel_b) = sums
+    tiny = pld.losses.size * 2.0**-1074
+    with np.errstate(invalid="ignore"):  # an infinite margin: alpha 1
+        alpha_up = np.minimum(np.nextafter(alpha * (1.0 + rel_a) + tiny, np.inf), 1.0)
+    alpha_up = np.where(rel_a < 1.0, alpha_up, 1.0)
+    beta_down = np.maximum(np.nextafter(beta * (1.0 - rel_b), -np.inf), 0.0)
+    return alpha_up, np.where(rel_b < 1.0, beta_down, 0.0)
 
 
 @dataclass(frozen=True)
@@ -405,12 +469,20 @@ class GdpProfile:
 
     def tradeoff(self, alpha: float | np.ndarray) -> float | np.ndarray:
         """(1 - reveal) G_mu(alpha / (1 - reveal)), 0 for alpha beyond 1 - reveal (DRS 2022,
-        Prop. 2.5); ``ValueError`` for alpha outside [0, 1]."""
+        Prop. 2.5); ``ValueError`` for alpha outside [0, 1]. Never above the exact value
+        (:func:`gdp_tradeoff`): 1 - reveal and the quotient are within 2u (u = 2^-53) of the
+        exact ratio, so the argument is moved up by 4u and an ulp (G_mu decreases), and the
+        product by keep (two roundings) down by 4u and an ulp; reveal = 0 is
+        :func:`gdp_tradeoff` itself."""
         a = np.asarray(alpha, dtype=np.float64)
         if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
             raise ValueError("alpha must be in [0, 1]")
+        if self.reveal == 0.0:
+            return gdp_tradeoff(a, self.mu)
         keep = 1.0 - self.reveal
-        out = keep * gdp_tradeoff(np.minimum(a / keep, 1.0), self.mu)
+        arg = np.minimum(np.nextafter(a / keep * (1.0 + 4.0 * _U), np.inf), 1.0)
+        inner = _gdp_tradeoff_down(arg, self.mu)
+        out = np.maximum(np.nextafter(keep * inner * (1.0 - 4.0 * _U), -np.inf), 0.0)
         return float(out) if a.ndim == 0 else out
 
 

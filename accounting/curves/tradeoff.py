@@ -33,7 +33,7 @@ import numpy as np
 from scipy.special import expit
 
 from accounting import _checks
-from accounting.curves._pld_rounding import log_ratio_up
+from accounting.curves._pld_rounding import log_ratio_up, sum_up
 from accounting.curves.pld import Pld
 from accounting.numerics import fraction_up
 
@@ -178,7 +178,8 @@ class PiecewiseLinearTradeoff:
         """The finite PLD with this trade-off curve (atoms where P is zero are not stored)."""
         keep = self.drops > 0
         losses = log_ratio_up(self.drops[keep], self.widths[keep])  # never below the exact
-        return Pld(losses, self.drops[keep], 1.0 - self.start)
+        inf_mass = float(sum_up(1.0, -self.start))  # 1 - start rounds below start = 1/2
+        return Pld(losses, self.drops[keep], inf_mass)
 
     def delta(self, eps: float | np.ndarray) -> float | np.ndarray:
         """Hockey-stick curve H_{e^eps}(P || Q) of the underlying pair."""

@@ -27,7 +27,7 @@ from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.exact_sum import ExactSquareSum
 from accounting.filters.base import Filter
 from accounting.mechanisms.randomized_response import randomized_response_pld
-from accounting.square_budget import SquareBudget, root_up
+from accounting.square_budget import ResidueBudget, SquareBudget, root_up
 
 GDP_COSTS = (Gdp, PureDP, EpsDelta, Pld, PiecewiseLinearTradeoff, GdpProfile)
 GdpCost = Gdp | PureDP | EpsDelta | Pld | PiecewiseLinearTradeoff | GdpProfile
@@ -153,14 +153,17 @@ class GdpFilter(Filter[GdpCost, ExactSquareSum]):
         return nxt if nxt <= self._budget_sq else None
 
 
-class GdpResidueFilter(Filter[GdpCost, SquareBudget]):
+class GdpResidueFilter(Filter[GdpCost, ResidueBudget]):
     """GDP residue filter (residue paper, Thm. 5): budget G_mu, update to the residue.
 
     CONTINUE iff the query alone is dominated by the remaining G_nu (then the residue
     exists); the remaining budget becomes the residue of :func:`_residue`. nu^2 is kept
-    exactly (:class:`~accounting.square_budget.SquareBudget`: a Gaussian query subtracts
-    its exact mu_q^2, so many tiny queries add up), and reported rounded down. Same cost
-    types as :class:`GdpFilter`; the remaining budget is never below the naive filter's.
+    exactly (:class:`~accounting.square_budget.ResidueBudget`: a Gaussian query subtracts
+    its exact mu_q^2, so many tiny queries add up), and reported rounded down. A Gaussian
+    query is admitted on a float lower bound of nu^2 where it proves mu_q^2 <= nu^2
+    (:meth:`~accounting.square_budget.ResidueBudget.minus_fast`, a few float operations);
+    otherwise, and for every other query, the decision is exact. Same cost types as
+    :class:`GdpFilter`; the remaining budget is never below the naive filter's.
     """
 
     cost_types: ClassVar[tuple[type, ...]] = GDP_COSTS
@@ -170,7 +173,7 @@ class GdpResidueFilter(Filter[GdpCost, SquareBudget]):
         self.mu = _checks.positive("mu", mu)
         if self.mu > MAX_GDP_MU:
             raise ValueError(f"mu must be in (0, {MAX_GDP_MU}] (mu^2 finite), got {mu!r}")
-        super().__init__(SquareBudget.of(self.mu))
+        super().__init__(ResidueBudget.of(SquareBudget.of(self.mu)))
         self.rtol = _checks.positive("rtol", rtol)
         self.step = _checks.positive("step", step)
 
@@ -180,11 +183,18 @@ class GdpResidueFilter(Filter[GdpCost, SquareBudget]):
     @property
     def remaining(self) -> float:
         """nu, the remaining budget G_nu, rounded down (never above the exact nu)."""
-        return self._state.root_down
+        return self._state.exact.root_down
 
-    def _admit(self, cost: GdpCost) -> SquareBudget | None:
+    def _admit(self, cost: GdpCost) -> ResidueBudget | None:
         mu_q = smallest_dominating_mu(cost)
-        naive = self._state.minus(mu_q) if mu_q <= MAX_GDP_MU else None
+        if isinstance(cost, Gdp | GdpProfile):
+            fast = self._state.minus_fast(mu_q)
+            if fast is not None:
+                return fast
+        if not mu_q <= MAX_GDP_MU:
+            return None
+        budget = self._state.exact
+        naive = budget.minus(mu_q)
         if naive is None:
             return None
-        return _residue(self._state, naive, cost, self.rtol, self.step)
+        return ResidueBudget.of(_residue(budget, naive, cost, self.rtol, self.step))

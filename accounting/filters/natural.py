@@ -14,6 +14,7 @@ analysis lives in :mod:`accounting.analysis`: the exact worst-case cost and the 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from accounting import _checks
@@ -34,11 +35,19 @@ def query_pld(cost: Any) -> Pld:
     if isinstance(cost, PiecewiseLinearTradeoff):
         return cost.to_pld()
     if isinstance(cost, PureDP):
-        return PiecewiseLinearTradeoff.pure_dp(cost.eps).to_pld()
+        return _pair_pld(cost.eps, 0.0)
     if isinstance(cost, EpsDelta):
-        return PiecewiseLinearTradeoff.eps_delta(cost.eps, delta=cost.delta).to_pld()
+        return _pair_pld(cost.eps, cost.delta)
     names = ", ".join(t.__name__ for t in NATURAL_COSTS)
     raise ValueError(f"cost must be one of {names}, got {type(cost).__name__}")
+
+
+@lru_cache(maxsize=256)
+def _pair_pld(eps: float, delta: float) -> Pld:
+    """The 4-point pair of (eps, delta)-DP as a PLD (RR_eps for delta = 0), once per value:
+    a Pld is immutable, and a filter asked the same cost again reuses it (its losses are
+    bounded in interval arithmetic, ~1 ms)."""
+    return PiecewiseLinearTradeoff.eps_delta(eps, delta=delta).to_pld()
 
 
 NaturalCost = Pld | PiecewiseLinearTradeoff | PureDP | EpsDelta

@@ -10,9 +10,10 @@
 
 Always on the safe side: each returns a noise whose certified cost (a bound that is never
 below the exact one: the library's RDP curve and conversion, its dominating grid PLD, or an
-exact closed form) is within the target. Where no closed form exists the noise is found by
-bisection on that cost and the upper end of the final bracket is returned, a noise whose
-cost was evaluated and found within the target; the peers return their search's end as well
+exact closed form) is within the target. Where no closed form exists the noise is found by a
+bracket search on that cost (secant steps, bisection as the fallback) and the upper end of
+the final bracket is returned, a noise whose cost was evaluated and found within the
+target; the peers return their search's end as well
 but on uncertified costs (Opacus: eps within ``epsilon_tolerance``; dp_accounting: a
 heuristic grid), so ours may be a little larger, never knowingly too small.
 """
@@ -51,35 +52,68 @@ _MAX_HALVINGS = 64
 def _smallest_admitted(
     cost: Callable[[float], float], target: float, start: float, rel_tol: float
 ) -> float:
-    """The upper end of a bisection for the smallest noise x with ``cost(x) <= target``:
+    """The upper end of a bracket search for the smallest noise x with ``cost(x) <= target``:
     an x whose ``cost`` was evaluated and found within ``target``, and (for a cost that
-    decreases in x) at most a factor ``1 + rel_tol`` above the smallest such x.
+    decreases in x) at most a factor ``1 + rel_tol`` above the smallest such x, because the
+    final bracket's lower end was evaluated and found above ``target``.
 
-    Brackets by doubling from ``start`` (a ValueError past :data:`MAX_NOISE`) and halving,
-    then bisects geometrically. ``cost`` must be a certified upper bound for the result to
-    be: no monotonicity is needed for the returned x to be admitted.
+    Brackets by doubling from ``start`` (a ValueError past :data:`MAX_NOISE`) and by stepping
+    down (by ever larger factors, the first one guessed from the cost), then narrows the
+    bracket at the root of the secant of log cost against log x, probing just beside it on
+    the side that closes the bracket; a bracket that a step does not halve is bisected
+    geometrically next. For the smooth costs here this takes about half of bisection's
+    evaluations (DP-SGD by PLD: 5 instead of 12). ``cost`` must be a certified upper bound
+    for the result to be: no monotonicity is needed for the returned x to be admitted.
     """
-    hi = start
-    while not cost(hi) <= target:
-        hi *= 2.0
-        if hi > MAX_NOISE:
-            raise ValueError(f"no noise up to {MAX_NOISE:g} meets the target {target!r}")
-    lo = hi / 2.0
-    for _ in range(_MAX_HALVINGS):
-        if not cost(lo) <= target:
-            break
-        hi, lo = lo, lo / 2.0
-    else:
-        return hi
-    while hi - lo > rel_tol * hi:
-        mid = math.sqrt(lo * hi)
-        if not lo < mid < hi:  # the bracket is a few ulps wide
-            break
-        if cost(mid) <= target:
-            hi = mid
+    lo: tuple[float, float] | None = None  # (x, cost(x)) with cost(x) > target
+    hi: tuple[float, float] | None = None  # (x, cost(x)) with cost(x) <= target
+    x, halvings, width, step = start, 0, math.inf, 0.5
+    while True:
+        c = cost(x)
+        if c <= target:
+            hi = (x, c)
         else:
-            lo = mid
-    return hi
+            lo = (x, c)
+        if hi is None:
+            if x * 2.0 > MAX_NOISE:
+                raise ValueError(f"no noise up to {MAX_NOISE:g} meets the target {target!r}")
+            x *= 2.0
+            continue
+        if lo is None:
+            halvings += 1
+            if halvings > _MAX_HALVINGS:
+                return hi[0]
+            # a cost falling like 1 / x (a Gaussian's eps) is met about at x c / target; a
+            # steeper one (a delta) near x: step down by 0.9, then by squares of the step
+            ratio = hi[1] / target
+            step = step * step if halvings > 1 else ratio if 0.5 <= ratio else 0.9
+            x = hi[0] * min(step, 1.0 - rel_tol)
+            continue
+        if hi[0] - lo[0] <= rel_tol * hi[0]:
+            return hi[0]
+        x = _next_probe(lo, hi, target, rel_tol, halved=hi[0] - lo[0] <= width / 2.0)
+        if not lo[0] < x < hi[0]:  # the bracket is a few ulps wide
+            return hi[0]
+        width = hi[0] - lo[0]
+
+
+def _next_probe(
+    lo: tuple[float, float], hi: tuple[float, float], target: float, rel_tol: float, halved: bool
+) -> float:
+    """The next noise to price inside the bracket (lo, hi): just beside the secant root of
+    log cost against log x (on the far side from the end nearer it, so that one or two probes
+    close the bracket), or the geometric midpoint where the last step did not halve the bracket
+    or the secant is undefined (a cost of 0 or inf)."""
+    (x_lo, c_lo), (x_hi, c_hi) = lo, hi
+    mid = math.sqrt(x_lo * x_hi)
+    if not halved or not (0.0 < c_hi < c_lo < math.inf) or not 0.0 < target:
+        probe = mid
+    else:
+        t = math.log(target / c_lo) / math.log(c_hi / c_lo)
+        root = math.exp(math.log(x_lo) + t * math.log(x_hi / x_lo))
+        nearer_hi = math.log(x_hi / root) < math.log(root / x_lo)
+        probe = root * (1.0 - rel_tol / 4.0) if nearer_hi else root * (1.0 + rel_tol / 4.0)
+    return probe if x_lo < probe < x_hi else mid
 
 
 def dp_sgd_noise_multiplier(
@@ -166,12 +200,18 @@ def laplace_scale_composed(
       1 - e^{(eps - D/b)/2} (:func:`laplace_delta`), stepped up until
       ``laplace_delta(eps) <= delta`` holds exactly.
     * otherwise: bisection (within a factor ``1 + rel_tol``) on the delta(eps) of the
-      pessimistic grid PLD (:func:`laplace_pld`, which dominates the mechanism) composed
-      ``k`` times, on the grid ``step`` (default eps / (100 k): the grid's pessimism is at
-      most k ``step`` = 1% of eps). dp_accounting's ``get_smallest_laplace_noise`` answers
-      the same question on a coarser connect-the-dots grid. Where the composed grid would
-      exceed :data:`MAX_COMPOSED_GRID` points (beyond about 2,000 queries at the default
-      step), a scale is priced by the RDP of k Laplace queries (:func:`laplace_rdp`,
+      connect-the-dots grid PLD (:func:`laplace_pld`, Doroshenko et al. 2022, Alg. 1 and
+      Thm. 4.2: it dominates the mechanism and is exact at the grid points) composed ``k``
+      times with every convolution rounded up (:func:`self_compose_discretised`), on the
+      grid ``step`` (default eps / (100 k): whatever the split, each loss moves by less
+      than one step, so the grid's pessimism is at most k ``step`` = 1% of eps; it is second
+      order in the step, the paper's Sec. 4). dp_accounting's
+      ``get_smallest_laplace_noise`` answers the same question on the same kind of grid,
+      ten times coarser and uncertified; on one grid they agree (500 queries at
+      (1.19, 1e-5), grid 1e-4: ours 70.90, dp_accounting's search 70.89, where the
+      pessimistic grid needed 72.49). Where the composed grid would exceed
+      :data:`MAX_COMPOSED_GRID` points (beyond about 2,000 queries at the default step), a
+      scale is priced by the RDP of k Laplace queries (:func:`laplace_rdp`,
       Mironov 2017, Prop. 6, composed by Prop. 1) converted by :func:`rdp_to_delta`: also
       an upper bound, looser (3,000 queries at (1, 1e-6): 7% above dp_accounting).
     """
@@ -193,17 +233,26 @@ def laplace_scale_composed(
         )
     grid = eps / (100.0 * k) if step is None else _checks.positive("step", step)
 
+    def rdp_delta(scale: float) -> float:
+        curve = RenyiCurve.from_function(
+            lambda a: laplace_rdp(a, sensitivity=sensitivity, scale=scale), DEFAULT_ORDERS
+        )
+        return float(rdp_to_delta(curve.scaled(k), eps))
+
     def delta_at(scale: float) -> float:
         eps0 = sensitivity / scale
         # the composed loss lies within its mean (<= k eps0^2 / 2) + 9 sd (sd <= sqrt(k) eps0)
         # up to the truncated tail, and never beyond k eps0: the composed grid's points
         width = min(k * eps0, k * eps0 * eps0 / 2.0 + 9.0 * math.sqrt(k) * eps0)
         if 2.0 * width / grid > MAX_COMPOSED_GRID:  # RDP composition instead (O(1) in k)
-            curve = RenyiCurve.from_function(
-                lambda a: laplace_rdp(a, sensitivity=sensitivity, scale=scale), DEFAULT_ORDERS
-            )
-            return float(rdp_to_delta(curve.scaled(k), eps))
-        pld = laplace_pld(sensitivity=sensitivity, scale=scale, step=grid)
+            return rdp_delta(scale)
+        pld = laplace_pld(
+            sensitivity=sensitivity, scale=scale, step=grid, discretisation="connect_dots"
+        )
+        # its losses are grid points already: composing keeps them where they are
         return float(self_compose_discretised(pld, k, grid).delta(eps))
 
-    return _smallest_admitted(delta_at, delta, pure, rel_tol)
+    # the RDP answer (milliseconds per price) starts the search: the grid PLD is tighter
+    # but costs seconds per price at the large scales a search from `pure` would pass through
+    start = min(pure, _smallest_admitted(rdp_delta, delta, pure, rel_tol))
+    return _smallest_admitted(delta_at, delta, start, rel_tol)

@@ -3,7 +3,7 @@
 An experiment whose numbers the docs quote declares its generated blocks beside its metrics,
 in ``experiments/<exp>/docs.py``: ``DOC_BLOCKS = {name: render}``, ``render(results root,
 scale) -> markdown`` reading only result tables and their provenance sidecars. The doc-block
-writer (workflow/doc_blocks.py) finds them through experiments/common/registry.py and writes
+writer (pipeline/post/doc_blocks.py) finds them through experiments/common/registry.py and writes
 each between its markers. :func:`quotes` makes the usual block: a table of metrics.
 """
 

@@ -5,8 +5,8 @@ a direct run (``python -m experiments.<exp>.run``) that writes one with override
 (``params.counts.mus=[3.0]``) hands the report a table its config does not describe. Such a
 run is refused unless it says so with :data:`FLAG`; explorations write under
 ``results/explore/`` (every example command in config/*.yaml does). The pipeline's own check
-(workflow/table_check.py) refuses any table whose sidecar's params differ from its config, so a
-table written with the flag is not used before it is rebuilt.
+(pipeline/parse/table_check.py) refuses any table whose sidecar's params differ from its config,
+so a table written with the flag is not used before it is rebuilt.
 """
 
 from __future__ import annotations

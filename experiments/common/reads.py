@@ -5,7 +5,7 @@ the rules rerun its jobs when those change; a key read but left out of the decla
 stale result that no rule reruns. The app therefore hands a job's ``jobs`` and ``build`` a
 :func:`tracked` copy of the params, which records every top-level field read from it (or from
 a copy made of it, ``dataclasses.replace`` or :func:`replaced`), and writes the record to the
-table's sidecar (``params_read``): the pipeline's sidecar check (workflow/table_check.py) then
+table's sidecar (``params_read``): the pipeline's sidecar check (pipeline/parse/table_check.py) then
 knows which config edits change the table, declared or not.
 
 The copy also enforces the declaration: given the table's ``reads``, a read of any other

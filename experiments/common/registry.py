@@ -2,7 +2,7 @@
 
 An experiment is a folder ``experiments/<exp>/`` with a ``run.py`` (``data/`` fetches and
 prepares datasets and has none). Experiments never import each other
-(tests/workflow/test_import_graph.py); code that reads every experiment's declarations (the
+(tests/pipeline/test_import_graph.py); code that reads every experiment's declarations (the
 scoreboard's metrics, the docs' generated blocks, the hash-seed jobs, the report's front page)
 loads them here, by name.
 """

@@ -64,7 +64,7 @@ rule fetch_raw:
     wildcard_constraints:
         path="|".join(re.escape(p) for p in sorted(MANIFEST_ENTRIES)),
     log:
-        "logs/data/fetch_raw_{path}.log",  # logs/data/<rule>[_<wildcards>]: workflow/log_audit.py
+        "logs/data/fetch_raw_{path}.log",  # logs/data/<rule>[_<wildcards>]: pipeline.post.log_audit
     benchmark:
         bench_path("data", "fetch_raw", "path")
     priority: lambda w: LONG_JOBS_FIRST if w.path.startswith("mnist/") else 0

@@ -23,7 +23,7 @@ from matplotlib import pyplot as plt
 
 from experiments.common.plotting import figure, save
 from experiments.common.provenance import read_sidecar
-from experiments.common.timings import key
+from experiments.filter_comparison.docs import markdown, summary
 
 TITLES = {
     "a": "(a) i.i.d. Gaussians",
@@ -33,31 +33,6 @@ TITLES = {
     "e": "(e) DP-SGD steps",
     "f": "(f) subsampled DP-SGD steps",
 }
-
-
-def summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Median / min / max admitted and any censoring, per filter."""
-    ran = table.dropna(subset=["admitted"])
-    keys = ["workload", "setting", "filter"]
-    return (
-        ran.groupby(keys, sort=False)
-        .agg(
-            median=("admitted", "median"),
-            low=("admitted", "min"),
-            high=("admitted", "max"),
-            censored=("censored", "any"),
-            runs=("admitted", "size"),
-        )
-        .reset_index()
-    )
-
-
-def _time(seconds: list[float] | None) -> str:
-    """The median of a filter's recorded seconds per admitted query, in us or ms."""
-    if not seconds:
-        return "-"
-    median = float(np.median(seconds))
-    return f"{median * 1e6:.0f} us" if median < 1e-3 else f"{median * 1e3:.0f} ms"
 
 
 #: Short workload labels for the matrix rows.
@@ -178,21 +153,6 @@ def plot(table: pd.DataFrame, outdir: Path) -> None:
             va="bottom",
         )
         save(fig, Path(outdir) / "comparison")
-
-
-def markdown(table: pd.DataFrame, timings: dict[str, list[float]]) -> str:
-    """The docs/filters.md table: median admitted [min, max] and the median time per admitted
-    query over runs (``timings``: the merged table's sidecar record)."""
-    stats = summary(table)
-    lines = ["| workload | setting | filter | admitted, median [min, max] | time / query |"]
-    lines.append("|---|---|---|---:|---:|")
-    for row in stats.itertuples():
-        spread = f" [{row.low:g}, {row.high:g}]" if row.runs > 1 else ""
-        end = " (stream ended)" if row.censored else ""
-        cells = [row.workload, row.setting, row.filter, f"{row.median:g}{spread}{end}"]
-        seconds = timings.get(key(row.workload, row.setting, row.filter))
-        lines.append("| " + " | ".join([*cells, _time(seconds)]) + " |")
-    return "\n".join(lines)
 
 
 def main() -> None:

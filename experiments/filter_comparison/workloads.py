@@ -61,7 +61,7 @@ def settings(p: Params, workload: str, norms: str | None = None) -> list[str]:
 
     Reads only the workload's own params (its ``Table.reads``): the app records what a job
     reads, and the pipeline refuses a table that read a key it does not declare once that
-    key is edited (workflow/table_check.py)."""
+    key is edited (pipeline/parse/table_check.py)."""
     labels: dict[str, Callable[[], list[str]]] = {
         "a": lambda: [f"sigma={s:g}" for s in p.sigmas],
         "b": lambda: [f"sigma log-uniform [{p.hetero.sigma_lo:g}, {p.hetero.sigma_hi:g}]"],

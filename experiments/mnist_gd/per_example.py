@@ -21,14 +21,16 @@ to the layer *outputs* (no parameter gradients) give a and b for every layer; fr
   per-example gradients otherwise. No second backward pass, never a per-example gradient of
   the whole model.
 
-The batch is processed in chunks, so memory grows with ``chunk_size``, not with n. The input
-patches and per-example gradients go into a :class:`Workspace`, one buffer per layer and
-role, allocated at the first chunk and reused by the other chunks and, when the caller keeps
-the workspace, by the next steps: on CPU a fresh multi-megabyte tensor costs its page faults
-on first touch, which made the patch gather ~10x slower than the copy itself. Each conv
-layer's bias gradients sum_p b_{i,p} are formed once and serve both the norm and the clipped
-sum. The clip bound m_i is per example (Algorithm 3 of Feldman and Zrnic 2021 clips to
-min(C, sqrt(B_norm - spent_i))); a bound of 0 removes the example from the sum.
+The batch is processed in chunks, so memory grows with ``chunk_size``, not with n; on CPU a
+chunk's input patches are gathered and multiplied a cache-sized block of examples at a time
+(:func:`_cache_block`). The input patches and per-example gradients go into a
+:class:`Workspace`, one buffer per layer and role, allocated at the first chunk and reused by
+the other chunks and, when the caller keeps the workspace, by the next steps: on CPU a fresh
+multi-megabyte tensor costs its page faults on first touch, which made the patch gather ~10x
+slower than the copy itself. Each conv layer's bias gradients sum_p b_{i,p} are formed once
+and serve both the norm and the clipped sum. The clip bound m_i is per example (Algorithm 3
+of Feldman and Zrnic 2021 clips to min(C, sqrt(B_norm - spent_i))); a bound of 0 removes the
+example from the sum.
 """
 
 from __future__ import annotations
@@ -125,23 +127,33 @@ def _conv_per_example(
     method: ConvMethod,
     work: Workspace,
     index: int,
-) -> tuple[torch.Tensor, tuple[int, ...]]:
-    """Per-example weight gradients of one conv layer, (N, C_out, d_a), and the order of the
-    (C_in, k_h, k_w) axes inside d_a (``_Patches.order``; (0, 1, 2) but for ``patches``).
+) -> tuple[torch.Tensor, tuple[int, ...], torch.Tensor]:
+    """Per-example weight gradients of one conv layer, (N, C_out, d_a), the order of the
+    (C_in, k_h, k_w) axes inside d_a (``_Patches.order``; (0, 1, 2) but for ``patches``) and
+    the gradients' norms, (N,).
 
-    ``patches``: the input patches (N, T, d_a) gathered into the layer's workspace buffer
-    (:func:`_conv_patches`), then one batched matmul with the output gradients (N, C_out, T)
-    into another; the fastest route on CPU. ``grouped``: the batch becomes the group dimension
+    ``patches``: the input patches (T, d_a) of a block of examples gathered into the layer's
+    workspace buffer (:func:`_conv_patches`), one batched matmul with the block's output
+    gradients (C_out, T) into the per-example gradient buffer, and the block's norms while
+    its gradients are still in the cache; block after block (:func:`_cache_block`). The
+    fastest route on CPU. ``grouped``: the batch becomes the group dimension
     of one grouped weight-gradient convolution (inputs (1, N C_in, H, W), output gradients
     (1, N C_out, H', W'), N groups); it holds no patches. ``unfold``: F.unfold patches
     (N, d_a, T), then a batched matmul (Opacus's route).
     """
     n = a.shape[0]
     if method == "patches":
-        patches = _conv_patches(layer, a, work, index)
-        values = patches.values
-        out = work.get((index, "grad"), (n, layer.out_channels, values.shape[2]), values)
-        return torch.bmm(_by_position(b).transpose(1, 2), values, out=out), patches.order
+        d_a = layer.in_channels * layer.kernel_size[0] * layer.kernel_size[1]
+        out = work.get((index, "grad"), (n, layer.out_channels, d_a), a)
+        norms = torch.empty(n, dtype=a.dtype, device=a.device)
+        by_channel = _by_position(b).transpose(1, 2)  # (N, C_out, T)
+        step = _cache_block(a, by_channel.shape[2] * d_a)
+        for start in range(0, n, step):
+            block = slice(start, min(start + step, n))
+            patches = _conv_patches(layer, a[block], work, index)
+            torch.bmm(by_channel[block], patches.values, out=out[block])
+            torch.linalg.vector_norm(out[block].flatten(1), dim=1, out=norms[block])
+        return out, patches.order, norms
     if method == "unfold":
         assert not isinstance(layer.padding, str)  # numeric: _check_layers refuses the rest
         unfolded = F.unfold(
@@ -151,17 +163,35 @@ def _conv_per_example(
             padding=layer.padding,
             stride=layer.stride,
         )
-        return torch.bmm(b.reshape(n, layer.out_channels, -1), unfolded.transpose(1, 2)), (0, 1, 2)
-    per_example = conv2d_weight(
-        a.reshape(1, n * layer.in_channels, *a.shape[2:]),
-        (n * layer.out_channels, layer.in_channels, *layer.kernel_size),
-        b.reshape(1, n * layer.out_channels, *b.shape[2:]),
-        stride=layer.stride,
-        padding=layer.padding,
-        dilation=layer.dilation,
-        groups=n,
-    )
-    return per_example.reshape(n, layer.out_channels, -1), (0, 1, 2)
+        per_example = torch.bmm(b.reshape(n, layer.out_channels, -1), unfolded.transpose(1, 2))
+    else:
+        per_example = conv2d_weight(
+            a.reshape(1, n * layer.in_channels, *a.shape[2:]),
+            (n * layer.out_channels, layer.in_channels, *layer.kernel_size),
+            b.reshape(1, n * layer.out_channels, *b.shape[2:]),
+            stride=layer.stride,
+            padding=layer.padding,
+            dilation=layer.dilation,
+            groups=n,
+        ).reshape(n, layer.out_channels, -1)
+    return per_example, (0, 1, 2), torch.linalg.vector_norm(per_example.flatten(1), dim=1)
+
+
+#: Bytes of input patches gathered at a time on CPU (``_cache_block``).
+_PATCH_BLOCK_BYTES = 2 << 20
+
+
+def _cache_block(a: torch.Tensor, patch_floats: int) -> int:
+    """Examples whose input patches are gathered and multiplied at a time: on CPU as many as
+    fit ``_PATCH_BLOCK_BYTES``, so that the batched matmul reads the patches from the cache
+    the gather has just written them to (a chunk of 256 MNIST images gathers 12.8 MB of
+    conv1 patches, far beyond a core's 1 MiB L2 cache on the EPYC VM); on a GPU the whole
+    chunk, one kernel each. Each example's product and norm are the same operations either
+    way: the sums and norms are bit for bit those of one block (test_per_example.py)."""
+    n = a.shape[0]
+    if a.device.type != "cpu":
+        return n
+    return max(1, min(n, _PATCH_BLOCK_BYTES // (patch_floats * a.element_size())))
 
 
 def _ghost_is_cheaper(layer: nn.Conv2d, b: torch.Tensor, method: ConvMethod) -> bool:
@@ -336,8 +366,8 @@ def _layer_sq_norms(
         sq = (gram_a * torch.bmm(bf, bf.transpose(1, 2))).sum((1, 2))
         kept = _Kept(patches, patches.order, bias)
     else:
-        per_example, order = _conv_per_example(layer, a, b, method, work, index)
-        sq = torch.linalg.vector_norm(per_example.flatten(1), dim=1).square()
+        per_example, order, norms = _conv_per_example(layer, a, b, method, work, index)
+        sq = norms.square()
         kept = _Kept(per_example, order, bias)
     if layer.bias is not None:
         sq = sq + bias.square().sum(1)

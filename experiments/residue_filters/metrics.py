@@ -27,7 +27,7 @@ KEYS = (
     "gdp_budget_general_queries_not_free",
     "approx_gdp_budget_not_free",
     "residue_admits_at_least_naive",
-    # for the docs (workflow/doc_blocks.py), not checks
+    # for the docs (pipeline/post/doc_blocks.py), not checks
     "(?:nu_naive|nu_residue|naive_max_gap|residue_query_max_gap)_[abc]",
     r"excess_fig[23]_[ab]_rounds\d+",
     r"counts_at_smallest_eps_(?:naive|residue)_mu[0-9.]+",

@@ -3,7 +3,7 @@
     python -m experiments.scoreboard.summary results/scoreboard/default.csv
 
 prints the lines. The docs' generated blocks "scoreboard-summary" and "scoreboard-numbers"
-(``python -m workflow.doc_blocks``) write the same lines and, under a line naming the build
+(``python -m pipeline.post.doc_blocks``) write the same lines and, under a line naming the build
 (commit, machine, date, from the scoreboard's sidecar), a table per paper with one row per
 check (the figure or table, the paper's number, ours, reproduced or not), so that the numbers
 a page quotes come from a build.

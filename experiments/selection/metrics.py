@@ -72,7 +72,7 @@ KEYS = (
     "mc_error_grows_with_d",
     "rnm_max_difference",
     "rnm_max_difference_at_max_d_min_sigma",
-    # for the docs (workflow/doc_blocks.py), not checks
+    # for the docs (pipeline/post/doc_blocks.py), not checks
     f"(?:fsrc|filter|composition)_mean_{any_of(DATASETS)}_s{NUMBER}",
     f"fsrc_paper_reading_max_(?:gap|delta)_{any_of(DATASETS)}",
     f"heatmap_(?:improved_fraction|gain_first_t_mean|gain_first_t_max)_rho{NUMBER}",

@@ -32,7 +32,7 @@ KEYS = (
     "advanced_filter_poorest",
     "classical_above_both",
     "mechanism_realisation_unordered",
-    # for the docs (workflow/doc_blocks.py), not checks
+    # for the docs (pipeline/post/doc_blocks.py), not checks
     "t_rdp",
     "realisation_(?:min_survival_to_t_rdp|survival_after_t_rdp|survival_at_n|mean_stopping_time)",
     "rdp_early_lead",

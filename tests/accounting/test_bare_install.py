@@ -66,7 +66,7 @@ def wheel(tmp_path_factory) -> Path:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for package in ("accounting", "experiments", "workflow"):
+    for package in ("accounting", "experiments", "pipeline"):
         shutil.copytree(REPO / package, src / package, ignore=ignore)
     out = tmp_path_factory.mktemp("dist")
     # the environment's setuptools builds it when it is recent enough (no index needed), else

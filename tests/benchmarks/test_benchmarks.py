@@ -23,6 +23,10 @@ SCRIPTS = sorted(p.stem for p in (ROOT / "benchmarks").glob("[!_]*.py"))
 
 # topic: (tiny arguments, a pattern every run must print: a table row with its ratio or rate)
 TINY = {
+    "adult_classifier": (
+        ["--random-rows", "200", "--trees", "2", "--repeats", "1"],
+        r"^\| column-major \(F\) \| [\d.]+ \| [\d.]+ \|$",
+    ),
     "compose_gaussians": (
         ["--k", "2", "--repeats", "1"],
         r"^\| ours: RDP, improved \| [\d.]+ \| [-+.\de]+ \| [\d.]+ \| [\d.]+ \|$",

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from workflow import captions
+from pipeline.parse import captions
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Where report() is called: the rules files and workflow/paths.py (figure_outputs).
+#: Where report() is called: the rules files and pipeline/parse/paths.py (figure_outputs).
 RULE_FILES = [
     ROOT / "Snakefile",
-    ROOT / "workflow" / "paths.py",
+    ROOT / "pipeline" / "parse" / "paths.py",
     *sorted(ROOT.glob("experiments/*/rules.smk")),
 ]
 PAPERS = {
@@ -41,7 +41,7 @@ def _report_calls(text: str) -> list[str]:
 
 def test_every_report_output_has_a_caption():
     calls = [(p.name, c) for p in RULE_FILES for c in _report_calls(p.read_text())]
-    # figures go through figure_outputs (workflow/paths.py: one report() call for all of them;
+    # figures go through figure_outputs (pipeline/parse/paths.py: one report() call for all of them;
     # figure_caption stops the parse for a figure without a caption); the HTML tables have
     # their own calls in scoreboard/rules.smk
     assert any(name == "paths.py" and "figure_caption" in call for name, call in calls)
@@ -59,7 +59,7 @@ def test_caption_names_a_paper_figure(key):
 
 
 def test_rendered_captions_match_the_yaml():
-    assert captions.write(check=True) == [], "run `python -m workflow.captions`"
+    assert captions.write(check=True) == [], "run `python -m pipeline.parse.captions`"
 
 
 @pytest.mark.parametrize(

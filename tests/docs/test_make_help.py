@@ -66,7 +66,7 @@ def test_make_smoke_and_figures_end_with_the_report_the_cost_table_and_the_log_a
             text=True,
             check=True,
         ).stdout.splitlines()
-        assert "-m workflow.log_audit" in dry[-1], dry  # long jobs without progress, noise
-        assert "-m workflow.build_cost" in dry[-2], dry  # the per-rule cost table
+        assert "-m pipeline.post.log_audit" in dry[-1], dry  # long jobs without progress, noise
+        assert "-m pipeline.post.build_cost" in dry[-2], dry  # the per-rule cost table
         assert "--report report.html" in dry[-3] and scale in dry[-3], dry
         assert f"--cores all --config {scale}" in dry[-4], dry

@@ -1,12 +1,12 @@
 """docs/pipeline.md quotes what the sidecar check prints (issue 43's check, documented for
-issue 45): the quoted stop is the message workflow/table_check.py writes for that table."""
+issue 45): the quoted stop is the message pipeline/parse/table_check.py writes for that table."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from workflow.table_check import StaleTable, stale_message
+from pipeline.parse.table_check import StaleTable, stale_message
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "pipeline.md"
 

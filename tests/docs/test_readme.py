@@ -9,6 +9,8 @@ import io
 import re
 from pathlib import Path
 
+from pipeline.post.doc_blocks import blocks
+
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 PIPELINE = REPO / "docs" / "pipeline.md"
@@ -71,8 +73,8 @@ def test_the_operations_guide_covers_each_topic():
         "source .venv/bin/activate",
         ".venv/bin/snakemake",
         "--report report.html",
-        "workflow.build_cost",
-        "workflow.log_audit",
+        "pipeline.post.build_cost",
+        "pipeline.post.log_audit",
         "## Scales",
         "## Sweeps",
         "## Resume after a crash",
@@ -85,8 +87,10 @@ def test_the_operations_guide_covers_each_topic():
     adapt = text.split("**Adapt to your cluster**")[1].split("\n\n")[1]
     for item in ("Partitions", "Account", "QoS", "GPUs", "Environment on the nodes"):
         assert f"**{item}" in adapt, item
-    # the plan is printed by the dry run, never quoted (a quoted plan goes stale)
-    assert not re.search(r"\d+ CPU jobs", text)
+    # the plan is the dry run's, in its generated block only (a plan typed by hand goes stale)
+    (plan,) = [b for b in blocks(text, "docs/pipeline.md") if b.name == "slurm-plan"]
+    assert re.search(r"\d+ CPU jobs", text[plan.start : plan.stop])
+    assert not re.search(r"\d+ CPU jobs", text[: plan.start] + text[plan.stop :])
 
 
 def test_adding_an_experiment_lives_in_experiments_md_only():

@@ -1,6 +1,6 @@
 """docs/reproduction.md opens with the per-paper scoreboard summary and one table per paper of
 every checked default number, both generated blocks written by `make docs`
-(`python -m workflow.doc_blocks --scale default`) from a build, never typed (issue 32 item 7,
+(`python -m pipeline.post.doc_blocks --scale default`) from a build, never typed (issue 32 item 7,
 issue 30)."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pytest
 
 from experiments.scoreboard.scoring import summary_lines
 from experiments.scoreboard.summary import STATUS_SHOWN
-from workflow.doc_blocks import BEGIN as BEGIN_OF
-from workflow.doc_blocks import END as END_OF
-from workflow.doc_blocks import main, render_page
+from pipeline.post.doc_blocks import BEGIN as BEGIN_OF
+from pipeline.post.doc_blocks import END as END_OF
+from pipeline.post.doc_blocks import main, render_page
 
 BEGIN, END = BEGIN_OF.format(name="scoreboard-summary"), END_OF.format(name="scoreboard-summary")
 NUMBERS_BEGIN = BEGIN_OF.format(name="scoreboard-numbers")

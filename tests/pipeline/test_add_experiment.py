@@ -171,7 +171,7 @@ def _add_tiny(work: Path) -> None:
         (work / name).write_text(text)
     with (work / "docs/captions.yaml").open("a") as captions:
         captions.write(CAPTION)
-    _run(work, "-m", "workflow.captions")
+    _run(work, "-m", "pipeline.parse.captions")
     with (work / "docs/privacy.md").open("a") as privacy:
         privacy.write(PRIVACY)
 
@@ -196,7 +196,7 @@ def test_the_checklist_counts_its_places_and_the_test_touches_exactly_them():
     touched = [name.replace("tiny", "<exp>") for name in FILES] + list(EDITED)
     assert sorted(touched) == sorted(places)
     section = (REPO / "docs/experiments.md").read_text().split("## Adding an experiment", 1)[1]
-    assert "python -m workflow.captions" in section.split("\n## ", 1)[0]
+    assert "python -m pipeline.parse.captions" in section.split("\n## ", 1)[0]
 
 
 def test_the_count_is_read_from_the_list():
@@ -219,7 +219,7 @@ def test_an_experiment_added_by_the_checklist_reaches_the_report(tmp_path):
     _run(
         work,
         "-m",
-        "workflow.warm",
+        "pipeline.run.warm",
         "snakemake",
         "--profile",
         "profiles/local",
@@ -228,8 +228,8 @@ def test_an_experiment_added_by_the_checklist_reaches_the_report(tmp_path):
         *smoke,
     )
     assert (work / "results/tiny/smoke/draws.csv").read_text().count("\n") == 6  # header + n = 5
-    assert "Nothing to be done" in _run(work, "-m", "workflow.warm", "snakemake", "-n", *smoke)
-    _run(work, "-m", "workflow.warm", "snakemake", "--report", "report.html", *smoke)
+    assert "Nothing to be done" in _run(work, "-m", "pipeline.run.warm", "snakemake", "-n", *smoke)
+    _run(work, "-m", "pipeline.run.warm", "snakemake", "--report", "report.html", *smoke)
     report = (work / "report.html").read_text()
     assert LINE in report  # the front page's line: run.py's first docstring paragraph
     assert re.search(r"draws\.png", report)  # the figure, in its category

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow.codedeps import code_inputs, module_files
+from pipeline.parse.codedeps import code_inputs, module_files
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,9 +48,9 @@ def rules() -> dict[str, tuple[str, set[str]]]:
 
 
 def test_every_python_module_rule_declares_its_code_inputs(rules):
-    # at the smoke scale a job runs `python -m workflow.warm X ...` (workflow/warm.py)
+    # at the smoke scale a job runs `python -m pipeline.run.warm X ...` (pipeline/run/warm.py)
     scripts = {
-        name: re.findall(r"python -m (?:workflow\.warm )?([\w.]+)", cmd)
+        name: re.findall(r"python -m (?:pipeline\.run\.warm )?([\w.]+)", cmd)
         for name, (cmd, _) in rules.items()
     }
     assert sum(map(len, scripts.values())) >= 20  # the check reads the commands

@@ -1,7 +1,7 @@
 """Snakemake's job echo fits a line; code inputs stay declared (issue 32 item 3).
 
 Each job was echoed with its whole code-input list (lines of up to 6,292 characters): the
-Snakefile installs workflow.echo, which counts the code/config files instead of
+Snakefile installs pipeline.run.echo, which counts the code/config files instead of
 listing them, cuts long lists and commands, and wraps the dry-run reason summary.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from workflow_copy import copy_workflow, run_snakemake
 
-from workflow.echo import (
+from pipeline.run.echo import (
     compact_command,
     compact_files,
     compact_reason,
@@ -42,7 +42,7 @@ def test_smoke_dry_run_echo_fits_a_line_and_still_counts_the_code_inputs(tmp_pat
     assert block is not None, echo[-2000:]
     inputs = re.search(r"input: (.*)", block[1])
     assert inputs is not None and re.fullmatch(r"\+\d+ code/config files", inputs[1]), block[1]
-    assert "Shell command: python -m workflow.warm experiments.taylor_survival.run" in echo
+    assert "Shell command: python -m pipeline.run.warm experiments.taylor_survival.run" in echo
     # Snakemake's own echo of the same plan lists every code input: the lines the filter cuts
     full = _dry_run(work, full=True)
     assert max(len(line) for line in full.splitlines()) > LONGEST

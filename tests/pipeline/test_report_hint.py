@@ -8,7 +8,7 @@ from pathlib import Path
 
 from workflow_copy import copy_workflow, run_snakemake
 
-from workflow.report_hint import REPORT, report_hint, snakemake_command
+from pipeline.run.report_hint import REPORT, report_hint, snakemake_command
 
 
 def _touch(path: Path, mtime: float) -> None:

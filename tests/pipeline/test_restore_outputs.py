@@ -22,7 +22,7 @@ from snakemake_command import snakemake_cmd
 from workflow_copy import copy_workflow
 
 from experiments.common.provenance import provenance
-from workflow.orphan_sidecars import orphan_sidecars, remove_orphan_sidecars
+from pipeline.run.orphan_sidecars import orphan_sidecars, remove_orphan_sidecars
 
 #: A provenance record as the pipeline writes it (experiments/common/provenance.py).
 RECORD = json.dumps(provenance(None, None, 0.0))

@@ -22,7 +22,7 @@ import pytest
 from snakemake_command import snakemake_cmd
 from workflow_copy import copy_workflow
 
-from workflow.snakemake_lock import remove_stale_locks, snakemake_processes
+from pipeline.run.snakemake_lock import remove_stale_locks, snakemake_processes
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET = "results/tiny/smoke/slow.txt"
@@ -65,7 +65,7 @@ def _snakemake(*args: str, cold: bool = False) -> list[str]:
 
 def _documented(work: Path) -> subprocess.CompletedProcess[str]:
     """What `make smoke` runs (see the Makefile), restricted to the tiny target."""
-    unlock = _run(work, sys.executable, "-m", "workflow.snakemake_lock")
+    unlock = _run(work, sys.executable, "-m", "pipeline.run.snakemake_lock")
     assert unlock.returncode == 0, unlock.stderr
     return _run(work, *_snakemake(TARGET, "--profile", "profiles/local", "--cores", "1"))
 
@@ -81,7 +81,7 @@ def test_makefile_targets_run_the_documented_resume_command():
             text=True,
             check=True,
         ).stdout.splitlines()
-        assert "-m workflow.snakemake_lock" in dry[0], dry
+        assert "-m pipeline.run.snakemake_lock" in dry[0], dry
         assert "snakemake --profile profiles/local" in dry[1], dry
     assert "rerun-incomplete: true" in (REPO / "profiles/local/config.yaml").read_text()
 

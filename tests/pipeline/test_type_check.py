@@ -11,8 +11,8 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-#: The folders of the project's own Python code (workflow/ once it exists).
-CODE = ("accounting", "experiments", "workflow")
+#: The folders of the project's own Python code (pipeline/ included).
+CODE = ("accounting", "experiments", "pipeline")
 
 
 def _mypy() -> dict:

@@ -24,7 +24,7 @@ import pytest
 from snakemake_command import snakemake_cmd
 
 from experiments.data.fetch import MIRROR_ENV, default_mirror
-from workflow.determinism import make_workdir
+from pipeline.post.determinism import make_workdir
 
 TIMEOUT_S = 1200
 #: Python's hash seed of every process of the build (hash_seed_jobs reruns jobs under another).

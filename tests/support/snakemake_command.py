@@ -1,10 +1,10 @@
-"""How the tests start Snakemake: warm, through workflow/warm.py.
+"""How the tests start Snakemake: warm, through pipeline/run/warm.py.
 
 A Snakemake start imports Snakemake, numpy, pandas and Hydra before it reads the Snakefile
 (~1.6 of a dry run's ~4 CPU-s on the 2-core machine); the suite starts ~40. Started as
-``python -m workflow.warm snakemake ...`` it runs in a process forked from the warm server,
+``python -m pipeline.run.warm snakemake ...`` it runs in a process forked from the warm server,
 which has those imports done; what it sees is what ``python -m snakemake`` gives it
-(tests/workflow/test_warm.py). It must run where ``workflow`` is importable: a repository
+(tests/pipeline/run/test_warm.py). It must run where ``pipeline`` is importable: a repository
 root or a copy of it. Tests that kill a run start it cold (``python -m snakemake``): a signal
 to the client's process group does not reach a warm Snakemake's own jobs.
 """
@@ -16,4 +16,4 @@ import sys
 
 def snakemake_cmd(*args: str) -> list[str]:
     """The command line of ``snakemake ARGS``, started warm."""
-    return [sys.executable, "-m", "workflow.warm", "snakemake", *args]
+    return [sys.executable, "-m", "pipeline.run.warm", "snakemake", *args]

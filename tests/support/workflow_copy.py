@@ -12,7 +12,7 @@ from snakemake_command import snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[2]
 # docs: the report captions (docs/captions*) and front page the Snakefile reads at parse time
-SOURCES = ("Snakefile", "accounting", "config", "docs", "experiments", "profiles", "workflow")
+SOURCES = ("Snakefile", "accounting", "config", "docs", "experiments", "profiles", "pipeline")
 
 
 def copy_workflow(dest: Path, extra_rules: str | None = None) -> Path:

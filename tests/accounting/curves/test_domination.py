@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import math
 
+import gdp_reference
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from accounting.costs import PureDP
+from accounting.curves import domination_certificate
 from accounting.curves.domination import (
     DEFAULT_EPS_GRID,
     as_tradeoff,
@@ -116,8 +118,10 @@ def test_domination_of_ordered_and_unordered_pairs() -> None:
     )
     assert not is_dominated(a, b) and not is_dominated(b, a)
     assert is_dominated(a, a) and possibly_dominated(a.to_pld(), a, tol=1e-15)
-    assert hockey_stick_dominated(small.to_pld(), large.to_pld(), tol=1e-14)
-    assert not hockey_stick_dominated(large.to_pld(), small.to_pld(), tol=1e-14)
+    # certified: a's delta rounded up (2^-46 ~ 1.4e-14 where delta ~ 1) against b's rounded
+    # down, where both are 1 - e^eps to within 1e-16 (eps = -20)
+    assert hockey_stick_dominated(small.to_pld(), large.to_pld(), tol=1e-13)
+    assert not hockey_stick_dominated(large.to_pld(), small.to_pld(), tol=1e-13)
     assert DEFAULT_EPS_GRID[0] == -20.0 and DEFAULT_EPS_GRID[-1] == 20.0
 
 
@@ -229,9 +233,86 @@ def test_certificate_covers_its_own_rounding() -> None:
 def test_a_far_tail_below_the_margin_is_decided_at_higher_precision():
     """1,100-fold RR_0.01 (pure 11-DP) under a pure 40-DP budget: its last vertices have
     beta near 2^-1100, far below the 60-digit check's 10^-45 margin, which refused them (a
-    NaturalFilter refused the 1,052nd PureDP(0.01) under RR_40); 400 digits decide them."""
-    composed, one = Pld.pure_dp(0.01), Pld.pure_dp(0.01)
-    for _ in range(1099):
-        composed = composed.compose(one)
+    NaturalFilter refused the 1,052nd PureDP(0.01) under RR_40). The likelihood-ratio test
+    now decides RR_40 in floats (test_far_tails_are_decided_in_floats); a budget it does not
+    cover (mass 1e-300 at +inf loss) still leaves them to 400 digits, which decide them."""
+    composed = _rr_power(0.01, 1100)
     assert is_dominated(composed, PiecewiseLinearTradeoff.pure_dp(40.0))
+    assert is_dominated(composed, PiecewiseLinearTradeoff.eps_delta(40.0, delta=1e-300))
     assert not is_dominated(composed, PiecewiseLinearTradeoff.pure_dp(10.0))
+
+
+def _rr_power(eps: float, k: int) -> Pld:
+    """The k-fold composition of Pld.pure_dp(eps), by repeated squaring (fast for k ~ 1,000)."""
+    base, out = Pld.pure_dp(eps), Pld.identity()
+    while k:
+        if k & 1:
+            out = out.compose(base)
+        k >>= 1
+        if k:
+            base = base.compose(base)
+    return out
+
+
+def test_far_tails_are_decided_in_floats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 42 (speed): 1,100-fold RR_0.01 has tail masses down to 2^-1074, below the float
+    check's absolute slack and the 60-digit margin, so each NaturalFilter request re-walked
+    them at 400 digits (~0.1 s). The likelihood-ratio test decides them in floats: against
+    RR_40 (two lines) no mpmath at all; against RR_20 (x) RR_20 (three lines) only vertices
+    near the middle line's ends, at 60 digits."""
+    composed = _rr_power(0.01, 1100)
+    calls: list[tuple[mpmath.mpf, list[int] | None]] = []
+    walk = domination_certificate._mp_dominated
+
+    def spy(
+        a: Pld,
+        b: PiecewiseLinearTradeoff,
+        tol: mpmath.mpf,
+        ks: list[int] | None,
+        margin: mpmath.mpf,
+    ) -> bool | list[int]:
+        calls.append((margin, ks))
+        return walk(a, b, tol, ks, margin)
+
+    monkeypatch.setattr(domination_certificate, "_mp_dominated", spy)
+    assert is_dominated(composed, PiecewiseLinearTradeoff.pure_dp(40.0))
+    assert calls == []
+    rr20 = PiecewiseLinearTradeoff.pure_dp(20.0)
+    assert is_dominated(composed, rr20.compose(rr20))
+    n = composed.losses.size
+    assert all(margin > 1e-50 for margin, _ in calls)  # 10^-45: never at 400 digits
+    assert all(ks is not None and 100 < min(ks) <= max(ks) < n - 100 for _, ks in calls)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(
+    st.one_of(
+        st.tuples(st.floats(1e-3, 2.0), st.integers(1, 12)),
+        st.lists(st.floats(0.01, 1.0), min_size=4, max_size=10),
+    ),
+    st.sampled_from([-1e-6, -1e-14, 0.0, 1e-14, 1e-6, 0.5]),
+)
+def test_pure_dp_budget_is_decided_exactly(shape: tuple | list, t: float) -> None:
+    """a <= RR_e iff every likelihood ratio of a's exact pair lies in [s_m, s_1], b's end
+    slopes (the ratio test of the certificate): checked against 60-digit mpmath for
+    k-fold RR and random pairs, with e within 1e-14 of a's largest |loss| on either side.
+    True only with a slack >= 0; a slack beyond 1e-9 relative is never refused."""
+    if isinstance(shape, tuple):
+        a = _rr_power(*shape)
+    else:
+        half = len(shape) // 2
+        p, q = np.array(shape[:half]), np.array(shape[half : 2 * half])
+        a = Pld.from_distributions(p / p.sum(), q / q.sum())
+        assume(a.q_deficit() == 0.0 and a.losses.size >= 2)
+    b = PiecewiseLinearTradeoff.pure_dp(float(np.max(np.abs(a.losses))) * (1.0 + t))
+    with mpmath.workdps(60):
+        q_a, p_a = gdp_reference.pld_atoms(a)
+        q_b, p_b = (
+            [mpmath.mpf(x.numerator) / x.denominator for x in v]
+            for v in gdp_reference.curve_atoms(b)
+        )
+        s_1, s_m = p_b[0] / q_b[0], p_b[-1] / q_b[-1]
+        ratios = [pi / qi for qi, pi in zip(q_a, p_a, strict=True)]
+        slack = min(min(s_1 / r - 1, r / s_m - 1) for r in ratios)
+    got = is_dominated(a, b)
+    assert slack >= -(mpmath.mpf(10) ** -50) if got else slack <= 1e-9

@@ -39,6 +39,7 @@ from accounting.curves.pld import Pld
 from accounting.filters.base import Query, run_interaction
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
 from accounting.mechanisms.randomized_response import randomized_response_pld
+from accounting.square_budget import ResidueBudget, SquareBudget
 
 REGIMES = [(3.0, 0.1), (1.0, 0.1), (0.5, 0.1), (3.0, 1.0)]
 ASYMMETRIC = Pld.from_distributions(np.array([0.5, 0.3, 0.2]), np.array([0.3, 0.3, 0.4]))
@@ -358,6 +359,47 @@ def test_residue_budget_is_kept_exactly_over_many_tiny_queries() -> None:
     assert all(naive.request(Gdp(2.0**-27)) for _ in range(1000))
     assert not naive.request(Gdp(1.0))
     assert F(naive.spent) ** 2 >= 1000 * F(2.0**-27) ** 2  # rounded up
+
+
+def test_residue_filter_stays_on_the_float_path() -> None:
+    """10,000 equal Gaussian queries (the throughput benchmark's workload): one run (mu,
+    count) and no exact fold until a report asks, so O(1) float work a request (issue 42:
+    within 2x of 6627ab5); the report is then the exact nu rounded down."""
+    filt = GdpResidueFilter(10.0)
+    assert all(filt.request(Gdp(1e-3)) for _ in range(10_000))
+    state = filt._state
+    assert state._runs == (1e-3, 10_000, None) and state._memo is None
+    nu = filt.remaining
+    exact = F(100) - 10_000 * F(1e-3) ** 2
+    assert F(nu) ** 2 <= exact < F(math.nextafter(nu, math.inf)) ** 2
+    assert F(state.low) <= exact
+
+
+_SHARE = st.floats(0.0, 1.5) | st.floats(2.0**-1074, 2.0**-400) | st.just(1.0)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(st.floats(2.0**-500, 2.0**500), st.lists(_SHARE, min_size=1, max_size=40))
+def test_residue_budget_fast_path_is_exact(mu: float, shares: list[float]) -> None:
+    """ResidueBudget.minus_fast admits only where mu_q^2 <= nu^2 exactly and keeps its float
+    bound low <= the exact nu^2; where it cannot decide, the exact value decides (Fraction
+    oracle). Queries a share of the remaining nu, from subnormal to above it (1.0: the
+    remaining nu itself, a tie)."""
+    budget, exact = ResidueBudget.of(SquareBudget.of(mu)), F(mu) ** 2
+    for share in shares:
+        mu_q = share * budget.exact.root_down
+        fast = budget.minus_fast(mu_q)
+        fits = F(mu_q) ** 2 <= exact
+        if fast is None:
+            naive = budget.exact.minus(mu_q)
+            assert (naive is not None) == fits
+            fast = ResidueBudget.of(naive) if naive is not None else None
+        else:
+            assert fits
+        if fast is not None:
+            budget, exact = fast, exact - F(mu_q) ** 2
+        assert F(budget.low) <= exact
+        assert F(budget.exact.scaled, 2**2148) == exact
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)

@@ -156,7 +156,7 @@ def test_variant_metrics(tmp_path):
     assert got["seed_spread_baseline_val_acc_min"] == pytest.approx(0.834)
     assert got["seed_spread_baseline_val_acc_max"] == pytest.approx(0.838)
     assert got["seed_spread_n"] == 5
-    # for the docs (workflow/doc_blocks.py): each variant's s.d. and the baseline's own
+    # for the docs (pipeline/post/doc_blocks.py): each variant's s.d. and the baseline's own
     assert got["variant_missing_category_baseline_val_sd"] == pytest.approx(0.0083)
     assert got["variant_seed_4_baseline_test_sd"] == pytest.approx(0.838 / 200)
     base = pd.DataFrame({"val_acc": [0.83, 0.834, 0.838], "test_acc": [0.82, 0.83, 0.82]})

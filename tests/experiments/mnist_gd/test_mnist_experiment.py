@@ -364,7 +364,7 @@ def _synthetic_workdir(tmp: Path) -> Path:
     """Symlinked sources plus a small random MNIST file in data/processed."""
     work = tmp / "work"
     work.mkdir()
-    for name in ("Snakefile", "config", "docs", "experiments", "accounting", "workflow"):
+    for name in ("Snakefile", "config", "docs", "experiments", "accounting", "pipeline"):
         (work / name).symlink_to(REPO / name)
     (work / "data").mkdir()
     (work / "data" / "manifest.yaml").symlink_to(REPO / "data" / "manifest.yaml")

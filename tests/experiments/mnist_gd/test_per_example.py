@@ -101,6 +101,30 @@ def test_workspace_is_reused_across_steps_and_changes_nothing(method):
             assert torch.equal(a, b)
 
 
+@pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])
+def test_patches_are_gathered_in_cache_sized_blocks(monkeypatch, layout):
+    # issue 44: a chunk's conv1 patches (50 KB an image) are gathered and multiplied a block of
+    # examples at a time, so the product reads them from the cache; the values stay bit for bit
+    torch.manual_seed(0)
+    model = MnistConvNet().to(memory_format=layout)
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(11, 1, 28, 28, generator=gen).contiguous(memory_format=layout)
+    y = torch.randint(0, 10, (11,), generator=gen)
+    bounds = torch.linspace(0.0, 2.0, 11)
+    whole = clipped_gradient_sum(model, x, y, bounds, 8, "patches", Workspace())
+    conv1_patch = 196 * 64 * 4  # bytes of one image's conv1 patches (T = 14 x 14, d_a = 64)
+    monkeypatch.setattr(per_example, "_PATCH_BLOCK_BYTES", 3 * conv1_patch)
+    work = Workspace()
+    blocked = clipped_gradient_sum(model, x, y, bounds, 8, "patches", work)
+    assert work.store[(0, "patches")].numel() == 3 * 196 * 64  # 3 images, not the chunk's 8
+    assert work.store[(1, "patches")].numel() == 5 * 25 * 256  # conv2: 5 images of 25.6 KB
+    assert torch.equal(blocked.norms, whole.norms)
+    for a, b in zip(blocked.grads, whole.grads, strict=True):
+        assert torch.equal(a, b)
+    assert per_example._cache_block(x, 10**9) == 1  # a patch larger than the block: one image
+    assert per_example._cache_block(x.to("meta"), 196 * 64) == 11  # not CPU: the whole chunk
+
+
 #: Fifteen steps' minor page faults, after three that allocate the workspace and settle the
 #: heap: in a process of its own, as a training job is, since a test worker's heap carries what
 #: earlier tests left in it (one full-suite run counted [328, 456, 0, 568, 0] there). Even

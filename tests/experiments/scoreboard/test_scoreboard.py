@@ -333,7 +333,7 @@ def test_taylor_metrics_from_tables(tmp_path):
     assert got["realisation_marginally_below_rdp_early"] is True
     assert got["advanced_filter_poorest"] is True
     assert "classical_above_both" not in got  # puredp.csv missing: key omitted
-    # the numbers the docs quote (workflow/doc_blocks.py): T_RDP = 11, the dip at t = 5,
+    # the numbers the docs quote (pipeline/post/doc_blocks.py): T_RDP = 11, the dip at t = 5,
     # 0.9 at t = 12, 0.9 - 36/100 at t = 48, E[T] the sum, RDP's lead 1 - 0.99
     assert got["t_rdp"] == 11
     assert got["realisation_min_survival_to_t_rdp"] == 0.99
@@ -370,7 +370,7 @@ def test_residue_metrics_from_tables(tmp_path):
     assert got["residue_uses_budget"] is False  # gap 0.02 > 0.01
     assert got["eps_delta_queries_not_free"] and got["pure_dp_free_two_not_three"]
     assert "approx_gdp_budget_not_free" not in got  # fig3.csv missing
-    # the numbers the docs quote (workflow/doc_blocks.py)
+    # the numbers the docs quote (pipeline/post/doc_blocks.py)
     assert got["nu_naive_a"] == 2.99 and got["nu_residue_c"] == 2.83
     assert got["residue_query_max_gap_c"] == 0.02 and np.isnan(got["naive_max_gap_a"])
     assert got["excess_fig2_a_rounds2"] == 0.04 and got["excess_fig2_b_rounds3"] == 0.01

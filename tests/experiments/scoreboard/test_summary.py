@@ -1,6 +1,6 @@
 """The per-paper lines and the per-paper tables of every checked number that
-docs/reproduction.md's generated blocks show (workflow/doc_blocks.py;
-tests/workflow/test_doc_blocks.py)."""
+docs/reproduction.md's generated blocks show (pipeline/post/doc_blocks.py;
+tests/pipeline/post/test_doc_blocks.py)."""
 
 from __future__ import annotations
 

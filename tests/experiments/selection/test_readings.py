@@ -206,7 +206,7 @@ def test_scalings_metrics_count_the_scalings_that_support_a_claim():
 
 
 def test_metrics_the_docs_quote():
-    """The numbers docs/reproduction.md quotes through workflow/doc_blocks.py: per threshold
+    """The numbers docs/reproduction.md quotes through pipeline/post/doc_blocks.py: per threshold
     the share of heatmap cells where ex-post wins and the gain at the first t; the Monte Carlo
     mean and s.d. beside the bound; the smallest RNM difference; mean final spends."""
     from experiments.selection.metrics import (
