@@ -7,6 +7,7 @@ helpers here do the rounding for :mod:`accounting.curves.pld`:
 
 * :func:`log_ratio_up`: the smallest double >= log(p / q) (interval arithmetic, mpmath);
 * :func:`sum_up`, :func:`product_up`: sums and products of doubles rounded up;
+* :func:`next_up`: a double at or above the next one (``np.nextafter`` without its libm call);
 * :func:`merge_up`: masses at equal losses summed, rounded up by the recursive-summation
   bound;
 * :func:`normalise_up`: a total mass below 1 scaled up (quotients rounded up), a total at or
@@ -14,9 +15,8 @@ helpers here do the rounding for :mod:`accounting.curves.pld`:
 * :func:`remove_from_bottom`: excess mass taken from the smallest losses (first-order
   stochastic dominance: every tail sum stays at or above the exact one);
 * :func:`snap_up`: losses a few ulps apart (one exact loss, different roundings) merged up;
-* :func:`fft_convolve_up`: cellwise upper bounds on an FFT convolution (its error bound,
-  :func:`fft_error_bound`, made relative in the upper tail by exponential tilting, and exact
-  zeros off the support of sparse grids), and :func:`chernoff_tails`, bounds on its tails;
+* :func:`sum_above`, :func:`sum_below`: sums of non-negative doubles bounded from either
+  side (the FFT convolution's bounds are in :mod:`accounting.curves._pld_fft`);
 * :func:`suffix_scan`, :func:`delta_relative_error`: ``Pld.delta``'s sums and their
   relative error bound.
 """
@@ -75,6 +75,20 @@ def sum_up(x: np.ndarray | float, y: np.ndarray | float) -> np.ndarray:
     """The smallest double >= x + y in exact arithmetic (elementwise; the mirror of
     :func:`accounting._outward.sum_down`)."""
     return -sum_down(-np.asarray(x, dtype=np.float64), -np.asarray(y, dtype=np.float64))
+
+
+def next_up(x: np.ndarray) -> np.ndarray:
+    """Doubles >= the next double above each x >= 0 (elementwise; what
+    ``np.nextafter(x, inf)`` gives, without its per-element libm call).
+
+    For a normal x in [2^e, 2^{e+1}) the spacing above it is 2^{e-52} <= x 2^-52, so the exact
+    x (1 + 2^-52) is at least the double x + 2^{e-52}, and rounding (monotone) keeps it
+    there; for a subnormal or zero x the product rounds to at least x, and adding 2^-1074
+    (exact while subnormal) gives at least the next double; rounding never moves a value
+    below a double it is above. Overflow gives +inf, still an upper bound.
+    """
+    with np.errstate(over="ignore"):
+        return np.asarray(x * (1.0 + 2.0**-52) + _TINY)
 
 
 def product_up(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -165,29 +179,6 @@ def remove_from_bottom(probs: np.ndarray, amount: float) -> np.ndarray:
     return out
 
 
-def fft_error_bound(a: np.ndarray, b: np.ndarray, n_fft: int) -> float:
-    """An absolute bound on every entry of the error of the FFT convolution of the mass
-    vectors a and b (length n_fft transforms).
-
-    Higham (2002), "Accuracy and Stability of Numerical Algorithms", Thm. 24.2: a computed
-    FFT of length n = 2^t is within eta_t = t eta / (1 - t eta) of the exact one in the
-    2-norm, relative, eta = mu + gamma_4 (sqrt 2 + mu) with twiddle factors within mu (taken
-    as u). With A = F a (||A||_2 = sqrt(n) ||a||_2, ||A||_inf <= ||a||_1), the pointwise
-    product within sqrt(2) gamma_2 (Higham, Lemma 3.5) and the inverse transform within
-    eta_t, the computed convolution c^ satisfies, to first order,
-        ||c^ - c||_inf <= ||c^ - c||_2 <= (3 eta_t + 4u) (||a||_2 ||b||_1 + ||a||_1 ||b||_2).
-    The bound is doubled (second-order terms) and t rounded up to the next integer for
-    pocketfft's mixed-radix lengths (its radix-3 and -5 passes count as one stage per factor
-    2 of length, which over-counts them).
-    """
-    t = math.ceil(math.log2(max(n_fft, 2)))
-    eta = _U + 4.0 * _U / (1.0 - 4.0 * _U) * (math.sqrt(2.0) + _U)
-    eta_t = t * eta / (1.0 - t * eta)
-    a1, b1 = sum_above(np.abs(a)), sum_above(np.abs(b))
-    a2, b2 = math.sqrt(sum_above(a * a)), math.sqrt(sum_above(b * b))
-    return 2.0 * (3.0 * eta_t + 4.0 * _U) * (a2 * b1 + a1 * b2) * (1.0 + 8.0 * _U)
-
-
 #: unit roundoff of the sums below (x86's 80-bit long double: 2^-64; 2^-53 where it is
 #: a double)
 _U_LONG = float(np.finfo(np.longdouble).eps) / 2.0
@@ -204,8 +195,8 @@ def _long_sum(x: np.ndarray) -> tuple[float, float]:
 
 def sum_above(x: np.ndarray) -> float:
     """A double >= the exact sum of the non-negative doubles x (rounded up from
-    :func:`_long_sum`; the squares of :func:`fft_error_bound` add one rounding each, which
-    the bound's own factor covers)."""
+    :func:`_long_sum`; the squares of ``_pld_fft.fft_error_bound`` add one rounding each,
+    which the bound's own factor covers)."""
     total, rel = _long_sum(x)
     return math.nextafter(total * (1.0 + rel), math.inf)
 
@@ -240,148 +231,6 @@ def scan_depth(n: int) -> int:
 
 def _block(n: int) -> int:
     return max(1, math.isqrt(max(n - 1, 0)) + 1)
-
-
-#: tilts tried by :func:`fft_convolve_up`, in standard deviations of the result: 5 centres
-#: the tilted result 5 standard deviations up the loss axis, where delta is small (for a
-#: Gaussian shape the relative error grows like e^{d^2/2} d standard deviations from the
-#: centre: about 1e-13 e^{4.5} ~ 1e-11 from 2 to 8 standard deviations up, where the
-#: tail is truncated)
-_TILTS = (5.0,)
-#: a cell's bound is refined by tilting while its error bound exceeds this share of it
-_REFINE_REL = 1e-10
-
-
-def fft_convolve_up(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cellwise upper bounds on the exact convolution of the non-negative vectors a and b,
-    computed by FFT.
-
-    The untilted FFT convolution plus :func:`fft_error_bound` (absolute) bounds every cell,
-    but an absolute error of ~1e-16 ||a||_2 is large relative to the small masses of the
-    top cells, which decide small deltas. Exponential tilting makes it relative there: with
-    a~_i = a_i e^{theta i - m_a} and b~_i likewise, (a~ * b~)_j = (a * b)_j e^{theta j - m_a - m_b}
-    exactly, so each tilted FFT convolution, plus its own error bound and untilted, is
-    another upper bound on (a * b)_j, tight (relative error ~1e-13) where the tilted result
-    is large. Tilts theta = z / s (s the result's standard deviation in cells, z in
-    ``_TILTS``) centre the tilted result z s further up; each is computed only while some
-    cell's bound is above its value by more than 1e-10 relative, and each cell keeps its
-    least bound. Cells outside the sum of the supports of sparse inputs are exactly 0
-    (:func:`_support`). The tilted inputs are within rho_1 = 4u (1 + max |arg|) relative (exp and
-    its rounded argument), and the untilting factor within rho_2 likewise, so the bound is
-    multiplied by 1 + 2 (2 rho_1 + rho_2).
-    """
-    from scipy import fft, signal  # lazy: slow to import
-
-    n_fft = fft.next_fast_len(a.size + b.size - 1, real=True)
-    raw = signal.fftconvolve(a, b)
-    best = np.nextafter(np.maximum(raw, 0.0) + fft_error_bound(a, b, n_fft), np.inf)
-    support = _support(a, b, n_fft)
-    if support is not None:
-        best = np.where(support, best, 0.0)
-    spread = _std_cells(a) ** 2 + _std_cells(b) ** 2
-    if spread <= 0.0:
-        return best
-    idx_a, idx_b = np.arange(a.size, dtype=np.float64), np.arange(b.size, dtype=np.float64)
-    idx_c = np.arange(best.size, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        log_a, log_b = np.log(a), np.log(b)
-    for z in _TILTS:
-        if not np.any(best - np.maximum(raw, 0.0) > _REFINE_REL * best):
-            break
-        theta = z / math.sqrt(spread)
-        arg_a, arg_b = log_a + theta * idx_a, log_b + theta * idx_b
-        m_a, m_b = float(np.max(arg_a)), float(np.max(arg_b))
-        ta, tb = np.exp(arg_a - m_a), np.exp(arg_b - m_b)
-        tilted = signal.fftconvolve(ta, tb)
-        upper = np.maximum(tilted, 0.0) + fft_error_bound(ta, tb, n_fft)
-        finite = np.isfinite(arg_a)
-        rho_1 = 4.0 * _U * (2.0 + float(np.max(np.abs(arg_a[finite]))) + abs(m_a))
-        finite = np.isfinite(arg_b)
-        rho_1 += 4.0 * _U * (2.0 + float(np.max(np.abs(arg_b[finite]))) + abs(m_b))
-        back = m_a + m_b - theta * idx_c
-        rho_2 = 4.0 * _U * (2.0 + np.abs(back) + abs(m_a) + abs(m_b))
-        with np.errstate(over="ignore"):
-            bound = upper * np.exp(back) * (1.0 + 2.0 * (2.0 * rho_1 + rho_2))
-        best = np.minimum(best, np.nextafter(bound, np.inf))
-        raw = np.where(np.isfinite(bound), tilted * np.exp(back), raw)
-    return best
-
-
-#: Chernoff tilts, in units of 1 / (the result's standard deviation in cells)
-_CHERNOFF = tuple(2.0 ** (k / 2.0) for k in range(-6, 15))
-
-
-def chernoff_tails(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(upper, lower) with upper_j >= sum_{i >= j} c_i and lower_j >= sum_{i <= j} c_i for
-    the exact convolution c = a * b of non-negative vectors, from its moment generating
-    function alone (Chernoff): for theta > 0, sum_{i >= j} c_i <= e^{-theta j} M(theta) with
-    M(theta) = sum_i c_i e^{theta i} = M_a(theta) M_b(theta), and likewise below with -theta.
-
-    Cheap (a log-sum-exp per vector and theta, theta = +-z / s for s the result's standard
-    deviation in cells and z in ``_CHERNOFF``; the bound is the least of these lines in log
-    space), and it decays like the true tails where the sums of the FFT's per-cell error
-    bounds do not, so ``_Grid.truncated`` can move the far tails. Error: log M_a is a
-    log-sum-exp of n terms, each argument within u (|log a_i| + |theta| i) (exp and log
-    within 4u), so within 6u (max |arg| + log2 n + 4) absolute (Higham 2002, Eq. (4.6) in
-    log space); doubled, with the final exp's argument, it moves the bound up.
-    """
-    size = a.size + b.size - 1
-    spread = math.sqrt(_std_cells(a) ** 2 + _std_cells(b) ** 2)
-    if spread <= 0.0:
-        return np.full(size, np.inf), np.full(size, np.inf)
-    with np.errstate(divide="ignore"):
-        log_a = np.log(a)
-        log_b = log_a if b is a else np.log(b)
-    idx_c = np.arange(size, dtype=np.float64)
-    bounds = []
-    for sign in (1.0, -1.0):
-        least, width = np.full(size, np.inf), 0.0
-        for z in _CHERNOFF:
-            theta = sign * z / spread
-            logs = [_log_mgf(x, theta) for x in ((log_a,) if b is a else (log_a, log_b))]
-            log_m = 2.0 * logs[0][0] if b is a else logs[0][0] + logs[1][0]
-            width = max(width, *(w for _, w in logs))
-            least = np.minimum(least, log_m - theta * idx_c)
-        margin = 12.0 * _U * (2.0 * width + 2.0 * math.log2(size) + np.abs(least) + 10.0)
-        with np.errstate(over="ignore"):
-            bounds.append(np.nextafter(np.exp(least + margin), np.inf))
-    return bounds[0], bounds[1]
-
-
-def _log_mgf(logs: np.ndarray, theta: float) -> tuple[float, float]:
-    """(log sum_i e^{logs_i + theta i}, the largest |argument|) by a shifted sum."""
-    arg = logs + theta * np.arange(logs.size, dtype=np.float64)
-    top = float(np.max(arg))
-    width = float(np.max(np.abs(arg[np.isfinite(arg)])))
-    return top + math.log(float(np.sum(np.exp(arg - top)))), width
-
-
-def _support(a: np.ndarray, b: np.ndarray, n_fft: int) -> np.ndarray | None:
-    """Where the exact convolution of the non-negative a and b can be positive (the sums of
-    their supports), for sparse inputs (under half their cells positive); None otherwise.
-
-    The number of pairs i + j = k with a_i, b_j > 0 is an integer, and the FFT convolution
-    of the indicator vectors is within :func:`fft_error_bound` of it: where that bound is
-    below 1/2, a computed count above 1/2 is exactly a count >= 1 (else None).
-    """
-    ia, ib = (a > 0.0).astype(np.float64), (b > 0.0).astype(np.float64)
-    if 2.0 * ia.sum() >= ia.size and 2.0 * ib.sum() >= ib.size:
-        return None
-    if fft_error_bound(ia, ib, n_fft) >= 0.5:
-        return None
-    from scipy import signal  # lazy: slow to import
-
-    return np.asarray(signal.fftconvolve(ia, ib) > 0.5)
-
-
-def _std_cells(x: np.ndarray) -> float:
-    """The standard deviation of the cell index under the masses x."""
-    total = float(x.sum())
-    if total <= 0.0:
-        return 0.0
-    i = np.arange(x.size, dtype=np.float64)
-    mean = float(np.dot(x, i)) / total
-    return math.sqrt(max(float(np.dot(x, (i - mean) ** 2)) / total, 0.0))
 
 
 def delta_relative_error(

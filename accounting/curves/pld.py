@@ -63,10 +63,9 @@ from scipy import special
 
 from accounting import _checks
 from accounting._outward import SUM_REL, sum_down
+from accounting.curves._pld_fft import ChernoffLines, fft_convolve_up
 from accounting.curves._pld_rounding import (
-    chernoff_tails,
     delta_relative_error,
-    fft_convolve_up,
     log_ratio_up,
     merge_up,
     normalise_up,
@@ -425,53 +424,67 @@ class _Grid:
         losses = (self.offset + np.arange(self.probs.size)) * step
         return Pld(losses, self.probs, self.inf_mass)
 
-    def truncated(
-        self, tail_mass: float, tails: tuple[np.ndarray, np.ndarray] | None = None
-    ) -> _Grid:
+    def truncated(self, tail_mass: float, tails: ChernoffLines | None = None) -> _Grid:
         """Move the top cells of total mass <= tail_mass to +inf, and the bottom cells of
         total mass <= tail_mass up into the lowest kept cell (both pessimistic). A tail's
-        mass is its cells' sum (``math.fsum``, rounded up) or, if smaller, its bound in
-        ``tails`` (upper_j >= the mass at cells >= j, lower_j >= that at cells <= j, e.g.
-        ``chernoff_tails``); the bound is what moves."""
+        mass is its cells' float cumulative sum, raised by its error bound (Higham 2002,
+        Eq. (4.4): n non-negative terms, gamma_{n-1} < 2 n u relative) and rounded up, or, if
+        smaller, its bound in ``tails`` (``fft_convolve_up``'s Chernoff lines); the bound is
+        what moves. The float cumulative sums never decrease, so each cut is found by
+        bisection and the tails' cuts in closed form; either is a valid cut, the larger
+        one is kept."""
         p = self.probs
-        above = np.nextafter(np.cumsum(p[::-1])[::-1] * (1.0 + 2.0 * _U * p.size), np.inf)
-        below = np.nextafter(np.cumsum(p) * (1.0 + 2.0 * _U * p.size), np.inf)
+        n, rel = p.size, 1.0 + 2.0 * _U * p.size
+        from_top, from_bottom = np.cumsum(p[::-1]), np.cumsum(p)
+        limit = tail_mass / rel * (1.0 - 4.0 * _U)
+
+        def above(j: int) -> float:  # >= the mass at cells >= j
+            value = math.nextafter(float(from_top[n - 1 - j]) * rel, math.inf)
+            return min(value, tails.upper(j)) if tails is not None else value
+
+        def below(j: int) -> float:  # >= the mass at cells <= j
+            value = math.nextafter(float(from_bottom[j]) * rel, math.inf)
+            return min(value, tails.lower(j)) if tails is not None else value
+
+        top = int(np.searchsorted(from_top, limit, side="right"))
+        bottom = int(np.searchsorted(from_bottom, limit, side="right"))
         if tails is not None:
-            above, below = np.minimum(above, tails[0]), np.minimum(below, tails[1])
-        # top: cells [n - top, n) with above[n - top] <= tail_mass (above is non-increasing
-        # in the index up to the bounds' minimum, so the last index above it is taken)
-        over = np.flatnonzero(above > tail_mass)
-        top = p.size - (int(over[-1]) + 1 if over.size else 0)
-        under = np.flatnonzero(below > tail_mass)
-        bottom = int(under[0]) if under.size else p.size
-        top = min(top, p.size - 1)
-        bottom = min(bottom, p.size - 1 - top)
+            cut = tails.upper_cut(tail_mass)
+            top = max(top, n - cut) if cut is not None else top
+            cut = tails.lower_cut(tail_mass)
+            bottom = max(bottom, cut + 1) if cut is not None else bottom
+        top = min(top, n - 1)
+        while top and above(n - top) > tail_mass:
+            top -= 1
+        bottom = min(bottom, n - 1 - top)
+        while bottom and below(bottom - 1) > tail_mass:
+            bottom -= 1
         inf_mass = self.inf_mass
         if top:
-            inf_mass = float(sum_up(inf_mass, float(above[p.size - top])))
-        kept = p[bottom : p.size - top].copy()
+            inf_mass = float(sum_up(inf_mass, above(n - top)))
+        kept = p[bottom : n - top].copy()
         if bottom:
-            kept[0] = sum_up(kept[0], float(below[bottom - 1]))
+            kept[0] = sum_up(kept[0], below(bottom - 1))
         return _Grid(self.offset + bottom, kept, min(inf_mass, 1.0))
 
     def convolve(self, other: _Grid, method: str, tail_mass: float) -> _Grid:
         """The convolution of the two grids, moved above the exact one: each computed
         cell is raised by its error bound, so that every cell is >= its exact value, then
-        ``truncated`` (for "fft" also by the tails' Chernoff bounds, ``chernoff_tails``), so
+        ``truncated`` (for "fft" also by the tails' Chernoff bounds), so
         that every tail sum is >= the exact one; the mass this adds beyond the exact total is
         taken back from the lowest cells (``remove_from_bottom``: never from a larger loss,
         which keeps every tail sum >= the exact one).
 
         "fft": ``fft_convolve_up`` (the FFT's error bound, Higham 2002, Thm. 24.2, made
-        relative in the top cells by exponential tilting). "direct": each cell is a sum of
-        at most m = min(len) products of non-negative terms, within gamma_{m+1} < 2 (m + 1) u
-        of it relative (Higham 2002, Eq. (4.4) with one rounding per product).
+        relative in the upper tail by exponential tilting, and Chernoff bounds on the
+        tails). "direct": each cell is a sum of at most m = min(len) products of non-negative
+        terms, within gamma_{m+1} < 2 (m + 1) u of it relative (Higham 2002, Eq. (4.4) with
+        one rounding per product).
         """
         a, b = self.probs, other.probs
         tails = None
         if method == "fft":
-            probs = fft_convolve_up(a, b)
-            tails = chernoff_tails(a, b)
+            probs, tails = fft_convolve_up(a, b, tail_mass)
         else:
             m = min(a.size, b.size)
             probs = np.nextafter(np.convolve(a, b) * (1.0 + 2.0 * _U * (m + 2)), np.inf)
@@ -481,12 +494,24 @@ class _Grid:
         out = out.truncated(tail_mass, tails)  # its tail sums dominate the exact ones
         # a lower bound on the exact excess total(out) - (total(a) total(b) + inf_mass)
         total = Fraction(sum_below(out.probs)) + Fraction(out.inf_mass)
-        excess = total - Fraction(sum_above(a)) * Fraction(sum_above(b)) - inf_mass
+        mass_a = Fraction(sum_above(a))
+        mass_b = mass_a if b is a else Fraction(sum_above(b))
+        excess = total - mass_a * mass_b - inf_mass
         if excess > 0:
             out = _Grid(
                 out.offset, remove_from_bottom(out.probs, fraction_down(excess)), out.inf_mass
             )
-        return out
+        return out.trimmed()
+
+    def trimmed(self) -> _Grid:
+        """The grid without its empty cells at either end (they hold no mass; the bottom
+        ones are what ``remove_from_bottom`` emptied), so that later transforms are no
+        longer than the support."""
+        filled = np.flatnonzero(self.probs)
+        if filled.size == 0 or (filled[0] == 0 and filled[-1] == self.probs.size - 1):
+            return self
+        first, last = int(filled[0]), int(filled[-1])
+        return _Grid(self.offset + first, self.probs[first : last + 1], self.inf_mass)
 
 
 class DiscretisationBiasWarning(UserWarning):
@@ -653,9 +678,10 @@ def compose_discretised(
 
         delta_true(eps) <= delta(eps) <= delta_true(eps - k step) + c tail_mass + e_fl,
 
-    where e_fl is floating-point error: ~1e-16 relative per entry for method="direct"
-    (sums of non-negative terms), and for method="fft" an absolute error of order
-    1e-16 * log2(n) per entry, i.e. deltas below ~1e-13 are at the FFT noise floor.
+    where e_fl is the bounded floating-point error, added, never dropped: ~1e-16 relative
+    per entry for method="direct" (sums of non-negative terms); for method="fft" ~1e-16
+    of the largest entry, absolute, in the bulk and, by exponential tilting, ~1e-10 relative
+    in the upper tail (``fft_convolve_up``), so small deltas stay tight.
     """
     if len(plds) == 0:
         raise ValueError("plds must be non-empty")

@@ -151,9 +151,10 @@ def test_pld_eps_agrees_with_dp_accountings_pld_accountant(q, sigma, steps):
     accountant.compose(event, steps)
     theirs = accountant.get_epsilon(1e-5)
     ours = subsampled_gaussian_eps(q=q, sigma=sigma, steps=steps, delta=1e-5)
-    # the FFT compositions carry certified error bounds (issue 42), pessimistic in the heavy
-    # upper tail of the subsampled pair: up to 1e-3 above dp_accounting's float FFT
-    assert theirs * (1 - 1e-9) <= ours <= theirs * (1 + 1e-3)
+    # the FFT compositions carry certified error bounds (issue 42), tilted so that they are
+    # relative in the heavy upper tail of the subsampled pair: +2.9e-7 and +5.8e-8 above
+    # dp_accounting's float FFT here (+9.4e-4 and +2.5e-6 with an absolute error bound)
+    assert theirs * (1 - 1e-9) <= ours <= theirs * (1 + 1e-6)
     rdp = rdp_to_eps(subsampled_gaussian_rdp(q=q, sigma=sigma).scaled(steps), 1e-5).eps
     assert ours < rdp  # the PLD is tighter than any RDP conversion
 

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.post import doc_blocks, slurm_plan
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 #: Jobs as `snakemake --profile profiles/slurm -n` lists them (snakemake 9), cut to the lines
 #: read: two GPU jobs, CPU jobs of two classes (one with 4 threads), local rules.
 LISTING = """
