@@ -1885,6 +1885,7 @@ def test_registry_covers_every_public_function() -> None:
     assert not (set(REGISTRY) & set(NUMERICAL)) and not (set(REGISTRY) & set(NOT_A_COST))
 
 
+@pytest.mark.slow  # about 30 s in all: its file goes to a worker early (tests/conftest.py)
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_never_on_the_unsafe_side(name: str) -> None:
     entry = REGISTRY[name]

@@ -256,6 +256,7 @@ def test_eq15_is_algorithm_1_with_zero_relaxation():
     assert min(stops) < max(stops)  # the comparison is not vacuous
 
 
+@pytest.mark.slow
 def test_cli_tables_and_figures(tmp_path):
     """The Hydra entry points write the tables (with sidecars) and the plot reads them back."""
     import subprocess

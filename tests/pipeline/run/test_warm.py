@@ -345,6 +345,7 @@ def test_the_resource_limits_are_the_clients(work: Path) -> None:
     _same_state(cold, warm)
 
 
+@pytest.mark.slow
 def test_the_nice_value_and_hard_limits_are_the_clients(work: Path) -> None:
     """Both key a server of their own (a process may not lower them back): one started here."""
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
