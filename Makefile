@@ -63,8 +63,8 @@ figures: $(STAMP)  ## run the pipeline at SCALE (default) on CORES, write report
 	$(BIN)/python -m pipeline.post.build_cost $(SCALE)
 	-$(BIN)/python -m pipeline.post.log_audit $(SCALE)  # names long jobs without progress, noisy logs
 
-# The docs' generated blocks (README.md and docs/: pipeline/post/doc_blocks.py DOCS) from the results
-# of SCALE (the SLURM plan from a dry run at SCALE):
+# The docs' generated blocks (README.md and docs/: pipeline/post/doc_blocks.py DOCS) from the
+# results of SCALE (the SLURM plan from a dry run at SCALE):
 # python -m pipeline.post.doc_blocks --check says which disagree, writing nothing.
 docs: $(STAMP)  ## rewrite the docs' generated blocks from the results of SCALE (after make figures)
 	$(BIN)/python -m pipeline.post.doc_blocks --scale $(SCALE)
