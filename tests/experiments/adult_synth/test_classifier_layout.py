@@ -6,7 +6,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
-import pytest
 from fake_adult import DOMAIN, fake_adult
 
 from experiments.adult_synth.data import one_hot, split
@@ -31,7 +30,8 @@ def trees(clf) -> list[tuple[bytes, bytes, bytes]]:
 
 
 def test_accuracies_fit_column_major_features_to_the_same_trees(monkeypatch):
-    synthesis = pytest.importorskip("experiments.adult_synth.synthesis")
+    from experiments.adult_synth import synthesis
+
     base = synthesis.GradientBoostingClassifier
     fitted = []
 
