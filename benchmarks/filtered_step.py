@@ -51,7 +51,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2048, help="training examples")
     ap.add_argument("--fractions", type=float, nargs="+", default=[1.0, 0.5, 0.25, 0.1])
     ap.add_argument("--chunk", type=int, default=256)
-    ap.add_argument("--conv", default="grouped", choices=CONV_METHODS)
+    ap.add_argument("--conv", default="kernel", choices=CONV_METHODS)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=7)
     args = ap.parse_args()

@@ -241,7 +241,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=2048, help="examples per full-batch step")
     ap.add_argument("--chunk", type=int, nargs="+", default=[256, 512], help="chunk sizes")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch CPU threads")
-    ap.add_argument("--conv", nargs="+", default=["grouped", "patches"], choices=CONV_METHODS)
+    ap.add_argument("--conv", nargs="+", default=["kernel", "patches"], choices=CONV_METHODS)
     ap.add_argument("--clip", type=float, default=0.5)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument(

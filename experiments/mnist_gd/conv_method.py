@@ -6,5 +6,5 @@ from __future__ import annotations
 
 from typing import Literal
 
-ConvMethod = Literal["patches", "grouped", "unfold"]
-CONV_METHODS: tuple[ConvMethod, ...] = ("patches", "grouped", "unfold")
+ConvMethod = Literal["kernel", "patches", "grouped", "unfold"]
+CONV_METHODS: tuple[ConvMethod, ...] = ("kernel", "patches", "grouped", "unfold")

@@ -15,6 +15,12 @@ to the layer *outputs* (no parameter gradients) give a and b for every layer; fr
   (``patches``: both convs of the MNIST CNN), one grouped weight-gradient convolution with
   the batch as the group dimension (``grouped``: conv1; conv2 takes the ghost norm) or
   unfold + batched matmul (``unfold``, Opacus's route);
+* ``kernel`` (CPU): a compiled C kernel (:mod:`experiments.mnist_gd.conv_kernel`) forms each
+  example's conv weight gradients from the padded channels-last input and output gradients in
+  place (no patch matrix), its norm and scale, and adds its clipped gradient, example by
+  example, so the per-example gradients never leave the cache (:func:`_kernel_chunk`); the
+  linear layers and conv biases take the norm trick. Its sums are a fixed sequence of float32
+  operations, the same bytes on every CPU;
 * the clipped sum sum_i w_i g_i with w_i = min(1, m_i / ||g_i||) comes from the same a and b
   ("book-keeping" reuse, Bu et al. 2023): (w * b)^T a for a linear layer, the same product
   with the stored input patches for a ghost-norm conv layer, a weighted sum of the stored
@@ -47,6 +53,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.grad import conv2d_weight
 
+from experiments.mnist_gd import conv_kernel
 from experiments.mnist_gd.conv_method import CONV_METHODS, ConvMethod
 
 _CLIP_FLOOR = 1e-30  # norms below this count as 0: the example contributes 0 either way
@@ -269,6 +276,7 @@ class Workspace:
     def __init__(self) -> None:
         self.store: dict[tuple[int, str], torch.Tensor] = {}
         self.offsets: dict[tuple[object, ...], torch.Tensor] = {}
+        self.layouts: dict[tuple[int, str], tuple[int, ...]] = {}
 
     def get(self, key: tuple[int, str], shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
         size = math.prod(shape)
@@ -281,6 +289,20 @@ class Workspace:
         ):
             buf = self.store[key] = torch.empty(size, dtype=like.dtype, device=like.device)
         return buf[:size].view(shape)
+
+    def bordered(
+        self, key: tuple[int, str], shape: tuple[int, ...], like: torch.Tensor
+    ) -> torch.Tensor:
+        """Like :meth:`get`, for a buffer whose caller writes only an interior: it is zeroed
+        when it is allocated or when its per-example shape (``shape[1:]``) changes, so every
+        element the caller never writes is 0 (chunks of fewer examples view a prefix of it,
+        with the same per-example layout)."""
+        before = self.store.get(key)
+        out = self.get(key, shape, like)
+        if self.store[key] is not before or self.layouts.get(key) != shape[1:]:
+            self.store[key].zero_()
+            self.layouts[key] = shape[1:]
+        return out
 
 
 #: A patch whose contiguous runs are at least this many floats is copied, not index_select'ed.
@@ -411,6 +433,76 @@ def _weighted_grads(
     return out
 
 
+def _kernel_applies(layers: Sequence[nn.Linear | nn.Conv2d], x: torch.Tensor) -> bool:
+    """Whether the compiled kernel (``kernel``) takes every conv layer: CPU float32, and no
+    dilated convolution (otherwise ``kernel`` takes ``patches``)."""
+    return (
+        x.device.type == "cpu"
+        and x.dtype == torch.float32
+        and all(not isinstance(layer, nn.Conv2d) or layer.dilation == (1, 1) for layer in layers)
+    )
+
+
+def _kernel_layer(
+    layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor, work: Workspace, index: int
+) -> conv_kernel.ConvLayer:
+    """A conv layer's chunk as the kernel reads it: the input channels-last, padded into a
+    zero-bordered buffer of the workspace (:meth:`Workspace.bordered`) where the layer pads
+    (an unpadded channels-last input is read where it is), the output gradients
+    channels-last."""
+    assert not isinstance(layer.padding, str)  # numeric: _check_layers refuses the rest
+    ph, pw = layer.padding
+    n, c, h, w = a.shape
+    x = a.permute(0, 2, 3, 1)
+    if ph or pw or not x.is_contiguous():
+        padded = work.bordered((index, "padded"), (n, h + 2 * ph, w + 2 * pw, c), a)
+        padded[:, ph : ph + h, pw : pw + w, :].copy_(x)
+        x = padded
+    by_position = b.permute(0, 2, 3, 1)
+    if not by_position.is_contiguous():
+        by_position = by_position.contiguous()
+    kh, kw = layer.kernel_size
+    return conv_kernel.ConvLayer(x, by_position, (kh, kw), (layer.stride[0], layer.stride[1]))
+
+
+def _kernel_chunk(
+    layers: Sequence[nn.Linear | nn.Conv2d],
+    inputs: Sequence[torch.Tensor],
+    backprops: Sequence[torch.Tensor],
+    max_norms: torch.Tensor,
+    work: Workspace,
+) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    """One chunk by the compiled kernel (``kernel``): the norm trick for the linear layers
+    and the conv biases (float32, in layer order), then :func:`conv_kernel.clipped_sums`
+    forms each example's conv weight gradients, its norm and scale and adds its clipped
+    gradient, example by example; the linear layers' and biases' clipped sums follow from
+    the scales. Returns the norms, the scales and the chunk's sums in parameter order."""
+    other = torch.zeros(max_norms.shape[0], dtype=torch.float32)
+    convs: list[conv_kernel.ConvLayer] = []
+    biases: list[torch.Tensor] = []
+    for index, (layer, a, b) in enumerate(zip(layers, inputs, backprops, strict=True)):
+        if isinstance(layer, nn.Linear):
+            other += _linear_sq_norms(layer, a, b)
+            continue
+        convs.append(_kernel_layer(layer, a, b, work, index))
+        if layer.bias is not None:
+            bias = b.sum((2, 3))
+            biases.append(bias)
+            other += bias.square().sum(1)
+    totals = [torch.zeros(*conv.kernel, conv.x.shape[3], conv.b.shape[3]) for conv in convs]
+    norms, w = conv_kernel.clipped_sums(convs, other, max_norms, _CLIP_FLOOR, totals)
+    grads: list[torch.Tensor] = []
+    conv_totals, conv_biases = iter(totals), iter(biases)
+    for layer, a, b in zip(layers, inputs, backprops, strict=True):
+        if isinstance(layer, nn.Linear):
+            grads += _weighted_grads(layer, a, b, None, w)
+            continue
+        grads.append(next(conv_totals).permute(3, 2, 0, 1).contiguous())  # (C_out, C_in, k, k)
+        if layer.bias is not None:
+            grads.append(w @ next(conv_biases))
+    return norms, w, grads
+
+
 def clipped_gradient_sum(
     model: nn.Module,
     x: torch.Tensor,
@@ -440,6 +532,8 @@ def clipped_gradient_sum(
     if not bool((max_norms >= 0).all()):
         raise ValueError("max_norms must be >= 0 (and not NaN)")
     layers = _check_layers(model)
+    fused = conv_method == "kernel" and _kernel_applies(layers, x)
+    method: ConvMethod = "patches" if conv_method == "kernel" else conv_method
     params = list(model.parameters())
     totals = [torch.zeros_like(p) for p in params]
     norms = torch.empty(n, device=x.device, dtype=torch.float32)
@@ -455,12 +549,21 @@ def clipped_gradient_sum(
             loss = F.cross_entropy(logits, y[start:stop], reduction="sum")
             backprops = torch.autograd.grad(loss, capture.outputs)
             n_correct += (logits.detach().argmax(1) == y[start:stop]).sum()
+            if fused:
+                norm, w, grads = _kernel_chunk(
+                    layers, capture.inputs, backprops, max_norms[start:stop].contiguous(), work
+                )
+                norms[start:stop] = norm
+                scales[start:stop] = w
+                for total, g in zip(totals, grads, strict=True):
+                    total += g
+                continue
             sq = torch.zeros(stop - start, device=x.device, dtype=logits.dtype)
             kept = []
             for index, (layer, a, b) in enumerate(
                 zip(layers, capture.inputs, backprops, strict=True)
             ):
-                layer_sq, reuse = _layer_sq_norms(layer, a, b, conv_method, work, index)
+                layer_sq, reuse = _layer_sq_norms(layer, a, b, method, work, index)
                 kept.append((layer, a, b, reuse))
                 sq += layer_sq
             norm = sq.sqrt()

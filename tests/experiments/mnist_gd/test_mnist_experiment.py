@@ -71,7 +71,7 @@ def loop_clipped_sum(model, x, y, bounds):
     return total, torch.stack(norms)
 
 
-@pytest.mark.parametrize("method", ["patches", "grouped", "unfold"])
+@pytest.mark.parametrize("method", ["kernel", "patches", "grouped", "unfold"])
 @pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])
 def test_fast_clipped_sum_equals_per_example_loop(method, layout):
     model, x, y = tiny_batch(24)
@@ -86,7 +86,7 @@ def test_fast_clipped_sum_equals_per_example_loop(method, layout):
     assert out.n_correct == int((model(x).argmax(1) == y).sum())
 
 
-@pytest.mark.parametrize("method", ["patches", "grouped", "unfold"])
+@pytest.mark.parametrize("method", ["kernel", "patches", "grouped", "unfold"])
 def test_fast_clipped_sum_equals_opacus(method):
     # Opacus's hooks (contiguous layout, where its conv grad sampler is right), clipped the
     # way its DPOptimizer clips; ours in channels-last, as the experiment runs it

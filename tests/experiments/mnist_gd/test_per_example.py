@@ -80,7 +80,7 @@ def test_route_choice_counts_the_clipped_sum():
     assert per_example._ghost_is_cheaper(wide, torch.zeros(1, 512, 1, 1), "patches")
 
 
-@pytest.mark.parametrize("method", ["patches", "grouped"])
+@pytest.mark.parametrize("method", ["kernel", "patches", "grouped"])
 def test_workspace_is_reused_across_steps_and_changes_nothing(method):
     torch.manual_seed(0)
     model = MnistConvNet().to(memory_format=torch.channels_last)
@@ -91,7 +91,7 @@ def test_workspace_is_reused_across_steps_and_changes_nothing(method):
     work = Workspace()
     first = clipped_gradient_sum(model, x, y, bounds, 5, method, work)
     buffers = {key: t.data_ptr() for key, t in work.store.items()}
-    assert buffers  # both routes gather patches (grouped: for conv2's ghost norm)
+    assert buffers  # patches (grouped: for conv2's ghost norm); kernel: conv1's padded input
     second = clipped_gradient_sum(model, x, y, bounds, 5, method, work)
     assert {key: t.data_ptr() for key, t in work.store.items()} == buffers
     fresh = clipped_gradient_sum(model, x, y, bounds, 5, method)

@@ -1,0 +1,157 @@
+"""The compiled conv kernel (experiments/mnist_gd/conv_kernel.py): its sums are, bit for bit,
+the per-position sums written out in torch (float32 products and sums in the documented
+order), for every block shape and ragged edge; its norms and scales follow the documented
+formula; bad input is refused; the shared object is loaded only from a private folder."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+import torch
+
+from experiments.mnist_gd import conv_kernel
+from experiments.mnist_gd.conv_kernel import ConvLayer, clipped_sums
+from experiments.mnist_gd.per_example import Workspace, clipped_gradient_sum
+
+pytestmark = pytest.mark.skipif(not conv_kernel.available(), reason="needs a C compiler")
+
+
+def _layer(n: int, c: int, o: int, k: tuple[int, int], s: tuple[int, int], seed: int) -> ConvLayer:
+    gen = torch.Generator().manual_seed(seed)
+    hw = (k[0] + 3 * s[0], k[1] + 2 * s[1])
+    ho, wo = (hw[0] - k[0]) // s[0] + 1, (hw[1] - k[1]) // s[1] + 1
+    x = torch.randn(n, *hw, c, generator=gen)
+    b = torch.randn(n, ho, wo, o, generator=gen)
+    return ConvLayer(x, b, k, s)
+
+
+def _sequential_grad(layer: ConvLayer, i: int) -> torch.Tensor:
+    """g_i (k_h, k_w, C, O) summed over the positions in row-major order, one float32 product
+    and one float32 sum per term, starting from +0.0: the kernel's documented arithmetic."""
+    (kh, kw), (sh, sw) = layer.kernel, layer.stride
+    _, ho, wo, o = layer.b.shape
+    acc = torch.zeros(kh, kw, layer.x.shape[3], o)
+    for ph in range(ho):
+        for pw in range(wo):
+            patch = layer.x[i, ph * sh : ph * sh + kh, pw * sw : pw * sw + kw, :]
+            acc = acc + patch[..., None] * layer.b[i, ph, pw]
+    return acc
+
+
+@pytest.mark.parametrize(
+    ("c", "o", "k", "s"),
+    [
+        (1, 16, (8, 8), (2, 2)),  # MNIST conv1: 4-column blocks of 16 channels
+        (16, 32, (4, 4), (2, 2)),  # MNIST conv2: 2-column blocks of 32 channels
+        (3, 40, (3, 2), (1, 2)),  # 32 + 8 channels, ragged columns
+        (2, 13, (2, 3), (3, 1)),  # 8 + 5 channels: a vector block, then one by one
+        (5, 7, (1, 1), (1, 1)),  # fewer than 8 channels: one by one
+    ],
+)
+def test_sums_are_the_documented_sequence_bit_for_bit(c, o, k, s):
+    layer = _layer(3, c, o, k, s, seed=c * 100 + o)
+    total = torch.zeros(*k, c, o)
+    norms, scales = clipped_sums(
+        [layer], torch.zeros(3), torch.full((3,), math.inf), 1e-30, [total]
+    )
+    grads = [_sequential_grad(layer, i) for i in range(3)]
+    expected = ((torch.zeros_like(total) + grads[0]) + grads[1]) + grads[2]  # w_i = 1
+    assert torch.equal(total, expected)
+    exact = torch.stack([g.double().square().sum().sqrt() for g in grads])
+    torch.testing.assert_close(norms.double(), exact, rtol=1e-7, atol=0)
+    assert torch.equal(scales, torch.ones(3))
+
+
+def test_norms_scales_and_weights_follow_the_formula():
+    layers = [_layer(4, 2, 16, (3, 3), (1, 1), seed=1), _layer(4, 1, 9, (2, 2), (2, 2), seed=2)]
+    other = torch.tensor([0.0, 1.5, 4.0, 0.25])
+    bounds = torch.tensor([0.0, 1.0, 1e9, 0.5])
+    totals = [torch.zeros(3, 3, 2, 16), torch.zeros(2, 2, 1, 9)]
+    norms, scales = clipped_sums(layers, other, bounds, 1e-30, totals)
+    grads = [[_sequential_grad(layer, i) for i in range(4)] for layer in layers]
+    sq = [
+        float(other[i]) + sum(float(g[i].double().square().sum()) for g in grads) for i in range(4)
+    ]
+    torch.testing.assert_close(norms.double(), torch.tensor(sq, dtype=torch.float64).sqrt(), rtol=1e-7, atol=0)
+    expected = torch.clamp(bounds / norms.clamp_min(1e-30), max=1.0)
+    assert torch.equal(scales, expected)
+    assert scales[0] == 0 and scales[2] == 1
+    for total, per_example in zip(totals, grads, strict=True):
+        ref = torch.zeros_like(total)
+        for w, g in zip(scales, per_example, strict=True):
+            ref = ref + w * g
+        assert torch.equal(total, ref)
+    clipped = torch.stack([scales[i] * norms[i] for i in range(4)])
+    assert bool((clipped <= bounds * (1 + 1e-6)).all())
+
+
+def test_kernel_route_takes_patches_for_a_dilated_conv():
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 4, 3, dilation=2), torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 3)
+    )
+    gen = torch.Generator().manual_seed(3)
+    x, y = torch.randn(5, 1, 10, 10, generator=gen), torch.randint(0, 3, (5,), generator=gen)
+    bounds = torch.full((5,), 0.3)
+    ours = clipped_gradient_sum(model, x, y, bounds, 2, "kernel", Workspace())
+    theirs = clipped_gradient_sum(model, x, y, bounds, 2, "patches", Workspace())
+    assert torch.equal(ours.norms, theirs.norms)
+    for a, b in zip(ours.grads, theirs.grads, strict=True):
+        assert torch.equal(a, b)
+
+
+def test_padding_buffer_is_zeroed_again_when_the_image_size_changes():
+    # one workspace across image sizes: the padded buffer's border must be zero each time
+    work = Workspace()
+    for size, seed in ((28, 1), (20, 2), (28, 3)):
+        torch.manual_seed(seed)
+        out = (size + 6 - 8) // 2 + 1
+        model = torch.nn.Sequential(
+            torch.nn.Conv2d(1, 4, 8, 2, padding=3),
+            torch.nn.Flatten(),
+            torch.nn.Linear(4 * out**2, 3),
+        )
+        gen = torch.Generator().manual_seed(seed)
+        x, y = (
+            torch.randn(4, 1, size, size, generator=gen),
+            torch.randint(0, 3, (4,), generator=gen),
+        )
+        kernel = clipped_gradient_sum(model, x, y, torch.ones(4), 3, "kernel", work)
+        unfold = clipped_gradient_sum(model, x, y, torch.ones(4), 3, "unfold")
+        for a, b in zip(kernel.grads, unfold.grads, strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_bad_input_is_refused_with_the_parameter_named():
+    layer = _layer(2, 2, 8, (2, 2), (1, 1), seed=0)
+    total = torch.zeros(2, 2, 2, 8)
+    ok = (torch.zeros(2), torch.ones(2), 1e-30)
+    with pytest.raises(ValueError, match="x must be a contiguous"):
+        clipped_sums([layer._replace(x=layer.x.double())], *ok, [total])
+    with pytest.raises(ValueError, match="do not fit"):
+        clipped_sums([layer._replace(kernel=(9, 9))], *ok, [total])
+    with pytest.raises(ValueError, match="a total must have shape"):
+        clipped_sums([layer], *ok, [torch.zeros(8)])
+    with pytest.raises(ValueError, match="max_norms must have shape"):
+        clipped_sums([layer], torch.zeros(2), torch.ones(3), 1e-30, [total])
+
+
+def test_shared_object_comes_only_from_a_private_folder(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    os.chmod(shared, 0o777)
+    assert not conv_kernel._is_private(shared)
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    assert conv_kernel._is_private(private)
+    link = tmp_path / "link"
+    link.symlink_to(private)
+    assert not conv_kernel._is_private(link)
+
+
+def test_a_missing_compiler_is_named(monkeypatch):
+    monkeypatch.setenv("CC", "no-such-compiler-here")
+    with pytest.raises(RuntimeError, match="params.conv_method=patches"):
+        conv_kernel._compiler()
+    assert not conv_kernel.available()
