@@ -13,39 +13,24 @@ where gathering the patches and one batched matmul took 4-6 ms (benchmarks/READM
 
 Same bytes on every machine: each g_i[kh, kw, c, o] is summed over (ph, pw) in row-major
 order, starting from +0.0, one float32 product and one float32 sum per term: the source uses
-GCC/Clang vector extensions (elementwise IEEE arithmetic), is compiled with
-``-ffp-contract=off`` (no fused multiply-add) and without ``-ffast-math`` (no reassociation),
-so the vector width (AVX2 where the CPU has it, SSE or NEON otherwise) and the blocking do not
-change a bit; ``test_conv_kernel.py`` checks it against that sum written out in torch.
+GCC/Clang vector extensions (elementwise IEEE arithmetic) and is compiled without
+contraction or reassociation, so the vector width and the blocking do not change a bit;
+``test_conv_kernel.py`` checks it against that sum written out in torch.
 
-The shared object is built with ``$CC`` (default ``cc``) into the per-user cache folder
-``$FILTERLAB_KERNEL_CACHE``, else ``$XDG_CACHE_HOME/filterlab/kernels`` (``off``: a fresh
-temporary folder each process), under the sha256 of the source, the flags and the compiler's
-version, written atomically, and loaded only from a folder of this user with mode 0700 (else
-from a fresh private temporary folder): code that runs in the experiment never comes from a
-place another user can write.
+It is compiled on first use (:mod:`experiments.mnist_gd.compiled`: where the shared object
+lives, and why the flags keep every bit).
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import platform
-import shutil
-import stat
-import subprocess
-import tempfile
 from collections.abc import Sequence
 from functools import cache
-from pathlib import Path
 from typing import NamedTuple
 
 import torch
 
-from experiments.common.user_cache import user_cache
-
-ENV = "FILTERLAB_KERNEL_CACHE"
+from experiments.mnist_gd import compiled
 
 SOURCE = r"""
 #include <math.h>
@@ -171,92 +156,9 @@ void clipped_sums(long n, long layers, const float *const *x, const float *const
 """
 
 
-def _flags() -> list[str]:
-    """Compiler flags: optimised, no contraction into fused multiply-adds, no reassociation;
-    AVX2 where this CPU has it (the results are the same either way, only faster)."""
-    flags = ["-O3", "-std=gnu11", "-ffp-contract=off", "-fno-fast-math", "-fno-math-errno"]
-    flags += ["-fPIC", "-shared"]
-    if platform.machine() in ("x86_64", "AMD64") and _cpu_has("avx2"):
-        flags.append("-mavx2")
-    return flags
-
-
-def _cpu_has(feature: str) -> bool:
-    """Whether /proc/cpuinfo lists ``feature`` (False where there is no such file)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return any(
-        line.startswith("flags") and feature in line.split(":", 1)[1].split()
-        for line in text.splitlines()
-    )
-
-
-def _compiler() -> str:
-    """The C compiler's path (``$CC``, else ``cc``); a clear error where there is none."""
-    name = os.environ.get("CC") or "cc"
-    found = shutil.which(name)
-    if found is None:
-        raise RuntimeError(
-            f"conv_method 'kernel' compiles a C kernel and needs a C compiler ({name!r} from "
-            "$CC or 'cc' was not found): install one (e.g. gcc), or set "
-            "params.conv_method=patches"
-        )
-    return found
-
-
-def _is_private(folder: Path) -> bool:
-    """Whether ``folder`` is a real directory of this user with mode 0700 (no link)."""
-    try:
-        st = os.lstat(folder)
-    except OSError:
-        return False
-    return (
-        stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o700
-    )
-
-
-def _build(compiler: str, flags: list[str], target: Path) -> None:
-    """Compile SOURCE into ``target`` through a fresh private folder beside it (atomic)."""
-    work = Path(tempfile.mkdtemp(dir=target.parent))
-    try:
-        source = work / "kernel.c"
-        source.write_text(SOURCE)
-        built = work / "kernel.so"
-        done = subprocess.run(
-            [compiler, *flags, "-o", str(built), str(source), "-lm"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"compiling the conv kernel failed:\n{done.stderr}")
-        os.replace(built, target)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
 @cache
 def _library() -> ctypes.CDLL:
-    """The compiled kernel, built once per user, source, flags and compiler."""
-    compiler = _compiler()
-    flags = _flags()
-    version = subprocess.run(
-        [compiler, "--version"], capture_output=True, text=True, check=False
-    ).stdout
-    key = hashlib.sha256(
-        "\0".join([SOURCE, *flags, version, platform.machine()]).encode()
-    ).hexdigest()[:24]
-    folder = user_cache(ENV, "kernels")
-    if folder is not None:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if folder is None or not _is_private(folder):
-        folder = Path(tempfile.mkdtemp(prefix="filterlab-kernel-"))  # 0700, random name
-    target = folder / f"conv-{key}.so"
-    if not target.is_file():
-        _build(compiler, flags, target)
-    lib = ctypes.CDLL(str(target))
+    lib = compiled.load(SOURCE, "conv")
     lib.clipped_sums.restype = None
     lib.clipped_sums.argtypes = (
         [ctypes.c_long, ctypes.c_long]
@@ -265,15 +167,6 @@ def _library() -> ctypes.CDLL:
         + [ctypes.c_void_p] * 2
     )
     return lib
-
-
-def available() -> bool:
-    """Whether the kernel can be built here (a C compiler is found)."""
-    try:
-        _compiler()
-    except RuntimeError:
-        return False
-    return True
 
 
 class ConvLayer(NamedTuple):

@@ -11,11 +11,11 @@ import os
 import pytest
 import torch
 
-from experiments.mnist_gd import conv_kernel
+from experiments.mnist_gd import compiled
 from experiments.mnist_gd.conv_kernel import ConvLayer, clipped_sums
 from experiments.mnist_gd.per_example import Workspace, clipped_gradient_sum
 
-pytestmark = pytest.mark.skipif(not conv_kernel.available(), reason="needs a C compiler")
+pytestmark = pytest.mark.skipif(not compiled.available(), reason="needs a C compiler")
 
 
 def _layer(n: int, c: int, o: int, k: tuple[int, int], s: tuple[int, int], seed: int) -> ConvLayer:
@@ -74,7 +74,9 @@ def test_norms_scales_and_weights_follow_the_formula():
     sq = [
         float(other[i]) + sum(float(g[i].double().square().sum()) for g in grads) for i in range(4)
     ]
-    torch.testing.assert_close(norms.double(), torch.tensor(sq, dtype=torch.float64).sqrt(), rtol=1e-7, atol=0)
+    torch.testing.assert_close(
+        norms.double(), torch.tensor(sq, dtype=torch.float64).sqrt(), rtol=1e-7, atol=0
+    )
     expected = torch.clamp(bounds / norms.clamp_min(1e-30), max=1.0)
     assert torch.equal(scales, expected)
     assert scales[0] == 0 and scales[2] == 1
@@ -141,17 +143,17 @@ def test_shared_object_comes_only_from_a_private_folder(tmp_path, monkeypatch):
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o777)
     os.chmod(shared, 0o777)
-    assert not conv_kernel._is_private(shared)
+    assert not compiled._is_private(shared)
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
-    assert conv_kernel._is_private(private)
+    assert compiled._is_private(private)
     link = tmp_path / "link"
     link.symlink_to(private)
-    assert not conv_kernel._is_private(link)
+    assert not compiled._is_private(link)
 
 
 def test_a_missing_compiler_is_named(monkeypatch):
     monkeypatch.setenv("CC", "no-such-compiler-here")
     with pytest.raises(RuntimeError, match="params.conv_method=patches"):
-        conv_kernel._compiler()
-    assert not conv_kernel.available()
+        compiled._compiler()
+    assert not compiled.available()
