@@ -18,7 +18,10 @@ same batch, chunk by chunk, on the same weights:
 * ``torch.func``: ``vmap(grad(loss))`` over ``functional_call`` gives the per-sample
   gradients, then the same clipped sum;
 * ``floor``: the NON-private forward and backward of the same chunks (summed loss,
-  ``.backward()``), the cost any private step pays at least.
+  ``.backward()``), the cost any private step pays at least; with the model's compiled
+  max-pooling (``experiments/mnist_gd/max_pool.py``: torch's values and gradients bit for
+  bit, faster on CPU), which ours uses too, and with torch's own pooling (reported beside it;
+  torch.func runs with torch's, its transforms do not see into the kernel).
 
 Opacus's conv grad sampler returns wrong per-sample gradients in channels-last (its ghost route
 gave sums 5.5e-2 away), so both Opacus routes run in the contiguous layout; torch.func and the
@@ -191,13 +194,14 @@ def routes(args: argparse.Namespace, device: torch.device) -> dict[str, Callable
     torch.manual_seed(0)
     reference = MnistConvNet()
 
-    def model(layout: str) -> MnistConvNet:
-        m = MnistConvNet()
+    def model(layout: str, compiled_pool: bool = True) -> MnistConvNet:
+        m = MnistConvNet(compiled_pool)
         m.load_state_dict(reference.state_dict())
         return m.to(device, memory_format=LAYOUTS[layout])
 
     x = {name: x_cpu.to(device).contiguous(memory_format=f) for name, f in LAYOUTS.items()}
     models = {layout: model(layout) for layout in LAYOUTS}
+    torch_pool = {layout: model(layout, compiled_pool=False) for layout in LAYOUTS}
     hooks = GradSampleModule(model("contiguous"), loss_reduction="sum")
     ghost = GradSampleModuleFastGradientClipping(
         model("contiguous"), max_grad_norm=args.clip, use_ghost_clipping=True, loss_reduction="sum"
@@ -213,10 +217,13 @@ def routes(args: argparse.Namespace, device: torch.device) -> dict[str, Callable
                 clipped_gradient_sum(models[lay], x[lay], y, bounds, c, m, w).grads
             )
         out[f"torch.func, {layout}"] = lambda c, lay=layout: torch_func(
-            models[lay], x[lay], y, args.clip, c
+            torch_pool[lay], x[lay], y, args.clip, c
         )
         out[f"floor (non-private), {layout}"] = lambda c, lay=layout: floor(
             models[lay], x[lay], y, c
+        )
+        out[f"floor (non-private, torch's pooling), {layout}"] = lambda c, lay=layout: floor(
+            torch_pool[lay], x[lay], y, c
         )
     return out
 

@@ -46,10 +46,9 @@ static inline v4d squares(const float *p) {
 
 /* d = {h, w, c, ho, wo, o, kh, kw, sh, sw}; x (h, w, c), b (ho, wo, o), g (kh, kw, c, o).
    BLOCK(NV, JB): columns j .. j+JB-1 of kernel row kh (column j = kw c + channel), output
-   channels o0 .. o0+8NV-1; JB x NV accumulators stay in registers over the positions. Each
-   returns the sum of the squares of the values it wrote, in double (exact products). */
+   channels o0 .. o0+8NV-1; JB x NV accumulators stay in registers over the positions. */
 #define BLOCK(NV, JB)                                                                        \
-  static double blk_##NV##_##JB(const float *restrict x, const float *restrict b,            \
+  static void blk_##NV##_##JB(const float *restrict x, const float *restrict b,            \
                                 float *restrict g, const long *d, long kh, long j,         \
                                 long o0) {                                                   \
     const long w = d[1], c = d[2], ho = d[3], wo = d[4], o = d[5], kw = d[7];                \
@@ -74,22 +73,14 @@ static inline v4d squares(const float *p) {
     _Pragma("GCC unroll 16") for (int q = 0; q < JB; q++)                                    \
       _Pragma("GCC unroll 16") for (int v = 0; v < NV; v++)                                  \
         *(v8 *)(gp + q * o + 8 * v) = acc[q][v];                                             \
-    v4d s0 = {0.0, 0.0, 0.0, 0.0}, s1 = s0; /* read back: the sums stay in registers */     \
-    for (int q = 0; q < JB; q++)                                                             \
-      for (int l = 0; l < 8 * NV; l += 8) {                                                  \
-        s0 += squares(gp + q * o + l);                                                       \
-        s1 += squares(gp + q * o + l + 4);                                                   \
-      }                                                                                      \
-    s0 += s1;                                                                                \
-    return (s0[0] + s0[1]) + (s0[2] + s0[3]);                                                \
   }
 BLOCK(4, 2)
 BLOCK(2, 4)
 BLOCK(1, 8)
 
 /* one element, the same terms in the same order (the ragged edges) */
-static double one(const float *restrict x, const float *restrict b, float *restrict g,
-                  const long *d, long kh, long j, long oi) {
+static void one(const float *restrict x, const float *restrict b, float *restrict g,
+                const long *d, long kh, long j, long oi) {
   const long w = d[1], c = d[2], ho = d[3], wo = d[4], o = d[5], kw = d[7];
   const long sh = d[8], sw = d[9];
   float acc = 0.0f;
@@ -97,29 +88,41 @@ static double one(const float *restrict x, const float *restrict b, float *restr
     for (long pw = 0; pw < wo; pw++)
       acc += x[(ph * sh + kh) * w * c + pw * sw * c + j] * b[(ph * wo + pw) * o + oi];
   g[(kh * kw * c + j) * o + oi] = acc;
-  return (double)acc * acc;
+}
+
+/* the sum of the squares of g[0 .. size-1], each exact in double: four running sums of
+   four lanes each over g in blocks of 16, then the lanes and sums in a fixed order */
+static double sum_squares(const float *g, long size) {
+  v4d s[4] = {{0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0},
+              {0.0, 0.0, 0.0, 0.0}};
+  long k = 0;
+  for (; k + 16 <= size; k += 16)
+    for (int q = 0; q < 4; q++) s[q] += squares(g + k + 4 * q);
+  double tail = 0.0;
+  for (; k < size; k++) tail += (double)g[k] * g[k];
+  const v4d t = (s[0] + s[1]) + (s[2] + s[3]);
+  return ((t[0] + t[1]) + (t[2] + t[3])) + tail;
 }
 
 /* one example's weight gradient g (kh, kw, c, o) of one layer; returns its sum of squares */
 static double example_grad(const float *x, const float *b, float *g, const long *d) {
   const long o = d[5], rows = d[6], cols = d[7] * d[2];
-  double s = 0.0;
   for (long kh = 0; kh < rows; kh++) {
     for (long o0 = 0; o0 < o;) {
       const long left = o - o0, nv = left >= 32 ? 4 : left >= 16 ? 2 : left >= 8 ? 1 : 0;
       const long jb = nv == 4 ? 2 : nv == 2 ? 4 : 8, width = nv ? 8 * nv : left;
       long j = 0;
       for (; nv && j + jb <= cols; j += jb) {
-        if (nv == 4) s += blk_4_2(x, b, g, d, kh, j, o0);
-        else if (nv == 2) s += blk_2_4(x, b, g, d, kh, j, o0);
-        else s += blk_1_8(x, b, g, d, kh, j, o0);
+        if (nv == 4) blk_4_2(x, b, g, d, kh, j, o0);
+        else if (nv == 2) blk_2_4(x, b, g, d, kh, j, o0);
+        else blk_1_8(x, b, g, d, kh, j, o0);
       }
       for (; j < cols; j++)
-        for (long oi = o0; oi < o0 + width; oi++) s += one(x, b, g, d, kh, j, oi);
+        for (long oi = o0; oi < o0 + width; oi++) one(x, b, g, d, kh, j, oi);
       o0 += width;
     }
   }
-  return s;
+  return sum_squares(g, rows * cols * o);
 }
 
 static long x_size(const long *d) { return d[0] * d[1] * d[2]; }
