@@ -208,7 +208,7 @@ def supremum(curves: Iterable[Pld | PiecewiseLinearTradeoff]) -> PiecewiseLinear
     family = [as_tradeoff(c) for c in curves]
     if not family:
         raise ValueError("curves must be non-empty")
-    points = sorted(p for c in family for p in _exact_vertices(c))
+    points = sorted(p for c in family for p in exact_vertices(c))
     hull: list[tuple[Fraction, Fraction]] = []
     for point in points:
         if hull and hull[-1][0] == point[0]:
@@ -231,7 +231,7 @@ def _bounds(values: list[Fraction]) -> tuple[np.ndarray, np.ndarray]:
     return np.array([fraction_down(x) for x in values]), np.array([fraction_up(x) for x in values])
 
 
-def _exact_vertices(curve: PiecewiseLinearTradeoff) -> list[tuple[Fraction, Fraction]]:
+def exact_vertices(curve: PiecewiseLinearTradeoff) -> list[tuple[Fraction, Fraction]]:
     """The vertices (alpha_k, beta_k) of a curve's pair, exactly: alpha_k the Q-mass of its
     first k atoms over the widths' total, beta_k the P-mass of the others over the total
     P-mass (the drops and 1 - start)."""
