@@ -105,29 +105,39 @@ def _family(
     return [(curve, _stored_gap(curve)) for curve in map(as_tradeoff, queries)]
 
 
-def _budget_below(budget: Profile) -> Callable[[Fraction], Fraction]:
-    """alpha -> a value <= the budget's exact trade-off curve at alpha in [0, 1]: a finite
+def _budget_below(budget: Profile) -> Callable[[list[Fraction]], list[Fraction]]:
+    """alphas in [0, 1] -> values <= the budget's exact trade-off curve there: a finite
     budget's curve (:func:`as_tradeoff`, never above its pair's) interpolated between its
     exact vertices in Fractions; a GdpProfile's ``tradeoff`` (never above the exact value)
-    at alpha rounded up (the curve does not increase)."""
+    at each alpha rounded up (the curve does not increase)."""
     if isinstance(budget, GdpProfile):
-        return lambda a: Fraction(float(budget.tradeoff(fraction_up(a))))
+
+        def gdp_below(alphas: list[Fraction]) -> list[Fraction]:
+            values = np.asarray(budget.tradeoff(np.array([fraction_up(a) for a in alphas])))
+            return [Fraction(v) for v in values.tolist()]
+
+        return gdp_below
     if not isinstance(budget, Pld | PiecewiseLinearTradeoff):
         kinds = "a Pld, PiecewiseLinearTradeoff or GdpProfile"
         raise ValueError(f"budget must be {kinds}, got {type(budget).__name__}")
     vertices = exact_vertices(as_tradeoff(budget))
-    alphas = [a for a, _ in vertices]
+    knots = [a for a, _ in vertices]
 
-    def below(a: Fraction) -> Fraction:
-        k = min(max(bisect.bisect_right(alphas, a), 1), len(alphas) - 1)
-        (a0, b0), (a1, b1) = vertices[k - 1], vertices[k]
-        return b0 + (b1 - b0) * (a - a0) / (a1 - a0)
+    def below(alphas: list[Fraction]) -> list[Fraction]:
+        out = []
+        for a in alphas:
+            k = min(max(bisect.bisect_right(knots, a), 1), len(knots) - 1)
+            (a0, b0), (a1, b1) = vertices[k - 1], vertices[k]
+            out.append(b0 + (b1 - b0) * (a - a0) / (a1 - a0))
+        return out
 
     return below
 
 
 def _possibly_legal(
-    curve: PiecewiseLinearTradeoff, gap: Fraction, below: Callable[[Fraction], Fraction]
+    curve: PiecewiseLinearTradeoff,
+    gap: Fraction,
+    below: Callable[[list[Fraction]], list[Fraction]],
 ) -> bool:
     """False only if the exact state whose stored curve is ``curve`` (total variation <=
     ``gap`` on each side, :func:`_stored_gap`) is certainly not dominated by the budget.
@@ -139,7 +149,9 @@ def _possibly_legal(
     The right side is convex in alpha and T' linear between its vertices, so it suffices
     to check there: exactly, at the curve's exact vertices, with ``below`` under T_budget
     (:func:`_budget_below`). A tie is legal."""
-    return all(below(min(a + gap, Fraction(1))) - gap <= b for a, b in exact_vertices(curve))
+    vertices = exact_vertices(curve)
+    bounds = below([min(a + gap, Fraction(1)) for a, _ in vertices])
+    return all(t - gap <= b for t, (_, b) in zip(bounds, vertices, strict=True))
 
 
 def _pld_query(mechanism: FiniteMechanism) -> Query:

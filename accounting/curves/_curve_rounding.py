@@ -125,8 +125,9 @@ def exact_stored(
     atoms: dict[Fraction, tuple[Fraction, Fraction]] = {}
     for a, b in zip(q, p, strict=True):
         if a > 0:
-            qa, pb = atoms.get(b / a, (Fraction(0), Fraction(0)))
-            atoms[b / a] = (qa + a, pb + b)
+            ratio = b / a
+            qa, pb = atoms.get(ratio, (Fraction(0), Fraction(0)))
+            atoms[ratio] = (qa + a, pb + b)
     order = sorted(atoms, reverse=True)
     t = sum((atoms[r][0] for r in order), Fraction(0))
     s = inf + sum((atoms[r][1] for r in order), Fraction(0))

@@ -95,9 +95,9 @@ def is_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float = 0.0)
 def possibly_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float) -> bool:
     """T_b(alpha_k) <= T_a(alpha_k) + tol at a's vertices, in floats: a relaxation, True for
     every dominated pair once ``tol`` exceeds the curves' rounding (< 1e-14 for curves of up to
-    ~10^4 vertices) and for some that are not. For upper bounds on a cost (a superset of a
-    natural filter's legal moves, :mod:`accounting.analysis.natural_attack`), never for an
-    admission (:func:`is_dominated`).
+    ~10^4 vertices) and for some that are not: a quick look, never an admission
+    (:func:`is_dominated`) nor a cost (the natural filter's legal moves use a derived bound,
+    :mod:`accounting.analysis.natural_attack`).
     """
     tol = _checks.nonnegative("tol", tol)
     curve = as_tradeoff(a)

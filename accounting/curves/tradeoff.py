@@ -25,6 +25,7 @@ start * start'. This equals the PLD convolution :meth:`accounting.curves.pld.Pld
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -44,6 +45,7 @@ _TOL = 1e-9
 _U = 2.0**-53
 _SUB = 2.0**-1072  # the absolute rounding of a subnormal q_i (Pld.q_deficit)
 _INTERVAL_ATOMS = 1024  # up to this many atoms, q_i = p_i e^{-L_i} in interval arithmetic
+_SYMMETRIC = 2.0**-20  # RR's smaller mass from which pure_dp stores a symmetric pair
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,7 +105,12 @@ class PiecewiseLinearTradeoff:
         bounded in 80-bit interval arithmetic (``exact_lower``, ``exact_upper``; eps = 0
         exactly: s(0) = 1/2, one segment) and stored by
         :func:`accounting.curves._curve_rounding.safe_pair`: never above f_{eps,delta}, so
-        1 - start (the stored delta) is at or above delta; start = 1 for delta = 0.
+        1 - start (the stored delta) is at or above delta; start = 1 for delta = 0. For
+        delta = 0 and s(-eps) >= 2^-20 (eps < 13.8) the stored pair is symmetric, widths
+        (x, 1 - x) and drops (1 - x, x) with x the largest multiple of 2^-53 at or below
+        s(-eps) (so 1 - x is exact, >= s(eps), and the prefix rule holds; within 2^-52 of the
+        exact masses): RR_eps (x) RR_eps then has atoms of exactly equal ratios, which
+        :meth:`compose` merges.
         """
         eps = _checks.nonnegative("eps", eps)
         delta = _checks.delta("delta", delta)
@@ -115,6 +122,9 @@ class PiecewiseLinearTradeoff:
                 Fraction(delta),
             )
         small = [exact_lower(_rr_mass(eps, delta, -1.0)), exact_upper(_rr_mass(eps, delta, -1.0))]
+        if delta == 0.0 and small[0] >= _SYMMETRIC:  # widths (x, 1 - x), drops (1 - x, x)
+            x = math.floor(small[0] * 2.0**53) * 2.0**-53
+            return cls._stored(np.array([x, 1.0 - x]), np.array([1.0 - x, x]), 1.0)
         large = [exact_lower(_rr_mass(eps, delta, 1.0)), exact_upper(_rr_mass(eps, delta, 1.0))]
         q = (np.array([small[0], large[0], delta]), np.array([small[1], large[1], delta]))
         p = (np.array([large[0], small[0], 0.0]), np.array([large[1], small[1], 0.0]))
@@ -251,9 +261,15 @@ class PiecewiseLinearTradeoff:
         The product of the pairs the two curves' data denote (module doc; each side
         normalised by its total): Q-masses w_i w'_j, P-masses d_i d'_j, and at +inf the rest
         S S' - D D' (S, D: a curve's P-total and drop total), in exact Fractions, stored by
-        :func:`accounting.curves._curve_rounding.exact_stored` (equal exact ratios merged)."""
+        :func:`accounting.curves._curve_rounding.exact_stored` (equal exact ratios merged).
+        With the identity (one segment, start 1: Q = P) the product is the other pair, whose
+        stored curve is returned as it is."""
         if not isinstance(other, PiecewiseLinearTradeoff):
             raise ValueError(f"other must be a PiecewiseLinearTradeoff, got {type(other).__name__}")
+        if other.widths.size == 1 and other.start == 1.0:
+            return self
+        if self.widths.size == 1 and self.start == 1.0:
+            return other
         w1, d1 = _fractions(self.widths), _fractions(self.drops)
         w2, d2 = _fractions(other.widths), _fractions(other.drops)
         q = [a * b for a in w1 for b in w2]
