@@ -30,6 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from accounting.exact_sum import ExactSum
+from accounting.numerics import fraction_down, fraction_up
 
 _U = 2.0**-53
 
@@ -106,3 +107,34 @@ def exact_order(widths: np.ndarray, drops: np.ndarray) -> np.ndarray:
             order[start:stop] = run
         start = stop
     return order
+
+
+def exact_stored(
+    q: list[Fraction], p: list[Fraction], inf: Fraction
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """(widths, drops, start) of the pair with exact masses ``q`` (Q) and ``p`` (P) on finite
+    atoms and ``inf`` (P) at +inf, each side normalised by its exact total, stored by
+    :func:`safe_pair` (never above the exact curve). An atom with Q = 0 has loss +inf: its
+    P-mass joins ``inf``. Atoms whose exact ratios p / q are equal are merged (their masses
+    summed exactly: the same trade-off curve), then ordered by decreasing exact ratio; each
+    normalised mass is bounded by the nearest doubles either side (``fraction_down``,
+    ``fraction_up``)."""
+    if any(x < 0 for x in (*q, *p, inf)):
+        raise ValueError("masses must be non-negative")
+    inf += sum((b for a, b in zip(q, p, strict=True) if a == 0), Fraction(0))
+    atoms: dict[Fraction, tuple[Fraction, Fraction]] = {}
+    for a, b in zip(q, p, strict=True):
+        if a > 0:
+            ratio = b / a
+            qa, pb = atoms.get(ratio, (Fraction(0), Fraction(0)))
+            atoms[ratio] = (qa + a, pb + b)
+    order = sorted(atoms, reverse=True)
+    t = sum((atoms[r][0] for r in order), Fraction(0))
+    s = inf + sum((atoms[r][1] for r in order), Fraction(0))
+    if t == 0 or s == 0:
+        raise ValueError("each side needs positive total mass")
+    qs = [atoms[r][0] / t for r in order]
+    ps = [atoms[r][1] / s for r in order]
+    q_b = (np.array([fraction_down(x) for x in qs]), np.array([fraction_up(x) for x in qs]))
+    p_b = (np.array([fraction_down(x) for x in ps]), np.array([fraction_up(x) for x in ps]))
+    return safe_pair(q_b, p_b, (fraction_down(inf / s), fraction_up(inf / s)))

@@ -95,9 +95,9 @@ def is_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float = 0.0)
 def possibly_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float) -> bool:
     """T_b(alpha_k) <= T_a(alpha_k) + tol at a's vertices, in floats: a relaxation, True for
     every dominated pair once ``tol`` exceeds the curves' rounding (< 1e-14 for curves of up to
-    ~10^4 vertices) and for some that are not. For upper bounds on a cost (a superset of a
-    natural filter's legal moves, :mod:`accounting.analysis.natural_attack`), never for an
-    admission (:func:`is_dominated`).
+    ~10^4 vertices) and for some that are not: a quick look, never an admission
+    (:func:`is_dominated`) nor a cost (the natural filter's legal moves use a derived bound,
+    :mod:`accounting.analysis.natural_attack`).
     """
     tol = _checks.nonnegative("tol", tol)
     curve = as_tradeoff(a)
@@ -208,7 +208,7 @@ def supremum(curves: Iterable[Pld | PiecewiseLinearTradeoff]) -> PiecewiseLinear
     family = [as_tradeoff(c) for c in curves]
     if not family:
         raise ValueError("curves must be non-empty")
-    points = sorted(p for c in family for p in _exact_vertices(c))
+    points = sorted(p for c in family for p in exact_vertices(c))
     hull: list[tuple[Fraction, Fraction]] = []
     for point in points:
         if hull and hull[-1][0] == point[0]:
@@ -231,7 +231,7 @@ def _bounds(values: list[Fraction]) -> tuple[np.ndarray, np.ndarray]:
     return np.array([fraction_down(x) for x in values]), np.array([fraction_up(x) for x in values])
 
 
-def _exact_vertices(curve: PiecewiseLinearTradeoff) -> list[tuple[Fraction, Fraction]]:
+def exact_vertices(curve: PiecewiseLinearTradeoff) -> list[tuple[Fraction, Fraction]]:
     """The vertices (alpha_k, beta_k) of a curve's pair, exactly: alpha_k the Q-mass of its
     first k atoms over the widths' total, beta_k the P-mass of the others over the total
     P-mass (the drops and 1 - start)."""

@@ -24,15 +24,18 @@ start * start'. This equals the PLD convolution :meth:`accounting.curves.pld.Pld
 
 from __future__ import annotations
 
+import itertools
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
 from accounting import _checks
-from accounting.curves._curve_rounding import safe_pair
+from accounting.curves._curve_rounding import exact_stored, safe_pair
 from accounting.curves._pld_rounding import log_ratio_up, sum_up
 from accounting.curves.pld import Pld
 from accounting.exact_sum import ExactSum
@@ -42,6 +45,7 @@ _TOL = 1e-9
 _U = 2.0**-53
 _SUB = 2.0**-1072  # the absolute rounding of a subnormal q_i (Pld.q_deficit)
 _INTERVAL_ATOMS = 1024  # up to this many atoms, q_i = p_i e^{-L_i} in interval arithmetic
+_SYMMETRIC = 2.0**-20  # RR's smaller mass from which pure_dp stores a symmetric pair
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,11 +53,13 @@ class PiecewiseLinearTradeoff:
     """A convex piecewise-linear trade-off curve T(Q, P) of a finite pair (see module doc).
 
     ``widths`` and ``drops`` are the segments in order of decreasing slope magnitude,
-    ``start`` = f(0) = 1 - P(+inf loss). The constructor renormalises in floats, merges
-    equal float slopes and drops empty segments; :meth:`from_pld` and
-    :func:`accounting.curves.domination.supremum` store safe-side data instead
-    (:mod:`accounting.curves._curve_rounding`: never above the exact curve, equal float
-    slopes kept in their exact order).
+    ``start`` = f(0) = 1 - P(+inf loss). Every constructor stores safe-side data
+    (:mod:`accounting.curves._curve_rounding`: never above the exact curve of the pair its
+    input denotes, equal exact slopes merged, equal float slopes kept in their exact order,
+    f(0) = 1 kept without +inf mass): the constructor reads widths w_k, drops d_k and start
+    as the pair with Q-masses w_k / sum w, P-masses d_k / S and (1 - start) / S at +inf,
+    S = sum d + 1 - start, in exact Fractions; a zero-width segment's drop (at most 1e-9)
+    is P-mass at +inf.
     """
 
     widths: np.ndarray
@@ -68,40 +74,61 @@ class PiecewiseLinearTradeoff:
             raise ValueError("widths and drops must be non-negative arrays of equal length")
         if not 0.0 <= start <= 1.0:
             raise ValueError(f"start must be in [0, 1], got {start!r}")
-        keep = w > 0
-        if np.any(d[~keep] > _TOL):
+        if np.any(d[w == 0] > _TOL):
             raise ValueError("a segment of zero width cannot drop (use start < 1)")
-        w, d = w[keep], d[keep]
         if abs(w.sum() - 1.0) > _TOL or abs(d.sum() - start) > _TOL:
             raise ValueError("widths must sum to 1 and drops to start")
-        order = np.argsort(-(d / w), kind="stable")
-        w, d = w[order], d[order]
-        if w.size:
-            _, first = np.unique(-(d / w), return_index=True)
-            w, d = np.add.reduceat(w, first), np.add.reduceat(d, first)
-        w = w / w.sum()
-        if d.sum() > 0:
-            d = d * (start / d.sum())
-        object.__setattr__(self, "widths", w)
-        object.__setattr__(self, "drops", d)
-        object.__setattr__(self, "start", start)
+        q, p = [Fraction(x) for x in w.tolist()], [Fraction(x) for x in d.tolist()]
+        widths, drops, stored = exact_stored(q, p, 1 - Fraction(start))
+        object.__setattr__(self, "widths", widths)
+        object.__setattr__(self, "drops", drops)
+        object.__setattr__(self, "start", stored)
         self.widths.setflags(write=False)
         self.drops.setflags(write=False)
 
     @classmethod
+    def _exact(cls, q: list[Fraction], p: list[Fraction], inf: Fraction) -> PiecewiseLinearTradeoff:
+        """The curve of exact masses, stored on the safe side
+        (:func:`accounting.curves._curve_rounding.exact_stored`)."""
+        return cls._stored(*exact_stored(q, p, inf))
+
+    @classmethod
     def eps_delta(cls, eps: float, *, delta: float = 0.0) -> PiecewiseLinearTradeoff:
-        """f_{eps,delta}(a) = max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)).
+        """f_{eps,delta}(a) = max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)), never above.
 
         Dong, Roth and Su 2022, Prop. 2.5 / Kairouz et al. 2015: (eps, delta)-DP is
         f_{eps,delta}-DP. It equals (1 - delta) f_{eps,0}(a / (1 - delta)): randomized
         response with probability 1 - delta, full disclosure with probability delta (the
-        4-point pair). Kink at a* = (1 - delta) / (1 + e^eps) with f(a*) = a*.
+        4-point pair: Q-masses (1 - delta) s(-eps), (1 - delta) s(eps), delta and P-masses
+        (1 - delta) s(eps), (1 - delta) s(-eps), 0 and delta at +inf, s the logistic
+        function). Kink at a* = (1 - delta) / (1 + e^eps) with f(a*) = a*. The masses are
+        bounded in 80-bit interval arithmetic (``exact_lower``, ``exact_upper``; eps = 0
+        exactly: s(0) = 1/2, one segment) and stored by
+        :func:`accounting.curves._curve_rounding.safe_pair`: never above f_{eps,delta}, so
+        1 - start (the stored delta) is at or above delta; start = 1 for delta = 0. For
+        delta = 0 and s(-eps) >= 2^-20 (eps < 13.8) the stored pair is symmetric, widths
+        (x, 1 - x) and drops (1 - x, x) with x the largest multiple of 2^-53 at or below
+        s(-eps) (so 1 - x is exact, >= s(eps), and the prefix rule holds; within 2^-52 of the
+        exact masses): RR_eps (x) RR_eps then has atoms of exactly equal ratios, which
+        :meth:`compose` merges.
         """
         eps = _checks.nonnegative("eps", eps)
         delta = _checks.delta("delta", delta)
-        keep = 1.0 - delta
-        lo, hi = keep * expit(-eps), keep * expit(eps)
-        return cls(np.array([lo, hi, delta]), np.array([hi, lo, 0.0]), keep)
+        keep = 1 - Fraction(delta)
+        if eps == 0.0:
+            return cls._exact(
+                [keep / 2, keep / 2, Fraction(delta)],
+                [keep / 2, keep / 2, Fraction(0)],
+                Fraction(delta),
+            )
+        small = [exact_lower(_rr_mass(eps, delta, -1.0)), exact_upper(_rr_mass(eps, delta, -1.0))]
+        if delta == 0.0 and small[0] >= _SYMMETRIC:  # widths (x, 1 - x), drops (1 - x, x)
+            x = math.floor(small[0] * 2.0**53) * 2.0**-53
+            return cls._stored(np.array([x, 1.0 - x]), np.array([1.0 - x, x]), 1.0)
+        large = [exact_lower(_rr_mass(eps, delta, 1.0)), exact_upper(_rr_mass(eps, delta, 1.0))]
+        q = (np.array([small[0], large[0], delta]), np.array([small[1], large[1], delta]))
+        p = (np.array([large[0], small[0], 0.0]), np.array([large[1], small[1], 0.0]))
+        return cls._stored(*safe_pair(q, p, (delta, delta)))
 
     @classmethod
     def pure_dp(cls, eps: float) -> PiecewiseLinearTradeoff:
@@ -158,18 +185,27 @@ class PiecewiseLinearTradeoff:
 
     @classmethod
     def from_vertices(cls, alpha: np.ndarray, beta: np.ndarray) -> PiecewiseLinearTradeoff:
-        """Curve through vertices (alpha_k, beta_k) with alpha from 0 to 1, beta down to 0."""
+        """Curve through vertices (alpha_k, beta_k) with alpha from 0 to 1, beta down to 0,
+        never above them: the pair with Q-masses alpha_{k+1} - alpha_k and P-masses
+        beta_k - beta_{k+1} (exact differences of the doubles, a rise within 1e-9 read as
+        0) and 1 - beta_0 at +inf, stored by
+        :func:`accounting.curves._curve_rounding.exact_stored`."""
         a = _checks.finite_array("alpha", alpha).ravel()
         b = _checks.finite_array("beta", beta).ravel()
         if a.shape != b.shape or a.size < 2 or a[0] != 0.0 or a[-1] != 1.0 or b[-1] != 0.0:
             raise ValueError("vertices must run from alpha = 0 to alpha = 1 with beta(1) = 0")
+        if not 0.0 <= b[0] <= 1.0:
+            raise ValueError(f"beta must start in [0, 1], got {b[0]!r}")
         w, d = np.diff(a), -np.diff(b)
         if np.any(w < 0) or np.any(d < -_TOL):
             raise ValueError("alpha must increase and beta decrease along the vertices")
         slope = np.divide(d, w, out=np.full_like(d, np.inf), where=w > 0)
         if np.any(np.diff(slope[w > 0]) > _TOL * (1 + slope[w > 0][:-1])):
             raise ValueError("vertices must describe a convex curve")
-        return cls(w, np.clip(d, 0.0, None), float(b[0]))
+        fa, fb = [Fraction(x) for x in a.tolist()], [Fraction(x) for x in b.tolist()]
+        q = [hi - lo for lo, hi in itertools.pairwise(fa)]
+        p = [max(hi - lo, Fraction(0)) for hi, lo in itertools.pairwise(fb)]
+        return cls._exact(q, p, 1 - fb[0])
 
     @cached_property
     def alpha(self) -> np.ndarray:
@@ -220,12 +256,37 @@ class PiecewiseLinearTradeoff:
         return self.to_pld().delta(eps)
 
     def compose(self, other: PiecewiseLinearTradeoff) -> PiecewiseLinearTradeoff:
-        """Exact composition (residue paper, Prop. 12): product widths, drops, slopes."""
+        """Composition (residue paper, Prop. 12), never above the exact product pair.
+
+        The product of the pairs the two curves' data denote (module doc; each side
+        normalised by its total): Q-masses w_i w'_j, P-masses d_i d'_j, and at +inf the rest
+        S S' - D D' (S, D: a curve's P-total and drop total), in exact Fractions, stored by
+        :func:`accounting.curves._curve_rounding.exact_stored` (equal exact ratios merged).
+        With the identity (one segment, start 1: Q = P) the product is the other pair, whose
+        stored curve is returned as it is."""
         if not isinstance(other, PiecewiseLinearTradeoff):
             raise ValueError(f"other must be a PiecewiseLinearTradeoff, got {type(other).__name__}")
-        widths = np.multiply.outer(self.widths, other.widths).ravel()
-        drops = np.multiply.outer(self.drops, other.drops).ravel()
-        return PiecewiseLinearTradeoff(widths, drops, self.start * other.start)
+        if other.widths.size == 1 and other.start == 1.0:
+            return self
+        if self.widths.size == 1 and self.start == 1.0:
+            return other
+        w1, d1 = _fractions(self.widths), _fractions(self.drops)
+        w2, d2 = _fractions(other.widths), _fractions(other.drops)
+        q = [a * b for a in w1 for b in w2]
+        p = [a * b for a in d1 for b in d2]
+        drop1, drop2 = sum(d1, Fraction(0)), sum(d2, Fraction(0))
+        total1, total2 = drop1 + 1 - Fraction(self.start), drop2 + 1 - Fraction(other.start)
+        return PiecewiseLinearTradeoff._exact(q, p, total1 * total2 - drop1 * drop2)
+
+
+def _fractions(values: np.ndarray) -> list[Fraction]:
+    """The doubles of ``values`` as exact Fractions."""
+    return [Fraction(x) for x in values.tolist()]
+
+
+def _rr_mass(eps: float, delta: float, sign: float) -> Callable[[Any], Any]:
+    """(1 - delta) / (1 + e^{-sign eps}) as an expression of ``ctx`` (mpmath or mpmath.iv)."""
+    return lambda ctx: (1 - ctx.mpf(delta)) / (1 + ctx.exp(-sign * ctx.mpf(eps)))
 
 
 def _q_bounds(probs: np.ndarray, losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

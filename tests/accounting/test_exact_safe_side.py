@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -1206,26 +1207,9 @@ REGISTRY.update(
 
 
 #: Public functions that return a cost with no exact or 50-digit reference walked here yet
-#: (the natural filter's piecewise-linear analysis, and a calibration search added below).
-#: Each reason says why and names the test that checks the function instead.
-NUMERICAL: dict[str, str] = {
-    name: reason
-    for reason, names in {
-        "natural filter analysis: a worst-case trade-off curve over rounds, built from "
-        "as_tradeoff and supremum (walked below, never above the exact curves) and "
-        "PiecewiseLinearTradeoff.compose, whose float products are renormalised in floats "
-        "and whose equal float slopes are merged (a chord above the segments: up to ~1e-16 "
-        "more private than the exact product pair), with a float legality check whose "
-        "tol = 1e-12 widens the legal moves (the upper-bound direction of this analysis, "
-        "not a filter's admission), for the paper's figures; a safe-side compose (the "
-        "prefix rule of accounting/curves/_curve_rounding.py with exact-ratio merging) and "
-        "a certified legality (a derived bound in place of tol) are an issue-42 leftover; "
-        "tests/accounting/analysis/test_natural_*.py": (
-            "natural_filter_cost crosscheck_natural_filter_cost"
-        ),
-    }.items()
-    for name in names.split()
-}
+#: (a calibration search, added below). Each reason says why and names the test that checks
+#: the function instead.
+NUMERICAL: dict[str, str] = {}
 
 #: Public functions that return no privacy cost, budget or noise scale.
 NOT_A_COST: dict[str, str] = {
@@ -1802,8 +1786,8 @@ def _pair_below(pair: tuple[list, list], members: list) -> bool:
     """The check of :func:`_curve_below` for one reading of the curve."""
     with mp.workdps(80):
         q, p = pair
-        for member in members:
-            qm, pm = _exact_pair(member)
+        for member in members:  # a profile, or an exact (Q, P) pair as mpmath lists
+            qm, pm = member if isinstance(member, tuple) else _exact_pair(member)
             kinks = {b / a for a, b in zip(q + qm, p + pm, strict=True) if a > 0}
             for x in kinks:
                 mine = mp.fsum(max(b - x * a, 0) for a, b in zip(q, p, strict=True))
@@ -1859,6 +1843,223 @@ def _supremum(data: st.DataObject) -> None:
 
 REGISTRY.update(
     {"as_tradeoff": Entry("cost", _as_tradeoff, 15), "supremum": Entry("cost", _supremum, 10)}
+)
+
+
+def _vertex_pair(alpha: np.ndarray, beta: np.ndarray) -> tuple[list, list]:
+    """The pair of vertices (alpha_k, beta_k) of doubles: Q-masses alpha_{k+1} - alpha_k,
+    P-masses beta_k - beta_{k+1} and 1 - beta_0 at +inf (80 digits: exact for these)."""
+    with mp.workdps(80):
+        a, b = [mpf(x) for x in alpha.tolist()], [mpf(x) for x in beta.tolist()]
+        q = [mp.mpf(0), *(hi - lo for lo, hi in itertools.pairwise(a))]
+        p = [1 - b[0], *(max(hi - lo, 0) for hi, lo in itertools.pairwise(b))]
+        return q, p
+
+
+def _tradeoff_constructor(data: st.DataObject) -> None:
+    """PiecewiseLinearTradeoff(widths, drops, start) is never above the pair its data denote
+    (Q-masses widths, P-masses drops and 1 - start at +inf, each side over its exact total),
+    and keeps start = 1: random pairs (masses to 1e-300, log-ratios to 1e-300), widths and
+    drops perturbed by an ulp (equal float slopes, unequal exact ones); start = 1 kept
+    where every width is a normal double."""
+    p, q = _finite_pair(data)
+    start = data.draw(st.just(1.0) | st.floats(0.5, 1.0))
+    drops = p * start
+    if data.draw(st.booleans()):
+        drops = np.nextafter(drops, np.where(np.arange(drops.size) % 2 == 0, 2.0, 0.0))
+    curve = _try(PiecewiseLinearTradeoff, q, drops, start)
+    if curve is None:
+        return
+    with mp.workdps(80):
+        pair = [mp.mpf(0), *map(mpf, q.tolist())], [1 - mpf(start), *map(mpf, drops.tolist())]
+        pair = [x / mp.fsum(pair[0]) for x in pair[0]], [x / mp.fsum(pair[1]) for x in pair[1]]
+    assert _curve_below(curve, [pair])
+    if float(np.min(q)) > 1e-300:  # a ratio beyond the doubles may go to +inf (safe)
+        assert start < 1.0 or curve.start == 1.0
+
+
+def _tradeoff_eps_delta(data: st.DataObject) -> None:
+    """(eps, delta)-DP as a curve: never above the exact 4-point pair (Kairouz et al. 2015;
+    80 digits), eps down to 1e-300 and up to 50, delta 0 or down to 1e-300; the stored delta
+    1 - start at or above delta, start = 1 for delta = 0."""
+    eps = data.draw(st.just(0.0) | log_tiny | st.floats(1e-3, 50.0))
+    delta = data.draw(st.just(0.0) | delta_st)
+    curve = PiecewiseLinearTradeoff.eps_delta(eps, delta=delta)
+    with mp.workdps(80):
+        keep, e, d = 1 - mpf(delta), mpf(eps), mpf(delta)
+        low, high = keep / (1 + mp.exp(e)), keep / (1 + mp.exp(-e))
+        pair = [mp.mpf(0), low, high, d], [d, high, low, mp.mpf(0)]
+    assert _curve_below(curve, [pair])
+    assert 1 - Fraction(curve.start) >= Fraction(delta)
+    assert delta > 0.0 or curve.start == 1.0
+
+
+def _tradeoff_from_vertices(data: st.DataObject) -> None:
+    """Never above the polygon through the given vertices (the vertices of a random curve,
+    start < 1 or 1): its pair read exactly from the doubles (:func:`_vertex_pair`)."""
+    p, q = _finite_pair(data)
+    start = data.draw(st.just(1.0) | st.floats(0.5, 1.0))
+    base = _try(PiecewiseLinearTradeoff, q, p * start, start)
+    if base is None:
+        return
+    curve = _try(PiecewiseLinearTradeoff.from_vertices, base.alpha, base.beta)
+    if curve is not None:
+        assert _curve_below(curve, [_vertex_pair(base.alpha, base.beta)])
+
+
+def _tradeoff_compose(data: st.DataObject) -> None:
+    """Never above the exact product of the two curves' pairs (Q- and P-masses multiply,
+    the +inf masses join; 80 digits)."""
+    a, b = _curve(data), _curve(data)
+    with mp.workdps(80):
+        (qa, pa), (qb, pb) = _exact_pair(a), _exact_pair(b)
+        pair = [x * y for x in qa for y in qb], [x * y for x in pa for y in pb]
+    assert _curve_below(a.compose(b), [pair])
+
+
+REGISTRY.update(
+    {
+        "PiecewiseLinearTradeoff.__init__": Entry("cost", _tradeoff_constructor, 15),
+        "PiecewiseLinearTradeoff.eps_delta": Entry("cost", _tradeoff_eps_delta, 15),
+        "PiecewiseLinearTradeoff.from_vertices": Entry("cost", _tradeoff_from_vertices, 10),
+        "PiecewiseLinearTradeoff.compose": Entry("cost", _tradeoff_compose, 10),
+    }
+)
+
+
+# ------------------- the natural filter's worst-case cost (issue 42: legality never narrowed)
+
+
+def _hockey(pair: tuple[list, list], x: mp.mpf) -> mp.mpf:
+    """H_x(P || Q) = sum (P_i - x Q_i)_+ of an mpmath pair (a Q = 0 atom counts fully)."""
+    return mp.fsum(max(b - x * a, 0) for a, b in zip(*pair, strict=True))
+
+
+def _product(first: tuple[list, list], second: tuple[list, list]) -> tuple[list, list]:
+    q = [x * y for x in first[0] for y in second[0]]
+    return q, [x * y for x in first[1] for y in second[1]]
+
+
+def _surely_dominated(pair: tuple[list, list], budget: tuple[list, list]) -> bool:
+    """H_x(pair) <= H_x(budget) - 10^-60 (1 + x) at every kink x of either (both piecewise
+    linear in x) and for their +inf masses: the exact filter's legality, a tie read as
+    illegal (a smaller legal set: a lower oracle), except where H_x(pair) is within
+    10^-60 (1 + x) of (1 - x)_+, the least any pair has (x beyond the pair's ratios: two
+    stored ratios differ by far more than that)."""
+    kinks = {b / a for v in (pair, budget) for a, b in zip(*v, strict=True) if a > 0}
+    margin = mp.mpf(10) ** -60
+    tops = [mp.fsum(b for a, b in zip(*v, strict=True) if a == 0) for v in (pair, budget)]
+    if tops[0] > 0 and tops[0] > tops[1] - margin:
+        return False
+    for x in kinks:
+        mine, theirs, slack = _hockey(pair, x), _hockey(budget, x), margin * (1 + x)
+        if not (mine <= theirs - slack or mine <= max(1 - x, 0) + slack):
+            return False
+    return True
+
+
+def _natural_oracle(budget: tuple[list, list], queries: list, rounds: int, eps: float) -> mp.mpf:
+    """The exact natural filter's worst-case H_{e^eps} over ``rounds`` (Lemma 1, Prop. 6):
+    max over the moves legal after the path (pass included) of sum_o P(o) times the best
+    continuation at likelihood ratio x Q(o) / P(o), by brute force over paths, ties illegal
+    (a lower bound on the exact value)."""
+    legal: dict[tuple[int, ...], tuple[list, list] | None] = {(): ([mp.mpf(1)], [mp.mpf(1)])}
+
+    def state(path: tuple[int, ...]) -> tuple[list, list] | None:
+        if path not in legal:
+            before = state(path[:-1])
+            nxt = None if before is None else _product(before, queries[path[-1]])
+            legal[path] = nxt if nxt is not None and _surely_dominated(nxt, budget) else None
+        return legal[path]
+
+    def value(path: tuple[int, ...], left: int, x: mp.mpf) -> mp.mpf:
+        if left == 0:
+            return max(1 - x, 0)
+        best = value(path, left - 1, x)  # pass
+        for k, (qs, ps) in enumerate(queries):
+            nxt = tuple(sorted((*path, k)))
+            if state(nxt) is None:
+                continue
+            atoms = zip(qs, ps, strict=True)
+            best = max(
+                best,
+                mp.fsum(
+                    b * (value(nxt, left - 1, x * a / b) if a > 0 else 1) for a, b in atoms if b > 0
+                ),
+            )
+        return best
+
+    with mp.workdps(80):
+        return value((), rounds, mp.exp(mpf(eps)))
+
+
+def _rr_pair(eps: float) -> tuple[list, list]:
+    """Randomized response RR_eps exactly (at the working precision): Q = (s(-eps), s(eps)),
+    P = (s(eps), s(-eps)), s the logistic function."""
+    low, high = 1 / (1 + mp.exp(mpf(eps))), 1 / (1 + mp.exp(-mpf(eps)))
+    return [low, high], [high, low]
+
+
+def _natural_setup(data: st.DataObject) -> tuple:
+    """An RR_a or RR_a (x) RR_b budget and 2-3 pure-DP queries (some at a, a / 2 or b: ties
+    with the budget; some below 1e-15, where RR's float slopes are equal), as curves and as
+    their exact pairs (80 digits), and the target eps 0, a and one drawn."""
+    a = data.draw(st.floats(0.1, 2.0))
+    b = data.draw(st.just(0.0) | st.floats(0.1, 1.5))
+    tiny = st.floats(-20.0, -15.0).map(lambda e: 10.0**e)
+    tie = st.sampled_from([a, a / 2, b or a / 3])
+    eps = {
+        data.draw(tie | tiny | st.floats(0.05, 1.5)) for _ in range(data.draw(st.integers(2, 3)))
+    }
+    budget = PiecewiseLinearTradeoff.pure_dp(a)
+    with mp.workdps(80):
+        exact = _rr_pair(a)
+        if b > 0.0:
+            budget = budget.compose(PiecewiseLinearTradeoff.pure_dp(b))
+            exact = _product(exact, _rr_pair(b))
+        pairs = [_rr_pair(e) for e in sorted(eps)]
+    queries = [PiecewiseLinearTradeoff.pure_dp(e) for e in sorted(eps)]
+    return budget, queries, (exact, pairs), [0.0, a, data.draw(st.floats(-1.0, 4.0))]
+
+
+def _natural_filter_cost(data: st.DataObject) -> None:
+    """The returned curve's hockey stick (80 digits, the pair of its data) is at or above the
+    exact natural filter's worst case for the exact RR budget and queries
+    (:func:`_natural_oracle`) at each target eps, 2-3 rounds."""
+    budget, queries, (exact, pairs), targets = _natural_setup(data)
+    rounds = data.draw(st.integers(2, 3))
+    cost = an.natural_filter_cost(budget, queries, rounds)
+    with mp.workdps(80):
+        mine = _exact_pair(cost)
+        for eps in targets:
+            worst = _natural_oracle(exact, pairs, rounds, eps)
+            assert _hockey(mine, mp.exp(mpf(eps))) >= worst - mp.mpf(10) ** -60
+
+
+def _crosscheck_natural_filter_cost(data: st.DataObject) -> None:
+    """A cost the check passes at tolerance ``tol`` = 1e-9 is within ``tol`` of the exact
+    worst case (:func:`_natural_oracle`) or above it at every checked eps, for the two-round
+    cost and for the budget offered as the cost (an understated cost is caught)."""
+    budget, queries, (exact, pairs), targets = _natural_setup(data)
+    tol = 1e-9
+    cost = an.natural_filter_cost(budget, queries, 2)
+    for candidate in (cost, budget):
+        try:
+            an.crosscheck_natural_filter_cost(budget, queries, candidate, targets, tol)
+        except RuntimeError:
+            continue
+        with mp.workdps(80):
+            mine = _exact_pair(candidate)
+            for eps in targets:
+                worst = _natural_oracle(exact, pairs, 2, eps)
+                assert _hockey(mine, mp.exp(mpf(eps))) >= worst - tol - mp.mpf(10) ** -60
+
+
+REGISTRY.update(
+    {
+        "natural_filter_cost": Entry("cost", _natural_filter_cost, 6),
+        "crosscheck_natural_filter_cost": Entry("cost", _crosscheck_natural_filter_cost, 4),
+    }
 )
 
 

@@ -119,3 +119,13 @@ def test_totally_ordered_queries_are_free() -> None:
     queries = [PiecewiseLinearTradeoff.pure_dp(0.2 * k) for k in range(1, 7)]
     assert possibly_dominated(natural_filter_cost(budget, queries, rounds=1), budget, tol=1e-12)
     assert possibly_dominated(natural_filter_cost(budget, queries, rounds=2), budget, tol=1e-12)
+
+
+def test_tiny_queries_are_not_priced_as_the_identity() -> None:
+    """Issue 42: RR_1e-17 (float slopes both 1) twice under an RR_1 budget costs
+    H_1 = tanh(1e-17 / 2) > 0 at eps = 0; a float compose that merges equal float slopes
+    returned the identity (delta 0: an understated cost)."""
+    cost = natural_filter_cost(
+        PiecewiseLinearTradeoff.pure_dp(1.0), [PiecewiseLinearTradeoff.pure_dp(1e-17)], rounds=2
+    )
+    assert cost.delta(0.0) >= 4.99e-18  # tanh(5e-18) = 5e-18 (1 - 8e-36)
