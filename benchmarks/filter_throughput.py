@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
-from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters import (
     AdditiveFilter,
     AdvancedFilter,
@@ -89,7 +88,7 @@ WORKLOADS = (
     Workload("GdpResidueFilter", lambda n: GdpResidueFilter(10.0), Gdp(1e-3)),
     Workload(
         "NaturalFilter",
-        lambda n: NaturalFilter(PiecewiseLinearTradeoff.pure_dp(2e-2 * n)),
+        lambda n: NaturalFilter(PureDP(2e-2 * n)),
         PureDP(1e-2),
     ),
     Workload(

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from accounting import _checks
+from accounting.curves._budget_rounding import eps_delta_above
 from accounting.curves._curve_rounding import exact_stored, safe_pair
 from accounting.curves._pld_rounding import log_ratio_up, sum_up
 from accounting.curves.pld import Pld
@@ -93,8 +94,11 @@ class PiecewiseLinearTradeoff:
         return cls._stored(*exact_stored(q, p, inf))
 
     @classmethod
-    def eps_delta(cls, eps: float, *, delta: float = 0.0) -> PiecewiseLinearTradeoff:
-        """f_{eps,delta}(a) = max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)), never above.
+    def eps_delta(
+        cls, eps: float, *, delta: float = 0.0, budget: bool = False
+    ) -> PiecewiseLinearTradeoff:
+        """f_{eps,delta}(a) = max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)), never above
+        (a cost); with ``budget=True`` never below (a budget, see the end).
 
         Dong, Roth and Su 2022, Prop. 2.5 / Kairouz et al. 2015: (eps, delta)-DP is
         f_{eps,delta}-DP. It equals (1 - delta) f_{eps,0}(a / (1 - delta)): randomized
@@ -111,9 +115,17 @@ class PiecewiseLinearTradeoff:
         s(-eps) (so 1 - x is exact, >= s(eps), and the prefix rule holds; within 2^-52 of the
         exact masses): RR_eps (x) RR_eps then has atoms of exactly equal ratios, which
         :meth:`compose` merges.
+
+        ``budget=True``: the stored curve is at or ABOVE f_{eps,delta} at every alpha (a
+        stricter guarantee: a filter whose budget it is never admits a composition that
+        f_{eps,delta} does not dominate), certified in exact Fractions at the stored curve's
+        vertices (:func:`accounting.curves._budget_rounding.eps_delta_above`: masses
+        rounded the other way, stored delta <= delta, ratio <= e^eps).
         """
         eps = _checks.nonnegative("eps", eps)
         delta = _checks.delta("delta", delta)
+        if budget:
+            return cls._stored(*eps_delta_above(eps, delta))
         keep = 1 - Fraction(delta)
         if eps == 0.0:
             return cls._exact(
@@ -131,9 +143,10 @@ class PiecewiseLinearTradeoff:
         return cls._stored(*safe_pair(q, p, (delta, delta)))
 
     @classmethod
-    def pure_dp(cls, eps: float) -> PiecewiseLinearTradeoff:
-        """Randomized response RR_eps: the trade-off f_{eps,0} every eps-DP pair dominates."""
-        return cls.eps_delta(eps, delta=0.0)
+    def pure_dp(cls, eps: float, *, budget: bool = False) -> PiecewiseLinearTradeoff:
+        """Randomized response RR_eps: the trade-off f_{eps,0} every eps-DP pair dominates,
+        never above it (a cost) or, with ``budget=True``, never below it (a budget)."""
+        return cls.eps_delta(eps, delta=0.0, budget=budget)
 
     @classmethod
     def from_pld(cls, pld: Pld) -> PiecewiseLinearTradeoff:

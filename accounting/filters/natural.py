@@ -78,19 +78,29 @@ class NaturalFilter(Filter[NaturalCost, Pld]):
     :func:`~accounting.analysis.natural_attack.natural_filter_cost` models the exact-arithmetic
     filter, which admits such ties (an upper bound on this filter's cost). Costs: finite Pld,
     PiecewiseLinearTradeoff, PureDP (as RR_eps) and EpsDelta (as its 4-point pair).
-    ``budget`` is a Pld, PiecewiseLinearTradeoff or GdpProfile. The composed PLD's support
+    ``budget`` is a Pld, PiecewiseLinearTradeoff or GdpProfile, or (simplest for a named
+    budget) a PureDP or EpsDelta, stored as
+    ``PiecewiseLinearTradeoff.eps_delta(eps, delta=delta, budget=True)``: at or above
+    f_{eps,delta} at every alpha, so no admitted composition exceeds the budget named (a
+    curve built without ``budget=True`` rounds toward the weaker guarantee, right for a cost
+    and up to ~2^-52 too generous for a budget). A query equal to the budget (PureDP(1.0)
+    under PureDP(1.0), or k queries of eps / k) is then refused: the rounding of the two
+    curves cannot certify the tie. The composed PLD's support
     grows with every query (outer sums); long interactions need coarse query supports.
     """
 
     cost_types: ClassVar[tuple[type, ...]] = NATURAL_COSTS
     budget_fields = ("budget", "tol")
 
-    def __init__(self, budget: Profile, tol: float = 0.0) -> None:
+    def __init__(self, budget: Profile | PureDP | EpsDelta, tol: float = 0.0) -> None:
         super().__init__(Pld.identity())
+        if isinstance(budget, PureDP | EpsDelta):
+            delta = budget.delta if isinstance(budget, EpsDelta) else 0.0
+            budget = PiecewiseLinearTradeoff.eps_delta(budget.eps, delta=delta, budget=True)
         if not isinstance(budget, Pld | PiecewiseLinearTradeoff | GdpProfile):
             raise ValueError(
-                "budget must have a trade-off curve (a Pld, PiecewiseLinearTradeoff or "
-                f"GdpProfile), got {type(budget).__name__}"
+                "budget must have a trade-off curve (a Pld, PiecewiseLinearTradeoff, "
+                f"GdpProfile, PureDP or EpsDelta), got {type(budget).__name__}"
             )
         self.budget = budget
         self.tol = _checks.nonnegative("tol", tol)

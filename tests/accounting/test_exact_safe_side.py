@@ -1894,6 +1894,27 @@ def _tradeoff_eps_delta(data: st.DataObject) -> None:
     assert delta > 0.0 or curve.start == 1.0
 
 
+def _tradeoff_budget(data: st.DataObject) -> None:
+    """(eps, delta)-DP as a BUDGET (``budget=True``; pure_dp for delta = 0): never BELOW the
+    exact 4-point pair (80 digits), read as the pair its data denote (what the natural
+    filter's certificate reads), eps 0, log-uniform down to 1e-300 (and 5e-324) and up to
+    1e300, delta 0, subnormal, log-uniform down to 1e-300 or up to 0.99."""
+    eps = data.draw(st.just(0.0) | log_tiny | st.floats(1e-3, 50.0) | st.floats(50.0, 1e300))
+    delta = data.draw(
+        st.just(0.0) | st.just(5e-324) | st.floats(1e-320, 1e-308) | delta_st | st.floats(0.5, 0.99)
+    )
+    if delta == 0.0 and data.draw(st.booleans()):
+        curve = PiecewiseLinearTradeoff.pure_dp(eps, budget=True)
+    else:
+        curve = PiecewiseLinearTradeoff.eps_delta(eps, delta=delta, budget=True)
+    with mp.workdps(80):
+        keep, e, d = 1 - mpf(delta), mpf(eps), mpf(delta)
+        low, high = keep / (1 + mp.exp(e)), keep / (1 + mp.exp(-e))
+        pair = [mp.mpf(0), low, high, d], [d, high, low, mp.mpf(0)]
+        assert _pair_below(pair, [_exact_pair(curve)])
+    assert 1 - Fraction(curve.start) <= Fraction(delta)
+
+
 def _tradeoff_from_vertices(data: st.DataObject) -> None:
     """Never above the polygon through the given vertices (the vertices of a random curve,
     start < 1 or 1): its pair read exactly from the doubles (:func:`_vertex_pair`)."""
@@ -1921,6 +1942,7 @@ REGISTRY.update(
     {
         "PiecewiseLinearTradeoff.__init__": Entry("cost", _tradeoff_constructor, 15),
         "PiecewiseLinearTradeoff.eps_delta": Entry("cost", _tradeoff_eps_delta, 15),
+        "PiecewiseLinearTradeoff.pure_dp": Entry("budget", _tradeoff_budget, 20),
         "PiecewiseLinearTradeoff.from_vertices": Entry("cost", _tradeoff_from_vertices, 10),
         "PiecewiseLinearTradeoff.compose": Entry("cost", _tradeoff_compose, 10),
     }

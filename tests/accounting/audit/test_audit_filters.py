@@ -99,7 +99,9 @@ def test_monte_carlo_has_power_against_an_individual_filter_with_twice_the_budge
 NATURAL_BUDGET = PiecewiseLinearTradeoff.eps_delta(1.0, delta=0.05)
 # The certified natural filter decides exact ties (RR_1 (x) erasure(0.05) is the budget) by
 # the rounding of the data: its budget is looser by 1e-9 (eps and delta), so every tie is legal.
-NATURAL_FILTER_BUDGET = PiecewiseLinearTradeoff.eps_delta(1.0 + 1e-9, delta=0.05 + 1e-9)
+NATURAL_FILTER_BUDGET = PiecewiseLinearTradeoff.eps_delta(
+    1.0 + 1e-9, delta=0.05 + 1e-9, budget=True
+)
 # A weak pure query whose composition with RR_1 is exactly at the (1, 0.05) budget.
 WEAK = 2 * math.atanh(0.05 * (1 + math.exp(-1.0))) * 0.999
 

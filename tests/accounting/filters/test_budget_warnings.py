@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from accounting.costs import EpsDelta, Gdp, ProbabilisticDP, PureDP, RenyiCurve, Zcdp
-from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters import (
     AdditiveFilter,
     AdvancedFilter,
@@ -58,9 +57,7 @@ CASES = {
     ),
     "zcdp": Case(lambda: ZcdpFilter(1.0), Zcdp(0.1), Zcdp(1.5)),
     "pure_via_zcdp": Case(lambda: PureDpFilterViaZcdp(1.0, delta=1e-6), PureDP(0.05), PureDP(3.0)),
-    "natural": Case(
-        lambda: NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0)), PureDP(0.25), PureDP(2.0)
-    ),
+    "natural": Case(lambda: NaturalFilter(PureDP(1.0)), PureDP(0.25), PureDP(2.0)),
     "fsrc": Case(
         lambda: FilteredSelfReportingComposition(1.0, delta=1e-3),
         ProbabilisticDP(0.25),

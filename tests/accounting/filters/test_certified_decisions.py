@@ -33,7 +33,6 @@ from hypothesis import strategies as st
 
 import accounting.filters as filters
 from accounting.costs import EpsDelta, Gdp, ProbabilisticDP, PureDP, RenyiCurve, Zcdp
-from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters.base import Filter
 from accounting.filters.realisation import GaussianLoss, realisation_delta
 from accounting.mechanisms.erasure import binary_erasure_laws
@@ -582,7 +581,7 @@ def _natural(data: st.DataObject) -> None:
     (the losses), and checking every breakpoint decides it (80 digits). A refusal is
     tolerated where the margin is below 1e-9 (an exact tie such as 2 RR_0.5 vs RR_1)."""
     eps0 = data.draw(st.sampled_from([0.5, 1.0, 2.0]) | st.floats(1e-3, 4.0))
-    filt = filters.NaturalFilter(PiecewiseLinearTradeoff.pure_dp(eps0))
+    filt = filters.NaturalFilter(PureDP(eps0))
     accepted: list[float] = []
     for _ in range(data.draw(st.integers(1, 5))):
         kind = data.draw(st.sampled_from(["share", "tiny", "any"]))

@@ -14,7 +14,6 @@ import accounting.filters as filters
 import accounting.filters.gdp as gdp_module
 from accounting.costs import PureDP
 from accounting.curves.pld import Pld
-from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters import GdpFilter, GdpResidueFilter, NaturalFilter
 from accounting.filters.base import Filter
 
@@ -66,7 +65,7 @@ def test_natural_filter_composes_each_query_once(monkeypatch) -> None:
         return real(self, other)
 
     monkeypatch.setattr(Pld, "compose", counting)
-    filt = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0))
+    filt = NaturalFilter(PureDP(1.0))
     for _ in range(3):
         assert filt.request(PureDP(0.2))
     assert len(calls) == 3

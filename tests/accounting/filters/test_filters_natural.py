@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import mpmath as mp
 import pytest
 from filter_audits import Audit, WorstCase, mechanism
 from filter_contract import FilterContract
@@ -14,16 +17,16 @@ from accounting.filters.natural import NaturalFilter, query_pld
 
 
 def test_filter_composes_exactly_and_halts() -> None:
-    filt = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0))
+    filt = NaturalFilter(PureDP(1.0))
     assert filt.request(PureDP(0.49)) and filt.request(PureDP(0.49))
     assert not filt.request(PureDP(0.03)) and filt.halted
     gauss = NaturalFilter(GdpProfile(1.0))
     assert gauss.request(EpsDelta(0.5, delta=0.0))
     assert not gauss.request(EpsDelta(0.1, delta=1e-6))  # mass at +inf never fits a GDP budget
     with pytest.raises(ValueError, match="accepts costs of type"):
-        NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0)).request(Gdp(0.1))
+        NaturalFilter(PureDP(1.0)).request(Gdp(0.1))
     with pytest.raises(ValueError, match="trade-off curve"):
-        NaturalFilter(EpsDelta(1.0, delta=0.0))
+        NaturalFilter(Gdp(1.0))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="cost must be"):
         query_pld(Gdp(1.0))
 
@@ -32,11 +35,32 @@ def test_no_admitting_tolerance() -> None:
     """Issue 42: two PureDP(0.5 + 1e-12) compose to a pair not dominated by RR_1 (their
     vertex (a^2, 1 - b^2) lies below RR_1's curve by ~1e-13); main's default tol = 1e-12
     admitted both. A tolerance now only refuses, and a plain refusal is certified."""
-    filt = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0))
+    filt = NaturalFilter(PureDP(1.0))
     assert filt.request(PureDP(0.5 + 1e-12))
     assert not filt.request(PureDP(0.5 + 1e-12))
     margin = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0), tol=0.05)
     assert margin.request(PureDP(0.45)) and not margin.request(PureDP(0.45))  # gap 0.039
+
+
+@pytest.mark.parametrize(("eps", "ulps"), [(2.0, 1), (13.0, 5), (1e-3, 5)])
+def test_named_budget_is_never_more_generous(eps: float, ulps: int) -> None:
+    """Issue 42: pure_dp(eps) rounds toward the weaker guarantee (a cost), so main's
+    NaturalFilter(pure_dp(eps)) held a budget below f_{eps,0} and admitted PureDP(eps') with
+    eps' a few ulps above eps: RR_eps' is below f_{eps,0} at its kink alpha = s(-eps') by
+    less than 1e-14 (a few ulps), so not dominated by the budget named. A budget given as PureDP (or
+    stored with budget=True) is at or above f_{eps,0}: refused; a smaller query still fits."""
+    above = eps
+    for _ in range(ulps):
+        above = math.nextafter(above, math.inf)
+    with mp.workdps(50):
+        kink = 1 / (1 + mp.exp(mp.mpf(above)))  # T_{RR_eps'}(kink) = kink
+        gap = 1 - mp.exp(mp.mpf(eps)) * kink - kink  # f_{eps,0}(kink) - T_{RR_eps'}(kink)
+        assert 0 < gap < 1e-14
+    assert not NaturalFilter(PureDP(eps)).request(PureDP(above))
+    assert not NaturalFilter(PiecewiseLinearTradeoff.pure_dp(eps, budget=True)).request(
+        PureDP(above)
+    )
+    assert NaturalFilter(PureDP(eps)).request(PureDP(0.99 * eps))
 
 
 # ---------------------------------------------------------------- the shared filter contract
@@ -50,7 +74,7 @@ class TestNaturalFilterContract(FilterContract):
     )
 
     def make(self) -> NaturalFilter:
-        return NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0))
+        return NaturalFilter(PureDP(1.0))
 
     def admitted_cost(self) -> PureDP:
         return PureDP(0.45)
