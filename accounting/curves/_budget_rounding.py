@@ -98,7 +98,8 @@ def _above(
     e_hi: Fraction,
 ) -> bool:
     """g >= max(1 - delta - e_lo alpha, e_hi (1 - delta - alpha) on alpha <= 1 - delta) at
-    the vertices of the pair the data denote (module doc), in exact Fractions."""
+    the vertices of the pair the data denote (module doc), in exact Fractions; the atoms are
+    in decreasing ratio order (b' > a', then P = 0), so these are the curve's vertices."""
     q = [Fraction(0), *map(Fraction, widths)]
     p = [1 - Fraction(start), *map(Fraction, drops)]
     t_q, t_p = sum(q), sum(p)
