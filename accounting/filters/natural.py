@@ -53,6 +53,9 @@ def _pair_pld(eps: float, delta: float) -> Pld:
     return PiecewiseLinearTradeoff.eps_delta(eps, delta=delta).to_pld()
 
 
+#: :func:`loss_floor` of a query's PLD, once per PLD object (the cached pairs above repeat)
+_query_floor = lru_cache(maxsize=256)(loss_floor)
+
 NaturalCost = Pld | PiecewiseLinearTradeoff | PureDP | EpsDelta
 
 
@@ -120,7 +123,7 @@ class NaturalFilter(Filter[NaturalCost, Composition]):
     def _admit(self, cost: NaturalCost) -> Composition | None:
         query = query_pld(cost)
         nxt = self._state.pld.compose(query)
-        floor = float(sum_down(self._state.floor, loss_floor(query)))
+        floor = float(sum_down(self._state.floor, _query_floor(query)))
         if not is_dominated(nxt, self.budget, tol=self.tol, loss_floor=floor):
             return None
         return Composition(nxt, floor)
