@@ -14,12 +14,12 @@ analysis lives in :mod:`accounting.analysis`: the exact worst-case cost and the 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
 from accounting import _checks
-from accounting._outward import sum_down
 from accounting.costs import EpsDelta, PureDP
 from accounting.curves._deficit_cover import loss_floor
 from accounting.curves.domination import Profile, is_dominated
@@ -63,8 +63,9 @@ NaturalCost = Pld | PiecewiseLinearTradeoff | PureDP | EpsDelta
 class Composition:
     """The natural filter's state: the composed PLD of the accepted queries and a double
     ``floor`` at or below every loss of their exact composition (the sum of the queries'
-    :func:`~accounting.curves._deficit_cover.loss_floor`, rounded down: each loss of a
-    composition is a sum of one loss of each query)."""
+    :func:`~accounting.curves._deficit_cover.loss_floor`, each rounded sum moved one double
+    down, below the exact sum: each loss of a composition is a sum of one loss of each
+    query)."""
 
     pld: Pld
     floor: float
@@ -123,7 +124,7 @@ class NaturalFilter(Filter[NaturalCost, Composition]):
     def _admit(self, cost: NaturalCost) -> Composition | None:
         query = query_pld(cost)
         nxt = self._state.pld.compose(query)
-        floor = float(sum_down(self._state.floor, _query_floor(query)))
+        floor = math.nextafter(self._state.floor + _query_floor(query), -math.inf)
         if not is_dominated(nxt, self.budget, tol=self.tol, loss_floor=floor):
             return None
         return Composition(nxt, floor)
