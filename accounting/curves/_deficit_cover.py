@@ -69,8 +69,8 @@ def cover_deficit(a: Pld, floor: float) -> Pld | None:
     x <= 1, so there its curve is phi(T_A(s alpha)) <= T_A(s alpha) <= T_A(alpha) (T_A
     decreasing, s >= 1); after them it is the segment from (alpha_j / s, y / T') to (1, 0),
     below the line e^floor (1 - alpha) by (ii). The bounds use those of
-    :func:`loss_floor` (doubled, plus 3u for the three float operations on values <= 2 of
-    ``rest_up``), T' and y are correctly rounded sums moved one ulp down; each log is within
+    :func:`loss_floor` (with room for the float operations on values <= 2 of ``rest_up``), the
+    sums of :func:`sum_bounds` and 4u for the sum T'; each log is within
     4u relative, the subtraction giving ``cut`` within 2u absolute (4u / cut in its log), so
     subtracting 8u (the sum of the logs' magnitudes + |floor| + 2) + 4u / cut + 2^-1000 and
     one ulp keeps lam below both limits.
@@ -80,7 +80,7 @@ def cover_deficit(a: Pld, floor: float) -> Pld | None:
         return None
     probs, losses = a.probs, a.losses
     q = _q_terms(probs, losses)
-    d_float = 1.0 - math.fsum(q.tolist())
+    d_float = 1.0 - float(np.sum(q))  # only to choose m
     # the fewest low atoms whose P-mass covers e^floor times their Q-mass and the deficit
     # (lam then near floor; any m is sound, this one keeps the most atoms)
     need = math.exp(floor) * (np.cumsum(q)[:-1] + max(d_float, 0.0) + 40.0 * _U)
@@ -88,14 +88,15 @@ def cover_deficit(a: Pld, floor: float) -> Pld | None:
     if enough.size == 0:
         return None
     m = int(enough[0]) + 1
-    s_top = math.fsum(q[m:].tolist())
-    rest_up = (1.0 - s_top) + 34.0 * _U * s_top + 4.0 * _U  # >= 1 - Q_t
-    # y <= the exact P_r (its correctly rounded sum one ulp down), at most e^floor rest_up
-    y = min(math.nextafter(math.fsum(probs[:m].tolist()), 0.0), math.exp(floor) * rest_up)
-    q_top_up = s_top * (1.0 + 34.0 * _U) + 4.0 * _U  # >= Q_t
-    t_low = math.nextafter(math.fsum([*probs[m:].tolist(), y, a.inf_mass]), 0.0)
+    tiny = n * 2.0**-1070  # the q_i's subnormal slack, with room for the float operations
+    s_low, s_high = sum_bounds(q[m:])
+    rest_up = (1.0 - s_low) + 16.0 * _U * s_low + 4.0 * _U + tiny  # >= 1 - Q_t
+    q_top_up = s_high * (1.0 + 16.0 * _U) + 4.0 * _U + tiny  # >= Q_t
+    # y <= the exact P_r, at most e^floor rest_up
+    y = min(sum_bounds(probs[:m])[0], math.exp(floor) * rest_up)
+    t_low = (sum_bounds(probs[m:])[0] + y + a.inf_mass) * (1.0 - 4.0 * _U)  # <= T'
     cut = t_low - y * math.exp(-floor) * (1.0 + 8.0 * _U)
-    if not (y > 0.0 and rest_up > 0.0 and 0.0 < cut <= 2.0 and 0.0 < s_top <= 2.0):
+    if not (y > 0.0 and rest_up > 0.0 and 0.0 < cut <= 2.0 and 0.0 < s_low <= 2.0):
         return None
     logs = (math.log(y), math.log(rest_up), math.log(cut), math.log(q_top_up))
     slack = 8.0 * _U * (sum(map(abs, logs)) + abs(floor) + 2.0) + 4.0 * _U / cut + 2.0**-1000
@@ -105,11 +106,45 @@ def cover_deficit(a: Pld, floor: float) -> Pld | None:
         return None
     new_losses = np.concatenate([[lam], losses[m:]])
     new_probs = np.concatenate([[y], probs[m:]])
-    if math.fsum([*new_probs.tolist(), a.inf_mass, -1.0]) < 0.0:
-        return None  # the constructor would add mass to the top atom: not the pair above
     cover = Pld(new_losses, new_probs, a.inf_mass)
+    # the constructor merges equal losses and adds a total's shortfall to the top atom: then
+    # its data are not the pair above, and there is no cover
     same = np.array_equal(cover.losses, new_losses) and np.array_equal(cover.probs, new_probs)
-    return cover if same and cover.q_deficit() == 0.0 else None
+    return cover if same else None
+
+
+def has_q_deficit(x: Pld) -> bool:
+    """Whether :meth:`Pld.q_deficit` is > 0, that is 1 - F > 16u F + u for F the correctly
+    rounded sum of its q_i (``math.fsum``), decided from :func:`sum_bounds` (F is within u
+    of the sum, so within [lo (1 - 2u), hi (1 + 2u)], and each side below moves by at most 4u
+    in floats); only where these bounds leave it open is :meth:`Pld.q_deficit` asked."""
+    lo, hi = sum_bounds(_q_terms(x.probs, x.losses))
+    f_hi, f_lo = hi * (1.0 + 2.0 * _U), lo * (1.0 - 2.0 * _U)
+    if (1.0 - f_hi) - (16.0 * _U * f_hi + _U) > 4.0 * _U:
+        return True
+    if (1.0 - f_lo) - (16.0 * _U * f_lo + _U) < -4.0 * _U:
+        return False
+    return x.q_deficit() > 0.0
+
+
+def sum_bounds(x: np.ndarray) -> tuple[float, float]:
+    """Doubles lo <= sum(x) <= hi for non-negative doubles x (finite or +inf), without
+    ``math.fsum``'s cost over a wide exponent range: the terms >= 2^-60 by ``math.fsum``
+    (correctly rounded, B within u B), the k others by ``np.sum`` (any order: within
+    gamma_{k-1} <= 2ku of their sum, for ku <= 1/4; Higham 2002, Eq. (4.4)), each side widened
+    by 8u for its three float operations; +inf terms give hi = lo = +inf. Where ku > 2^-10,
+    all terms by ``math.fsum``."""
+    big = x >= 2.0**-60
+    small = x[~big]
+    if small.size * _U > 2.0**-10:
+        total = math.fsum(x.tolist())
+        return total * (1.0 - 2.0 * _U), total * (1.0 + 2.0 * _U)
+    b = math.fsum(x[big].tolist())
+    s = float(np.sum(small))
+    k = small.size
+    return (b + s * (1.0 - 4.0 * k * _U)) * (1.0 - 8.0 * _U), (b + s * (1.0 + 8.0 * k * _U)) * (
+        1.0 + 8.0 * _U
+    )
 
 
 def _q_terms(probs: np.ndarray, losses: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ from itertools import accumulate
 import mpmath
 import numpy as np
 
-from accounting.curves._deficit_cover import cover_deficit
+from accounting.curves._deficit_cover import cover_deficit, has_q_deficit
 from accounting.curves.gdp import GdpProfile
 from accounting.curves.gdp_pricing import finite_pair_mu, mp_z
 from accounting.curves.pld import Pld
@@ -61,7 +61,7 @@ def certified_dominated(a: Finite, b: Budget, tol: float, loss_floor: float = -m
     curve, instead of reading the deficit as Q-mass at loss -inf (where no cover is found,
     on a as before).
     """
-    if isinstance(a, Pld) and loss_floor > -math.inf and _has_q_deficit(a):
+    if isinstance(a, Pld) and loss_floor > -math.inf and has_q_deficit(a):
         cover = cover_deficit(a, loss_floor)
         a = a if cover is None else cover
     if isinstance(b, GdpProfile) and b.reveal == 0.0 and tol == 0.0:
@@ -136,15 +136,6 @@ def _q_mass_at_least_one(q: np.ndarray) -> bool:
     2^-1074, costs about as much as the composition), the others only add; a sum B of the
     large ones with B >= 1 + 2u proves it, as B (1 - u) >= 1."""
     return math.fsum(q[q >= 2.0**-60].tolist()) >= 1.0 + 2.0 * _U
-
-
-def _has_q_deficit(x: Pld) -> bool:
-    """Whether :meth:`Pld.q_deficit` is > 0, asked only where :func:`_q_mass_at_least_one`
-    does not already rule a deficit out (q_i = +inf where p_i e^{-L_i} overflows: its exact
-    value is > 1)."""
-    with np.errstate(over="ignore"):
-        q = x.probs * np.exp(-x.losses)
-    return not _q_mass_at_least_one(q) and x.q_deficit() > 0.0
 
 
 def _extreme_lines(a: Finite, b: Finite) -> tuple[bool, bool, bool]:
