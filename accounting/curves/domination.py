@@ -71,7 +71,9 @@ def as_tradeoff(curve: Pld | PiecewiseLinearTradeoff) -> PiecewiseLinearTradeoff
     raise ValueError(f"expected a Pld or PiecewiseLinearTradeoff, got {type(curve).__name__}")
 
 
-def is_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float = 0.0) -> bool:
+def is_dominated(
+    a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float = 0.0, loss_floor: float = -math.inf
+) -> bool:
     """Certified check that the finite profile ``a`` is dominated by ``b`` (a <= b): True
     only if T_b(alpha_k) <= T_a(alpha_k) - tol at every vertex alpha_k of T_a (module doc)
     holds in exact arithmetic for the pairs a's and b's data denote.
@@ -81,6 +83,12 @@ def is_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float = 0.0)
     with an error bound, exact Fractions or 60-digit mpmath where it cannot decide; an
     undecided case is False). ``tol`` >= 0 only refuses: a pair equal to b up to the
     rounding of its data may be refused (docs/accounting.md, "Rounding").
+
+    ``loss_floor`` (default -inf: unknown) is a lower bound on every loss of the exact pair
+    that a Pld ``a`` dominates (e.g. the sum of the composed queries' least losses,
+    :func:`accounting.curves._deficit_cover.loss_floor`); with it a Q-deficit of ``a``'s
+    rounded data is not read as Q-mass at loss -inf (``certified_dominated``). It must be
+    <= ``a``'s least loss.
     """
     tol = _checks.nonnegative("tol", tol)
     if not isinstance(a, Pld | PiecewiseLinearTradeoff):
@@ -89,7 +97,18 @@ def is_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float = 0.0)
         raise ValueError(
             f"b must be a Pld, PiecewiseLinearTradeoff or GdpProfile, got {type(b).__name__}"
         )
-    return certified_dominated(a, b, tol)
+    floor = _checks.real("loss_floor", loss_floor)
+    if math.isnan(floor) or floor == math.inf:
+        raise ValueError(f"loss_floor must be a real number or -inf, got {loss_floor!r}")
+    if math.isfinite(floor) and not (isinstance(a, Pld) and floor <= _min_loss(a)):
+        raise ValueError(
+            f"loss_floor must be <= the least loss of a Pld a (-inf otherwise), got {floor!r}"
+        )
+    return certified_dominated(a, b, tol, floor)
+
+
+def _min_loss(a: Pld) -> float:
+    return float(a.losses[0]) if a.losses.size else math.inf
 
 
 def possibly_dominated(a: Pld | PiecewiseLinearTradeoff, b: Profile, tol: float) -> bool:

@@ -35,6 +35,7 @@ from itertools import accumulate
 import mpmath
 import numpy as np
 
+from accounting.curves._deficit_cover import cover_deficit, has_q_deficit
 from accounting.curves.gdp import GdpProfile
 from accounting.curves.gdp_pricing import finite_pair_mu, mp_z
 from accounting.curves.pld import Pld
@@ -50,8 +51,19 @@ _MARGIN = mpmath.mpf(10) ** -45
 _ESCALATION = (_DPS, 400)
 
 
-def certified_dominated(a: Finite, b: Budget, tol: float) -> bool:
-    """True only if the finite pair a is dominated by b with T_b <= T_a - tol (module doc)."""
+def certified_dominated(a: Finite, b: Budget, tol: float, loss_floor: float = -math.inf) -> bool:
+    """True only if the finite pair a is dominated by b with T_b <= T_a - tol (module doc).
+
+    ``loss_floor``: a lower bound on every loss of the exact pair that a's data dominate
+    (-inf: none known). Where a is a Pld with a Q-deficit, the check is made on
+    :func:`~accounting.curves._deficit_cover.cover_deficit` (a, loss_floor), whose curve is
+    below the larger of a's curve and the line e^floor (1 - alpha), both below the exact
+    curve, instead of reading the deficit as Q-mass at loss -inf (where no cover is found,
+    on a as before).
+    """
+    if isinstance(a, Pld) and loss_floor > -math.inf and has_q_deficit(a):
+        cover = cover_deficit(a, loss_floor)
+        a = a if cover is None else cover
     if isinstance(b, GdpProfile) and b.reveal == 0.0 and tol == 0.0:
         return finite_pair_mu(a) <= b.mu  # G_mu <= T_a iff mu >= mu(a) (DRS 2022, Prop. 2.2)
     ks = None  # the interior vertices left to the exact check (None: all)

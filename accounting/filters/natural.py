@@ -14,11 +14,14 @@ analysis lives in :mod:`accounting.analysis`: the exact worst-case cost and the 
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
 from accounting import _checks
 from accounting.costs import EpsDelta, PureDP
+from accounting.curves._deficit_cover import loss_floor
 from accounting.curves.domination import Profile, is_dominated
 from accounting.curves.gdp import GdpProfile
 from accounting.curves.pld import Pld
@@ -50,10 +53,25 @@ def _pair_pld(eps: float, delta: float) -> Pld:
     return PiecewiseLinearTradeoff.eps_delta(eps, delta=delta).to_pld()
 
 
+#: :func:`loss_floor` of a query's PLD, once per PLD object (the cached pairs above repeat)
+_query_floor = lru_cache(maxsize=256)(loss_floor)
+
 NaturalCost = Pld | PiecewiseLinearTradeoff | PureDP | EpsDelta
 
 
-class NaturalFilter(Filter[NaturalCost, Pld]):
+@dataclass(frozen=True)
+class Composition:
+    """The natural filter's state: the composed PLD of the accepted queries and a double
+    ``floor`` at or below every loss of their exact composition (the sum of the queries'
+    :func:`~accounting.curves._deficit_cover.loss_floor`, each rounded sum moved one double
+    down, below the exact sum: each loss of a composition is a sum of one loss of each
+    query)."""
+
+    pld: Pld
+    floor: float
+
+
+class NaturalFilter(Filter[NaturalCost, Composition]):
     """Natural filter (residue paper, Alg. 2). WARNING: NOT FREE IN GENERAL.
 
     *** The interaction it permits can exceed its budget. *** An analyst who chooses the
@@ -87,13 +105,16 @@ class NaturalFilter(Filter[NaturalCost, Pld]):
     under PureDP(1.0), or k queries of eps / k) is then refused: the rounding of the two
     curves cannot certify the tie. The composed PLD's support
     grows with every query (outer sums); long interactions need coarse query supports.
+    The sum of the queries' least losses (a lower bound on the exact composition's) is
+    passed to :func:`is_dominated`, so that the Q-deficit that the rounded composition
+    gathers over thousands of queries is not read as Q-mass at loss -inf.
     """
 
     cost_types: ClassVar[tuple[type, ...]] = NATURAL_COSTS
     budget_fields = ("budget", "tol")
 
     def __init__(self, budget: Profile | PureDP | EpsDelta, tol: float = 0.0) -> None:
-        super().__init__(Pld.identity())
+        super().__init__(Composition(Pld.identity(), 0.0))
         if isinstance(budget, PureDP | EpsDelta):
             delta = budget.delta if isinstance(budget, EpsDelta) else 0.0
             budget = PiecewiseLinearTradeoff.eps_delta(budget.eps, delta=delta, budget=True)
@@ -107,9 +128,13 @@ class NaturalFilter(Filter[NaturalCost, Pld]):
 
     @property
     def composed(self) -> Pld:
-        """The exact composition of the accepted queries' PLDs."""
-        return self._state
+        """The composition of the accepted queries' PLDs (rounded up, as ``Pld.compose``)."""
+        return self._state.pld
 
-    def _admit(self, cost: NaturalCost) -> Pld | None:
-        nxt = self._state.compose(query_pld(cost))
-        return nxt if is_dominated(nxt, self.budget, tol=self.tol) else None
+    def _admit(self, cost: NaturalCost) -> Composition | None:
+        query = query_pld(cost)
+        nxt = self._state.pld.compose(query)
+        floor = math.nextafter(self._state.floor + _query_floor(query), -math.inf)
+        if not is_dominated(nxt, self.budget, tol=self.tol, loss_floor=floor):
+            return None
+        return Composition(nxt, floor)
