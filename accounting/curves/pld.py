@@ -65,6 +65,7 @@ from accounting import _checks
 from accounting._outward import SUM_REL, sum_down
 from accounting.curves._pld_fft import ChernoffLines, fft_convolve_up
 from accounting.curves._pld_rounding import (
+    PrefixSums,
     delta_relative_error,
     log_ratio_up,
     merge_up,
@@ -435,19 +436,19 @@ class _Grid:
         one is kept."""
         p = self.probs
         n, rel = p.size, 1.0 + 2.0 * _U * p.size
-        from_top, from_bottom = np.cumsum(p[::-1]), np.cumsum(p)
+        from_top, from_bottom = PrefixSums(p[::-1]), PrefixSums(p)
         limit = tail_mass / rel * (1.0 - 4.0 * _U)
 
         def above(j: int) -> float:  # >= the mass at cells >= j
-            value = math.nextafter(float(from_top[n - 1 - j]) * rel, math.inf)
+            value = math.nextafter(from_top[n - 1 - j] * rel, math.inf)
             return min(value, tails.upper(j)) if tails is not None else value
 
         def below(j: int) -> float:  # >= the mass at cells <= j
-            value = math.nextafter(float(from_bottom[j]) * rel, math.inf)
+            value = math.nextafter(from_bottom[j] * rel, math.inf)
             return min(value, tails.lower(j)) if tails is not None else value
 
-        top = int(np.searchsorted(from_top, limit, side="right"))
-        bottom = int(np.searchsorted(from_bottom, limit, side="right"))
+        top = from_top.searchsorted(limit)
+        bottom = from_bottom.searchsorted(limit)
         if tails is not None:
             cut = tails.upper_cut(tail_mass)
             top = max(top, n - cut) if cut is not None else top
@@ -708,7 +709,10 @@ def self_compose_discretised(
     discretisation: str = "pessimistic",
 ) -> Pld:
     """Pessimistic PLD of the k-fold composition of ``pld`` on the grid step * Z, by
-    repeated squaring (at most 2 log2 k convolutions). Same guarantee as
+    left-to-right binary powering (Knuth, TAOCP vol. 2, 4.6.3): for each bit of k after
+    the leading one the grid is squared, then convolved with the one-fold grid where the
+    bit is 1 (at most 2 log2 k convolutions; the products are with the short one-fold grid,
+    not with a large power as in right-to-left powering). Same guarantee as
     ``compose_discretised`` with c = 2 log2(k) convolutions::
 
         delta_true(eps) <= delta(eps) <= delta_true(eps - k step) + c tail_mass + e_fl.
@@ -720,15 +724,11 @@ def self_compose_discretised(
     discretisation = _check_discretisation(discretisation)
     base = _Grid.of(_require_pld(pld), step, discretisation)
     bias = k * _rounding_shift(pld, base, step)
-    result: _Grid | None = None
-    while True:
-        if k & 1:
-            result = base if result is None else result.convolve(base, method, tail_mass)
-        k >>= 1
-        if k == 0:
-            break
-        base = base.convolve(base, method, tail_mass)
-    assert result is not None  # k >= 1
+    result = base
+    for bit in bin(k)[3:]:  # the bits after the leading one, most significant first
+        result = result.convolve(result, method, tail_mass)
+        if bit == "1":
+            result = result.convolve(base, method, tail_mass)
     _warn_if_biased(result, bias, step, "self_compose_discretised")
     return result.to_pld(step)
 
