@@ -121,8 +121,11 @@ class Pld:
         inf_mass = min(inf_mass, 1.0)  # a sum of probabilities may round just above 1
         keep = probs > 0
         losses, probs = losses[keep], probs[keep]
-        uniq, inverse = np.unique(losses, return_inverse=True)
-        merged = merge_up(inverse, probs, uniq.size)
+        if losses.size < 2 or bool(np.all(losses[1:] > losses[:-1])):
+            uniq, merged = losses, probs  # sorted and distinct (a grid): nothing to merge
+        else:
+            uniq, inverse = np.unique(losses, return_inverse=True)
+            merged = merge_up(inverse, probs, uniq.size)
         total = merged.sum() + inf_mass
         if not abs(total - 1.0) <= _MASS_TOL:
             raise ValueError(f"probs and inf_mass must sum to 1, got {total!r}")
