@@ -65,8 +65,10 @@ from accounting import _checks
 from accounting._outward import SUM_REL, sum_down
 from accounting.curves._pld_fft import ChernoffLines, fft_convolve_up
 from accounting.curves._pld_rounding import (
+    SPARSE_CELLS,
     PrefixSums,
     delta_relative_error,
+    direct_convolve_up,
     log_ratio_up,
     merge_up,
     normalise_up,
@@ -481,17 +483,18 @@ class _Grid:
 
         "fft": ``fft_convolve_up`` (the FFT's error bound, Higham 2002, Thm. 24.2, made
         relative in the upper tail by exponential tilting, and Chernoff bounds on the
-        tails). "direct": each cell is a sum of at most m = min(len) products of non-negative
-        terms, within gamma_{m+1} < 2 (m + 1) u of it relative (Higham 2002, Eq. (4.4) with
-        one rounding per product).
+        tails). "direct", and "fft" with a grid of at most ``SPARSE_CELLS`` positive cells
+        (a product with a one-fold randomized response: cheaper summed directly, and
+        relative to each cell): ``direct_convolve_up``, each cell a sum of at most m
+        products of non-negative terms, within 2 (m + 2) u of it relative (Higham 2002,
+        Eq. (4.4) with one rounding per product).
         """
         a, b = self.probs, other.probs
         tails = None
-        if method == "fft":
+        if method == "fft" and min(np.count_nonzero(a), np.count_nonzero(b)) > SPARSE_CELLS:
             probs, tails = fft_convolve_up(a, b, tail_mass)
         else:
-            m = min(a.size, b.size)
-            probs = np.nextafter(np.convolve(a, b) * (1.0 + 2.0 * _U * (m + 2)), np.inf)
+            probs = direct_convolve_up(a, b)
         x, y = Fraction(self.inf_mass), Fraction(other.inf_mass)
         inf_mass = x + y - x * y
         out = _Grid(self.offset + other.offset, probs, fraction_up(inf_mass))
