@@ -225,7 +225,7 @@ class PrefixSums:
 
     def __init__(self, x: np.ndarray) -> None:
         self._x = x
-        self._done = np.empty(0)
+        self._done = np.cumsum(x) if x.size <= self._FIRST else np.empty(0)
 
     def _extend(self, size: int) -> None:
         done, n = self._done.size, self._x.size

@@ -19,7 +19,9 @@ from accounting.mechanisms import gaussian_pld, randomized_response_pld
 
 
 @pytest.mark.parametrize("k", [1, 2, 7, 1000])
-def test_self_composition_multiplies_by_the_one_fold_grid(monkeypatch, k):
+def test_self_composition_multiplies_by_the_one_fold_grid(
+    monkeypatch: pytest.MonkeyPatch, k: int
+) -> None:
     """Right-to-left powering convolved the result with the large powers of the grid (at
     k = 1,000 its last product joined the 488- and 512-fold grids, the largest transform
     of the run); left to right, each product is with the one-fold grid, and there are
@@ -29,7 +31,7 @@ def test_self_composition_multiplies_by_the_one_fold_grid(monkeypatch, k):
     calls: list[tuple[int, int, bool]] = []
     convolve = pld._Grid.convolve
 
-    def recording(self, other, method, tail_mass):
+    def recording(self: pld._Grid, other: pld._Grid, method: str, tail_mass: float) -> pld._Grid:
         calls.append((self.probs.size, other.probs.size, other is self))
         return convolve(self, other, method, tail_mass)
 
@@ -49,7 +51,7 @@ def test_self_composition_multiplies_by_the_one_fold_grid(monkeypatch, k):
 
 
 @pytest.mark.parametrize("n", [1, 5, 4096, 4097, 20_000])
-def test_prefix_sums_are_the_doubles_of_cumsum(n):
+def test_prefix_sums_are_the_doubles_of_cumsum(n: int) -> None:
     """Read in any order, PrefixSums gives np.cumsum's doubles and np.searchsorted's cuts,
     across chunk boundaries and over masses spanning 600 orders of magnitude."""
     rng = np.random.default_rng(n)
@@ -64,7 +66,7 @@ def test_prefix_sums_are_the_doubles_of_cumsum(n):
 
 
 @pytest.mark.parametrize("shift", [-3e-13, -1e-16, 0.0, 1e-16, 3e-13])
-def test_renormalisation_decides_as_the_exact_sum(shift):
+def test_renormalisation_decides_as_the_exact_sum(shift: float) -> None:
     """The lower-bound fast path keeps exactly the totals the exact sum puts at or above 1;
     below 1 the deficit at the top is the next double above the exact one."""
     rng = np.random.default_rng(7)
@@ -80,7 +82,7 @@ def test_renormalisation_decides_as_the_exact_sum(shift):
         assert Fraction(float(out[-1])) >= Fraction(float(probs[-1])) - excess
 
 
-def test_a_grid_pld_is_stored_as_merging_would_store_it():
+def test_a_grid_pld_is_stored_as_merging_would_store_it() -> None:
     """Sorted, distinct losses skip np.unique and merge_up; the stored doubles are those the
     merging path gives for the same atoms shuffled."""
     rng = np.random.default_rng(3)
@@ -108,7 +110,7 @@ def _rr_exact(eps0: float, k: int, eps: float) -> mp.mpf:
         )
 
 
-def test_products_with_a_two_cell_grid_are_summed_directly():
+def test_products_with_a_two_cell_grid_are_summed_directly() -> None:
     """Left to right, every product is with the one-fold grid; randomized response's has two
     positive cells, so the product is two shifted passes, relative to each cell, not an FFT
     whose error is absolute: 63-fold RR_0.5 was 6.7e-12 to 1.0e-11 above the exact binomial
