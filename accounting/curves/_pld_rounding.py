@@ -14,6 +14,9 @@ helpers here do the rounding for :mod:`accounting.curves.pld`:
   above 1 kept, so that renormalising never shrinks a mass;
 * :func:`remove_from_bottom`: excess mass taken from the smallest losses (first-order
   stochastic dominance: every tail sum stays at or above the exact one);
+* :class:`PrefixSums`: ``np.cumsum``'s doubles, computed only as far as they are read;
+* :func:`direct_convolve_up`: a convolution summed directly, each cell rounded up (sparse
+  grids by shifted passes);
 * :func:`snap_up`: losses a few ulps apart (one exact loss, different roundings) merged up;
 * :func:`sum_above`, :func:`sum_below`: sums of non-negative doubles bounded from either
   side (the FFT convolution's bounds are in :mod:`accounting.curves._pld_fft`);
