@@ -220,12 +220,12 @@ class _Mgf:
         # so |log a_i + theta i| <= it + |theta| (n - 1)
         self.width = max(max(745.0, abs(float(np.max(x)))) for x in self.logs)
         self.lines: list[tuple[float, float, float]] = []  # (theta, log M, largest |arg|)
-        self.log_m0, self.mean, var = self.at(0.0, variance=True)
+        self.log_m0, self.mean, var = self.at(0.0, moments=True)
         self.spread = math.sqrt(var)
 
-    def at(self, theta: float, variance: bool = False) -> tuple[float, float, float]:
-        """(log M(theta), the mean and, if asked, the variance of the index of c tilted by
-        theta)."""
+    def at(self, theta: float, moments: bool = False) -> tuple[float, float, float]:
+        """(log M(theta) and, if asked, the mean and the variance of the index of c tilted
+        by theta; else 0 for both)."""
         log_m, mean, var = 0.0, 0.0, 0.0
         times = 2.0 if len(self.logs) == 1 else 1.0
         for logs, idx in zip(self.logs, self.idx, strict=True):
@@ -233,10 +233,10 @@ class _Mgf:
             top = float(np.max(arg))
             w = np.exp(arg - top)
             s0 = float(np.sum(w))
-            m1 = float(np.dot(w, idx)) / s0
             log_m += times * (top + math.log(s0))
-            mean += times * m1
-            if variance:
+            if moments:
+                m1 = float(np.dot(w, idx)) / s0
+                mean += times * m1
                 var += times * float(np.dot(w, (idx - m1) ** 2)) / s0
         width = self.width + abs(theta) * max(x.size - 1 for x in self.logs)
         self.lines.append((theta, log_m, width))

@@ -14,6 +14,9 @@ helpers here do the rounding for :mod:`accounting.curves.pld`:
   above 1 kept, so that renormalising never shrinks a mass;
 * :func:`remove_from_bottom`: excess mass taken from the smallest losses (first-order
   stochastic dominance: every tail sum stays at or above the exact one);
+* :class:`PrefixSums`: ``np.cumsum``'s doubles, computed only as far as they are read;
+* :func:`direct_convolve_up`: a convolution summed directly, each cell rounded up (sparse
+  grids by shifted passes);
 * :func:`snap_up`: losses a few ulps apart (one exact loss, different roundings) merged up;
 * :func:`sum_above`, :func:`sum_below`: sums of non-negative doubles bounded from either
   side (the FFT convolution's bounds are in :mod:`accounting.curves._pld_fft`);
@@ -131,6 +134,37 @@ def merge_up(index: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
     return np.where(counts > 1, np.where(counts * _U < 0.25, moved, np.inf), sums)
 
 
+#: a convolution with a grid of at most this many positive cells is summed directly
+SPARSE_CELLS = 32
+
+
+def direct_convolve_up(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cellwise upper bounds on the exact convolution of the non-negative a and b, summed
+    directly: each cell is a sum of at most m products of non-negative doubles, m the
+    number of positive cells of the sparser input where it has at most
+    :data:`SPARSE_CELLS` (one shifted pass over the other per positive cell; a grid of
+    randomized response has two), else the shorter input's length (``np.convolve``). Each
+    product is within u relative or 2^-1074 absolute (underflow) of the exact one and the
+    sum of m within gamma_{m-1} (Higham 2002, Eq. (4.4)), so the cell is within
+    2 (m + 2) u relative plus m 2^-1074 of it; rounded up by both. The sparse sum keeps
+    the cells that no pair of positive cells reaches at exactly 0."""
+    sparse, other = (a, b) if np.count_nonzero(a) <= np.count_nonzero(b) else (b, a)
+    filled = np.flatnonzero(sparse)
+    if filled.size > SPARSE_CELLS:
+        m = min(a.size, b.size)
+        with np.errstate(over="ignore"):
+            return next_up(np.convolve(a, b) * (1.0 + 2.0 * _U * (m + 2)) + m * _TINY)
+    m = filled.size
+    out = np.zeros(a.size + b.size - 1)
+    reached = np.zeros(out.size, dtype=bool)
+    positive = other > 0.0
+    for j in filled.tolist():
+        out[j : j + other.size] += sparse[j] * other
+        reached[j : j + other.size] |= positive
+    with np.errstate(over="ignore"):
+        return np.where(reached, next_up(out * (1.0 + 2.0 * _U * (m + 2)) + m * _TINY), 0.0)
+
+
 def normalise_up(probs: np.ndarray, inf_mass: float) -> tuple[np.ndarray, float]:
     """Masses (probs, inf_mass) with total T within 1e-9 of 1, renormalised without shrinking
     or moving down any mass: kept where T >= 1 (each is >= its share p_i / T), else the
@@ -140,8 +174,12 @@ def normalise_up(probs: np.ndarray, inf_mass: float) -> tuple[np.ndarray, float]
     With c the given masses, c + (1 - T) at the top dominates c / T: every tail sum is
     (1 - T) + S_k >= S_k / T for S_k <= T, so the hockey stick is >= that of c / T at every
     eps. The sign and size of T - 1 are exact up to one rounding: ``math.fsum`` of the
-    masses and -1 is the correctly rounded exact sum (zero only when that is zero).
+    masses and -1 is the correctly rounded exact sum (zero only when that is zero). A total
+    that a lower bound already puts at or above 1 (:func:`sum_below` of the masses plus
+    inf_mass, rounded down) is kept without it: the same decision, in one vectorised sum.
     """
+    if float(sum_down(sum_below(probs), inf_mass)) >= 1.0:
+        return probs, inf_mass
     excess = math.fsum([*probs.tolist(), inf_mass, -1.0])
     if excess >= 0.0:
         return probs, inf_mass
@@ -168,15 +206,52 @@ def remove_from_bottom(probs: np.ndarray, amount: float) -> np.ndarray:
     budget = amount * (1.0 - 4.0 * _U * out.size)
     if budget <= 0.0 or out.size == 0:
         return out
-    below = np.cumsum(out)
-    cut = int(np.searchsorted(below, budget, side="right"))  # cells [0, cut) are emptied
+    below = PrefixSums(out)
+    cut = below.searchsorted(budget)  # cells [0, cut) are emptied
     cut = min(cut, out.size - 1)
-    removed = float(below[cut - 1]) if cut > 0 else 0.0
+    removed = below[cut - 1] if cut > 0 else 0.0
     out[:cut] = 0.0
     rest = budget - removed
     if rest > 0.0:
         out[cut] = max(math.nextafter(float(out[cut]) - rest, math.inf), 0.0)
     return out
+
+
+class PrefixSums:
+    """``np.cumsum(x)``, computed from the start only as far as it is read: the cuts of a
+    grid's tails lie near its ends, so most of a long grid's prefix sums are never needed.
+    Each chunk continues the running sum in the same sequential order as ``np.cumsum``
+    (the chunk's first entry is added to the last sum before its scan), so every value read
+    is the double that the full ``np.cumsum`` gives."""
+
+    _FIRST = 4096  # entries in the first chunk; each later chunk doubles the computed prefix
+
+    def __init__(self, x: np.ndarray) -> None:
+        self._x = x
+        self._done = np.cumsum(x) if x.size <= self._FIRST else np.empty(0)
+
+    def _extend(self, size: int) -> None:
+        done, n = self._done.size, self._x.size
+        size = min(max(size, 2 * done, self._FIRST), n)
+        if size <= done:
+            return
+        chunk = self._x[done:size].astype(np.float64, copy=True)
+        if done:
+            chunk[0] = self._done[-1] + chunk[0]
+        self._done = np.concatenate((self._done, np.cumsum(chunk)))
+
+    def __getitem__(self, i: int) -> float:
+        """The i-th prefix sum (0 <= i < len(x)), the sum of x[0], ..., x[i]."""
+        if i >= self._done.size:
+            self._extend(i + 1)
+        return float(self._done[i])
+
+    def searchsorted(self, value: float) -> int:
+        """``np.searchsorted(np.cumsum(x), value, side="right")`` for the non-decreasing
+        sums of a non-negative x: the prefix is extended until a sum exceeds ``value``."""
+        while self._done.size < self._x.size and (self._done.size == 0 or self._done[-1] <= value):
+            self._extend(self._done.size + 1)
+        return int(np.searchsorted(self._done, value, side="right"))
 
 
 #: unit roundoff of the sums below (x86's 80-bit long double: 2^-64; 2^-53 where it is

@@ -65,7 +65,10 @@ from accounting import _checks
 from accounting._outward import SUM_REL, sum_down
 from accounting.curves._pld_fft import ChernoffLines, fft_convolve_up
 from accounting.curves._pld_rounding import (
+    SPARSE_CELLS,
+    PrefixSums,
     delta_relative_error,
+    direct_convolve_up,
     log_ratio_up,
     merge_up,
     normalise_up,
@@ -120,8 +123,11 @@ class Pld:
         inf_mass = min(inf_mass, 1.0)  # a sum of probabilities may round just above 1
         keep = probs > 0
         losses, probs = losses[keep], probs[keep]
-        uniq, inverse = np.unique(losses, return_inverse=True)
-        merged = merge_up(inverse, probs, uniq.size)
+        if losses.size < 2 or bool(np.all(losses[1:] > losses[:-1])):
+            uniq, merged = losses, probs  # sorted and distinct (a grid): nothing to merge
+        else:
+            uniq, inverse = np.unique(losses, return_inverse=True)
+            merged = merge_up(inverse, probs, uniq.size)
         total = merged.sum() + inf_mass
         if not abs(total - 1.0) <= _MASS_TOL:
             raise ValueError(f"probs and inf_mass must sum to 1, got {total!r}")
@@ -435,19 +441,19 @@ class _Grid:
         one is kept."""
         p = self.probs
         n, rel = p.size, 1.0 + 2.0 * _U * p.size
-        from_top, from_bottom = np.cumsum(p[::-1]), np.cumsum(p)
+        from_top, from_bottom = PrefixSums(p[::-1]), PrefixSums(p)
         limit = tail_mass / rel * (1.0 - 4.0 * _U)
 
         def above(j: int) -> float:  # >= the mass at cells >= j
-            value = math.nextafter(float(from_top[n - 1 - j]) * rel, math.inf)
+            value = math.nextafter(from_top[n - 1 - j] * rel, math.inf)
             return min(value, tails.upper(j)) if tails is not None else value
 
         def below(j: int) -> float:  # >= the mass at cells <= j
-            value = math.nextafter(float(from_bottom[j]) * rel, math.inf)
+            value = math.nextafter(from_bottom[j] * rel, math.inf)
             return min(value, tails.lower(j)) if tails is not None else value
 
-        top = int(np.searchsorted(from_top, limit, side="right"))
-        bottom = int(np.searchsorted(from_bottom, limit, side="right"))
+        top = from_top.searchsorted(limit)
+        bottom = from_bottom.searchsorted(limit)
         if tails is not None:
             cut = tails.upper_cut(tail_mass)
             top = max(top, n - cut) if cut is not None else top
@@ -477,17 +483,18 @@ class _Grid:
 
         "fft": ``fft_convolve_up`` (the FFT's error bound, Higham 2002, Thm. 24.2, made
         relative in the upper tail by exponential tilting, and Chernoff bounds on the
-        tails). "direct": each cell is a sum of at most m = min(len) products of non-negative
-        terms, within gamma_{m+1} < 2 (m + 1) u of it relative (Higham 2002, Eq. (4.4) with
-        one rounding per product).
+        tails). "direct", and "fft" with a grid of at most ``SPARSE_CELLS`` positive cells
+        (a product with a one-fold randomized response: cheaper summed directly, and
+        relative to each cell): ``direct_convolve_up``, each cell a sum of at most m
+        products of non-negative terms, within 2 (m + 2) u of it relative (Higham 2002,
+        Eq. (4.4) with one rounding per product).
         """
         a, b = self.probs, other.probs
         tails = None
-        if method == "fft":
+        if method == "fft" and min(np.count_nonzero(a), np.count_nonzero(b)) > SPARSE_CELLS:
             probs, tails = fft_convolve_up(a, b, tail_mass)
         else:
-            m = min(a.size, b.size)
-            probs = np.nextafter(np.convolve(a, b) * (1.0 + 2.0 * _U * (m + 2)), np.inf)
+            probs = direct_convolve_up(a, b)
         x, y = Fraction(self.inf_mass), Fraction(other.inf_mass)
         inf_mass = x + y - x * y
         out = _Grid(self.offset + other.offset, probs, fraction_up(inf_mass))
@@ -708,7 +715,10 @@ def self_compose_discretised(
     discretisation: str = "pessimistic",
 ) -> Pld:
     """Pessimistic PLD of the k-fold composition of ``pld`` on the grid step * Z, by
-    repeated squaring (at most 2 log2 k convolutions). Same guarantee as
+    left-to-right binary powering (Knuth, TAOCP vol. 2, 4.6.3): for each bit of k after
+    the leading one the grid is squared, then convolved with the one-fold grid where the
+    bit is 1 (at most 2 log2 k convolutions; the products are with the short one-fold grid,
+    not with a large power as in right-to-left powering). Same guarantee as
     ``compose_discretised`` with c = 2 log2(k) convolutions::
 
         delta_true(eps) <= delta(eps) <= delta_true(eps - k step) + c tail_mass + e_fl.
@@ -720,15 +730,11 @@ def self_compose_discretised(
     discretisation = _check_discretisation(discretisation)
     base = _Grid.of(_require_pld(pld), step, discretisation)
     bias = k * _rounding_shift(pld, base, step)
-    result: _Grid | None = None
-    while True:
-        if k & 1:
-            result = base if result is None else result.convolve(base, method, tail_mass)
-        k >>= 1
-        if k == 0:
-            break
-        base = base.convolve(base, method, tail_mass)
-    assert result is not None  # k >= 1
+    result = base
+    for bit in bin(k)[3:]:  # the bits after the leading one, most significant first
+        result = result.convolve(result, method, tail_mass)
+        if bit == "1":
+            result = result.convolve(base, method, tail_mass)
     _warn_if_biased(result, bias, step, "self_compose_discretised")
     return result.to_pld(step)
 
