@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from accounting._outward import sum_down
-from accounting.curves.pld import Pld
+from accounting.curves.pld import Pld, q_terms
 
 _U = 2.0**-53  # unit roundoff of float64
 
@@ -79,7 +79,7 @@ def cover_deficit(a: Pld, floor: float) -> Pld | None:
     if n < 2 or not math.isfinite(floor):
         return None
     probs, losses = a.probs, a.losses
-    q = _q_terms(probs, losses)
+    q = q_terms(probs, losses)
     d_float = 1.0 - float(np.sum(q))  # only to choose m
     # the fewest low atoms whose P-mass covers e^floor times their Q-mass and the deficit
     # (lam then near floor; any m is sound, this one keeps the most atoms)
@@ -118,7 +118,7 @@ def has_q_deficit(x: Pld) -> bool:
     rounded sum of its q_i (``math.fsum``), decided from :func:`sum_bounds` (F is within u
     of the sum, so within [lo (1 - 2u), hi (1 + 2u)], and each side below moves by at most 4u
     in floats); only where these bounds leave it open is :meth:`Pld.q_deficit` asked."""
-    lo, hi = sum_bounds(_q_terms(x.probs, x.losses))
+    lo, hi = sum_bounds(q_terms(x.probs, x.losses))
     f_hi, f_lo = hi * (1.0 + 2.0 * _U), lo * (1.0 - 2.0 * _U)
     if (1.0 - f_hi) - (16.0 * _U * f_hi + _U) > 4.0 * _U:
         return True
@@ -147,16 +147,5 @@ def sum_bounds(x: np.ndarray) -> tuple[float, float]:
     )
 
 
-def _q_terms(probs: np.ndarray, losses: np.ndarray) -> np.ndarray:
-    """q_i = p_i e^{-L_i} as :meth:`Pld.q_deficit` computes them (within its bound)."""
-    with np.errstate(over="ignore"):
-        q = probs * np.exp(-losses)
-        big = ~np.isfinite(q)
-        if np.any(big):
-            half = np.exp(-0.5 * losses[big])
-            q[big] = (probs[big] * half) * half
-    return q
-
-
 def _q_sum(probs: np.ndarray, losses: np.ndarray) -> float:
-    return math.fsum(_q_terms(probs, losses).tolist())
+    return math.fsum(q_terms(probs, losses).tolist())

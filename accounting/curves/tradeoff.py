@@ -38,7 +38,7 @@ from accounting import _checks
 from accounting.curves._budget_rounding import eps_delta_above
 from accounting.curves._curve_rounding import exact_stored, safe_pair
 from accounting.curves._pld_rounding import log_ratio_up, sum_up
-from accounting.curves.pld import Pld
+from accounting.curves.pld import Pld, q_terms
 from accounting.exact_sum import ExactSum
 from accounting.numerics import exact_lower, exact_upper, fraction_up
 
@@ -315,12 +315,7 @@ def _q_bounds(probs: np.ndarray, losses: np.ndarray) -> tuple[np.ndarray, np.nda
             np.array([exact_lower(e, 80) for e in exprs]),
             np.array([exact_upper(e, 80) for e in exprs]),
         )
-    with np.errstate(over="ignore"):
-        q = probs * np.exp(-losses)
-        big = ~np.isfinite(q)
-        if np.any(big):
-            half = np.exp(-0.5 * losses[big])
-            q[big] = (probs[big] * half) * half
+    q = q_terms(probs, losses)
     lo = np.nextafter(np.nextafter(q - _SUB, -np.inf) * (1.0 - 11.0 * _U), -np.inf)
     hi = np.nextafter(np.nextafter(q + _SUB, np.inf) * (1.0 + 12.0 * _U), np.inf)
     return np.maximum(lo, 0.0), hi

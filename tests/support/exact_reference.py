@@ -85,3 +85,16 @@ def gaussian_hockey_stick(eps: float, mu: float, digits: int = 45) -> mp.mpf:
             if dps > 5000:
                 return mp.mpf(0) if value <= 0 else +value
         dps *= 2
+
+
+def rr_composed_delta(eps0: float, k: int, eps: float) -> mp.mpf:
+    """delta(eps) of k-fold randomized response RR_eps0 (the binomial hockey stick,
+    Kairouz, Oh and Viswanath 2015, Thm. 3.3), exact p = e^eps0 / (1 + e^eps0), 50 digits."""
+    with mp.workdps(50):
+        e0, e = mp.mpf(eps0), mp.mpf(eps)
+        p = mp.exp(e0) / (1 + mp.exp(e0))
+        return mp.fsum(
+            mp.binomial(k, j) * p**j * (1 - p) ** (k - j) * -mp.expm1(e - (2 * j - k) * e0)
+            for j in range(k + 1)
+            if (2 * j - k) * e0 > e
+        )

@@ -16,6 +16,7 @@ import pytest
 from accounting.curves import Pld, pld, self_compose_discretised
 from accounting.curves._pld_rounding import PrefixSums, normalise_up
 from accounting.mechanisms import gaussian_pld, randomized_response_pld
+from tests.support.exact_reference import rr_composed_delta
 
 
 @pytest.mark.parametrize("k", [1, 2, 7, 1000])
@@ -97,19 +98,6 @@ def test_a_grid_pld_is_stored_as_merging_would_store_it() -> None:
     assert fast.inf_mass == merged.inf_mass
 
 
-def _rr_exact(eps0: float, k: int, eps: float) -> mp.mpf:
-    """delta(eps) of k-fold randomized response RR_eps0, the binomial hockey stick (Kairouz,
-    Oh and Viswanath 2015, Thm. 3.3), 50 digits."""
-    with mp.workdps(50):
-        e0, e = mp.mpf(eps0), mp.mpf(eps)
-        p = mp.exp(e0) / (1 + mp.exp(e0))
-        return mp.fsum(
-            mp.binomial(k, j) * p**j * (1 - p) ** (k - j) * -mp.expm1(e - (2 * j - k) * e0)
-            for j in range(k + 1)
-            if (2 * j - k) * e0 > e
-        )
-
-
 def test_products_with_a_two_cell_grid_are_summed_directly() -> None:
     """Left to right, every product is with the one-fold grid; randomized response's has two
     positive cells, so the product is two shifted passes, relative to each cell, not an FFT
@@ -117,5 +105,5 @@ def test_products_with_a_two_cell_grid_are_summed_directly() -> None:
     at eps 1 to 6 (right-to-left FFT products), and is within 1e-12 of it."""
     composed = self_compose_discretised(randomized_response_pld(0.5), 63, 1e-3)
     for eps in (1.0, 3.0, 6.0):
-        exact = _rr_exact(0.5, 63, eps)
+        exact = rr_composed_delta(0.5, 63, eps)
         assert exact <= mp.mpf(float(composed.delta(eps))) <= exact * (1 + mp.mpf(1e-12))

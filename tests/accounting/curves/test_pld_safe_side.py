@@ -16,19 +16,7 @@ from accounting.costs import EpsDelta
 from accounting.curves import Pld, compose_discretised, self_compose_discretised
 from accounting.filters import AdditiveFilter
 from accounting.mechanisms import randomized_response_pld
-
-
-def _rr_exact(eps0: float, k: int, eps: float) -> mp.mpf:
-    """delta(eps) of k-fold randomized response RR_eps0 (the binomial hockey stick,
-    Kairouz, Oh and Viswanath 2015, Thm. 3.3), exact p = e^eps0 / (1 + e^eps0), 50 digits."""
-    with mp.workdps(50):
-        e0, e = mp.mpf(eps0), mp.mpf(eps)
-        p = mp.exp(e0) / (1 + mp.exp(e0))
-        return mp.fsum(
-            mp.binomial(k, j) * p**j * (1 - p) ** (k - j) * -mp.expm1(e - (2 * j - k) * e0)
-            for j in range(k + 1)
-            if (2 * j - k) * e0 > e
-        )
+from tests.support.exact_reference import rr_composed_delta
 
 
 def test_finite_pair_loss_is_the_next_double_above_the_log_ratio() -> None:
@@ -71,7 +59,7 @@ def test_fft_composition_of_randomized_response_is_never_below_the_binomial(
         )
     for cell in range(0, 1_240_000, 62_000):
         eps = cell * step
-        exact = _rr_exact(eps0, k, eps)
+        exact = rr_composed_delta(eps0, k, eps)
         got = mp.mpf(float(pld.delta(eps)))
         assert got >= exact
         if discretisation == "connect_dots":
@@ -90,7 +78,7 @@ def test_exact_composition_then_delta_is_never_below_the_binomial() -> None:
             composed = composed.compose(base)
         assert composed.losses.size == k + 1  # one exact loss reached by many roundings
         for eps in np.linspace(0.0, k * eps0, 20):
-            exact = _rr_exact(eps0, k, float(eps))
+            exact = rr_composed_delta(eps0, k, float(eps))
             got = mp.mpf(float(composed.delta(eps)))
             assert got >= exact
             # at eps = k eps0 the exact 0 is met by losses a few ulps above k eps0
@@ -104,12 +92,12 @@ def test_direct_and_fft_grids_of_tiny_eps_and_many_compositions_dominate() -> No
     for method in ("fft", "direct"):
         pld = self_compose_discretised(randomized_response_pld(eps0), k, 1e-7, method=method)
         for eps in (0.0, 1e-6, 1e-5, 3e-5):
-            assert mp.mpf(float(pld.delta(eps))) >= _rr_exact(eps0, k, eps)
+            assert mp.mpf(float(pld.delta(eps))) >= rr_composed_delta(eps0, k, eps)
     mixed = compose_discretised(
         [randomized_response_pld(x) for x in (0.3, 0.3, 0.3)], 0.01, method="direct"
     )
     for eps in (0.0, 0.3, 0.6):
-        assert mp.mpf(float(mixed.delta(eps))) >= _rr_exact(0.3, 3, eps)
+        assert mp.mpf(float(mixed.delta(eps))) >= rr_composed_delta(0.3, 3, eps)
 
 
 def test_renormalisation_never_shrinks_a_mass() -> None:
