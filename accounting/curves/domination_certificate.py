@@ -35,7 +35,7 @@ from itertools import accumulate
 import mpmath
 import numpy as np
 
-from accounting.curves._deficit_cover import cover_deficit, has_q_deficit
+from accounting.curves._floor_reading import floor_cover, reading_slack
 from accounting.curves.gdp import GdpProfile
 from accounting.curves.gdp_pricing import finite_pair_mu, mp_z
 from accounting.curves.pld import Pld
@@ -61,9 +61,11 @@ def certified_dominated(a: Finite, b: Budget, tol: float, loss_floor: float = -m
     curve, instead of reading the deficit as Q-mass at loss -inf (where no cover is found,
     on a as before).
     """
-    if isinstance(a, Pld) and loss_floor > -math.inf and has_q_deficit(a):
-        cover = cover_deficit(a, loss_floor)
-        a = a if cover is None else cover
+    if isinstance(a, Pld) and loss_floor > -math.inf and tol < reading_slack(a):
+        cover = floor_cover(a, loss_floor)
+        if cover is None:
+            return False
+        a = cover
     if isinstance(b, GdpProfile) and b.reveal == 0.0 and tol == 0.0:
         return finite_pair_mu(a) <= b.mu  # G_mu <= T_a iff mu >= mu(a) (DRS 2022, Prop. 2.2)
     ks = None  # the interior vertices left to the exact check (None: all)
