@@ -26,7 +26,7 @@ normalised reading is at or below T_E everywhere, by the lines of its curve:
 
 So the region where E's P-tail is below T - 1 (~1e-14 after long compositions) is read as the
 floor line only. Each condition is checked on the built data (sums bounded by
-:func:`~accounting.curves._deficit_cover.sum_bounds`, the Q-masses p_i e^{-l_i} within 10.01u
+:func:`~accounting._outward.sum_bounds`, the Q-masses p_i e^{-l_i} within 10.01u
 relative plus 2^-1072 (:meth:`Pld.q_deficit`), exp within 4u); where one fails, or where the
 floor is so near 0 that eta would exceed 2^-31 (the constructor's 1e-9 on the total), there is
 no cover (None).
@@ -38,9 +38,9 @@ import math
 
 import numpy as np
 
-from accounting.curves._deficit_cover import _q_terms, sum_bounds
+from accounting._outward import sum_bounds, sum_down
 from accounting.curves._pld_rounding import product_up
-from accounting.curves.pld import Pld
+from accounting.curves.pld import Pld, q_terms
 
 _U = 2.0**-53  # unit roundoff of float64
 #: the cover's last loss is this far below the floor (its slope e^-(2^-20) of e^F)
@@ -67,7 +67,7 @@ def floor_cover(a: Pld, floor: float) -> Pld | None:
     scale = 1.0 + eta
     scaled = product_up(probs, np.full(probs.shape, scale))
     h = float(product_up(np.array([a.inf_mass]), np.array([scale]))[0]) if a.inf_mass else 0.0
-    q = _q_terms(scaled, losses)
+    q = q_terms(scaled, losses)
     # T'(j, keep) in floats: atoms above j scaled, keep of atom j, y = c (T' - Q) (or none)
     k_above = np.concatenate([np.cumsum(scaled[::-1])[::-1][1:], [0.0]]) + h
     q_above = np.concatenate([np.cumsum(q[::-1])[::-1][1:], [0.0]])
@@ -180,6 +180,34 @@ def _certified(
 def _q_bounds(probs: np.ndarray, losses: np.ndarray) -> tuple[float, float]:
     """Doubles below and above the exact sum of p_i e^{-L_i}: each computed q_i within 10.01u
     relative plus 2^-1072 (:meth:`Pld.q_deficit`), summed by :func:`sum_bounds`."""
-    lo, hi = sum_bounds(_q_terms(probs, losses))
+    lo, hi = sum_bounds(q_terms(probs, losses))
     tiny = probs.size * 2.0**-1071
     return lo * (1.0 - 12.0 * _U) - tiny, hi * (1.0 + 12.0 * _U) + tiny
+
+
+def loss_floor(pld: Pld) -> float:
+    """A double at or below every finite log-ratio of the pair ``pld``'s data denote, read
+    with or without normalising its totals (:mod:`accounting.curves.domination_certificate`):
+    min(L_0, L_0 + log(T_q / T_p)), T_q = sum_i p_i e^{-L_i}, T_p = sum_i p_i + inf_mass;
+    -inf where the data have a Q-deficit (:meth:`Pld.q_deficit`: Q-mass at loss -inf) or no
+    finite loss.
+
+    Bounds (u = 2^-53): T_q is within 16u S + u of the float sum S (:meth:`Pld.q_deficit`),
+    so T_q >= S (1 - 16u) - u, moved down by 2u S more for the float operations; T_p is at
+    most its correctly rounded sum (``math.fsum``) one ulp up. Both lie in [1/2, 2], so their
+    difference is exact (Sterbenz), the quotient within u and log1p within 4u of its
+    value: within 6u relative, so doubling the (non-positive) shift covers it.
+    """
+    if pld.losses.size == 0 or pld.q_deficit() > 0.0:
+        return -math.inf
+    s = _q_sum(pld.probs, pld.losses)
+    tq_low = s * (1.0 - 18.0 * _U) - _U
+    tp_up = math.nextafter(math.fsum([*pld.probs.tolist(), pld.inf_mass]), math.inf)
+    if not 0.5 <= tq_low <= tp_up <= 2.0:
+        return -math.inf
+    shift = min(0.0, math.log1p((tq_low - tp_up) / tp_up))
+    return float(sum_down(float(pld.losses[0]), 2.0 * shift))
+
+
+def _q_sum(probs: np.ndarray, losses: np.ndarray) -> float:
+    return math.fsum(q_terms(probs, losses).tolist())

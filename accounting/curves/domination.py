@@ -86,7 +86,7 @@ def is_dominated(
 
     ``loss_floor`` (default -inf: unknown) is a lower bound on every loss of the exact pair
     that a Pld ``a`` dominates (e.g. the sum of the composed queries' least losses,
-    :func:`accounting.curves._deficit_cover.loss_floor`); with it a Q-deficit of ``a``'s
+    :func:`accounting.curves._floor_reading.loss_floor`); with it a Q-deficit of ``a``'s
     rounded data is not read as Q-mass at loss -inf (``certified_dominated``). It must be
     <= ``a``'s least loss.
     """

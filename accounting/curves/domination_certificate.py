@@ -55,11 +55,10 @@ def certified_dominated(a: Finite, b: Budget, tol: float, loss_floor: float = -m
     """True only if the finite pair a is dominated by b with T_b <= T_a - tol (module doc).
 
     ``loss_floor``: a lower bound on every loss of the exact pair that a's data dominate
-    (-inf: none known). Where a is a Pld with a Q-deficit, the check is made on
-    :func:`~accounting.curves._deficit_cover.cover_deficit` (a, loss_floor), whose curve is
-    below the larger of a's curve and the line e^floor (1 - alpha), both below the exact
-    curve, instead of reading the deficit as Q-mass at loss -inf (where no cover is found,
-    on a as before).
+    (-inf: none known). With a floor, and a ``tol`` below the normalised reading's slack
+    (:func:`~accounting.curves._floor_reading.reading_slack`), the check is made on
+    :func:`~accounting.curves._floor_reading.floor_cover` (a, loss_floor), whose reading is
+    at or below every exact pair a's data dominate (False where no cover is found).
     """
     if isinstance(a, Pld) and loss_floor > -math.inf and tol < reading_slack(a):
         cover = floor_cover(a, loss_floor)

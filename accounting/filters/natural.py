@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from accounting import _checks
 from accounting.costs import EpsDelta, PureDP
-from accounting.curves._deficit_cover import loss_floor
+from accounting.curves._floor_reading import loss_floor
 from accounting.curves.domination import Profile, is_dominated
 from accounting.curves.gdp import GdpProfile
 from accounting.curves.pld import Pld
@@ -63,7 +63,7 @@ NaturalCost = Pld | PiecewiseLinearTradeoff | PureDP | EpsDelta
 class Composition:
     """The natural filter's state: the composed PLD of the accepted queries and a double
     ``floor`` at or below every loss of their exact composition (the sum of the queries'
-    :func:`~accounting.curves._deficit_cover.loss_floor`, each rounded sum moved one double
+    :func:`~accounting.curves._floor_reading.loss_floor`, each rounded sum moved one double
     down, below the exact sum: each loss of a composition is a sum of one loss of each
     query)."""
 

@@ -18,8 +18,7 @@ import pytest
 
 from accounting.costs import PureDP
 from accounting.curves import domination_certificate as certificate
-from accounting.curves._deficit_cover import loss_floor
-from accounting.curves._floor_reading import floor_cover
+from accounting.curves._floor_reading import floor_cover, loss_floor
 from accounting.curves.pld import Pld
 from accounting.filters.natural import query_pld
 
