@@ -115,12 +115,3 @@ def load(source: str, name: str) -> ctypes.CDLL:
     if not target.is_file():
         _build(source, compiler, flags, target)
     return ctypes.CDLL(str(target))
-
-
-def available() -> bool:
-    """Whether kernels can be built here (a C compiler is found)."""
-    try:
-        _compiler()
-    except RuntimeError:
-        return False
-    return True
