@@ -18,10 +18,11 @@ same batch, chunk by chunk, on the same weights:
 * ``torch.func``: ``vmap(grad(loss))`` over ``functional_call`` gives the per-sample
   gradients, then the same clipped sum;
 * ``floor``: the NON-private forward and backward of the same chunks (summed loss,
-  ``.backward()``), the cost any private step pays at least; with the model's compiled
-  max-pooling (``experiments/mnist_gd/max_pool.py``: torch's values and gradients bit for
-  bit, faster on CPU), which ours uses too, and with torch's own pooling (reported beside it;
-  torch.func runs with torch's, its transforms do not see into the kernel).
+  ``.backward()``), the cost any private step pays at least; with the model's compiled ReLU
+  and max-pooling (``experiments/mnist_gd/max_pool.py``: torch's values and gradients bit
+  for bit, faster on CPU), which ours uses too, and with torch's own ReLU and pooling
+  (reported beside it; torch.func runs with torch's, its transforms do not see into the
+  kernel).
 
 Opacus's conv grad sampler returns wrong per-sample gradients in channels-last (its ghost route
 gave sums 5.5e-2 away), so both Opacus routes run in the contiguous layout; torch.func and the
@@ -222,9 +223,8 @@ def routes(args: argparse.Namespace, device: torch.device) -> dict[str, Callable
         out[f"floor (non-private), {layout}"] = lambda c, lay=layout: floor(
             models[lay], x[lay], y, c
         )
-        out[f"floor (non-private, torch's pooling), {layout}"] = lambda c, lay=layout: floor(
-            torch_pool[lay], x[lay], y, c
-        )
+        torch_floor = f"floor (non-private, torch's ReLU and pooling), {layout}"
+        out[torch_floor] = lambda c, lay=layout: floor(torch_pool[lay], x[lay], y, c)
     return out
 
 

@@ -74,7 +74,17 @@ static inline v4d squares(const float *p) {
       _Pragma("GCC unroll 16") for (int v = 0; v < NV; v++)                                  \
         *(v8 *)(gp + q * o + 8 * v) = acc[q][v];                                             \
   }
+/* 32 output channels: 4 columns (16 accumulators) where AVX-512VL gives 32 vector
+   registers, else 2 (8 of AVX2's 16): the same sums either way, conv2 1.46 against 1.78 ms */
+#if defined(__AVX512VL__)
+BLOCK(4, 4)
+#define BLK32 blk_4_4
+#define JB32 4
+#else
 BLOCK(4, 2)
+#define BLK32 blk_4_2
+#define JB32 2
+#endif
 BLOCK(2, 4)
 BLOCK(1, 8)
 
@@ -110,10 +120,10 @@ static double example_grad(const float *x, const float *b, float *g, const long 
   for (long kh = 0; kh < rows; kh++) {
     for (long o0 = 0; o0 < o;) {
       const long left = o - o0, nv = left >= 32 ? 4 : left >= 16 ? 2 : left >= 8 ? 1 : 0;
-      const long jb = nv == 4 ? 2 : nv == 2 ? 4 : 8, width = nv ? 8 * nv : left;
+      const long jb = nv == 4 ? JB32 : nv == 2 ? 4 : 8, width = nv ? 8 * nv : left;
       long j = 0;
       for (; nv && j + jb <= cols; j += jb) {
-        if (nv == 4) blk_4_2(x, b, g, d, kh, j, o0);
+        if (nv == 4) BLK32(x, b, g, d, kh, j, o0);
         else if (nv == 2) blk_2_4(x, b, g, d, kh, j, o0);
         else blk_1_8(x, b, g, d, kh, j, o0);
       }

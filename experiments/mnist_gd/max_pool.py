@@ -1,22 +1,29 @@
-"""Max-pooling on CPU by a compiled C kernel, bit for bit what ``F.max_pool2d`` returns, faster.
+"""ReLU then max-pooling on CPU by one compiled C kernel, bit for bit what ``F.relu`` then
+``F.max_pool2d`` return, faster.
 
-The MNIST CNN pools each conv layer's output with a 2x2 window at stride 1; in channels-last
-on one thread of the 2-core EPYC VM, torch 2.13's ``max_pool2d_with_indices`` takes ~3.8 ms
-of a 256-image chunk's ~15 ms step (conv1's pool; benchmarks/README.md), most of it in the
-forward. :func:`max_pool2d` computes the same values and routes the gradient to the same
-inputs, with the same float sums:
+The MNIST CNN applies ReLU and a 2x2 max-pool at stride 1 to each conv layer's output; in
+channels-last on one thread of the 2-core EPYC VM, torch 2.13's ``max_pool2d_with_indices``
+took ~3.8 ms of a 256-image chunk's ~15 ms step (conv1's pool; benchmarks/README.md), and the
+ReLU and its backward ~0.9 ms more. :func:`relu_max_pool2d` computes the same values and routes
+the gradient to the same inputs, with the same float sums:
 
-* forward: for each output and channel, the window's elements in row-major order, starting
-  from -inf, taking an element that is greater than the running maximum or NaN (the rule of
+* forward: for each output and channel, the window's elements in row-major order, each read
+  as ReLU returns it (x < 0 as +0.0; -0.0 and NaN kept, as ``torch.relu``), starting from
+  -inf, taking an element that is greater than the running maximum or NaN (the rule of
   torch's CPU kernel: the first maximum wins, a NaN wins and the last NaN is kept); the
-  position taken is stored (an int32);
-* backward: the input gradient starts at +0.0 and each output's gradient is added to its
-  position, outputs in row-major order (as torch's CPU kernels add them), so an input in
-  several windows sums its gradients in the same order.
+  position k taken is stored (an int32), as ~k where the output is <= 0;
+* backward: each input's gradient starts at +0.0 and adds the gradients of the outputs that
+  chose it, outputs in row-major order (as torch's CPU kernels add them), so an input in
+  several windows sums its gradients in the same order; it is gathered per input, where the
+  outputs that did not choose it add +0.0 (an identity: a sum started at +0.0 is never
+  -0.0), so the loop over channels vectorises. An output stored ~k chose no input.
+  ReLU's backward (``threshold_backward`` of its output at 0) zeroes exactly the inputs whose
+  ReLU value is <= 0, and a window's chosen element is such an input iff the output is.
 
 It runs only where it applies (CPU float32 channels-last contiguous input, no padding, window
 of at most 255 elements) and a C compiler is found (:mod:`experiments.mnist_gd.compiled`);
-anywhere else ``F.max_pool2d`` runs, with the same results (``test_max_pool.py``).
+anywhere else ``F.relu`` and ``F.max_pool2d`` run, with the same results
+(``test_max_pool.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +40,9 @@ from experiments.mnist_gd import compiled
 SOURCE = r"""
 #include <math.h>
 #include <string.h>
-/* d = {n, h, w, c, ho, wo, kh, kw, sh, sw}; x (n, h, w, c), out and arg (n, ho, wo, c) */
+/* d = {n, h, w, c, ho, wo, kh, kw, sh, sw}; x (n, h, w, c), out and arg (n, ho, wo, c): pools
+   relu(x) (x < 0 read as +0, as torch's relu: -0 and NaN kept) and stores arg ~k for window
+   element k where the output is <= 0 (relu's backward passes no gradient there) */
 void pool_forward(const float *restrict x, float *restrict out, int *restrict arg,
                   const long *d) {
   const long n = d[0], h = d[1], w = d[2], c = d[3], ho = d[4], wo = d[5];
@@ -52,28 +61,51 @@ void pool_forward(const float *restrict x, float *restrict out, int *restrict ar
             const float *restrict xr = x + ((i * h + oh * sh + dh) * w + ow * sw + dw) * c;
             const int k = (int)(dh * kw + dw);
             for (long ch = 0; ch < c; ch++) {
-              const float v = xr[ch], m = o[ch];
+              /* relu from the bits: x < 0 (sign set, not -0, not NaN) becomes +0 (a float
+                 compare and select here keeps GCC 12 from vectorizing the loop) */
+              int bits;
+              memcpy(&bits, xr + ch, sizeof bits);
+              bits &= ((bits < 0) & ((unsigned)(bits & 0x7fffffff) - 1u < 0x7f800000u)) - 1;
+              float v;
+              memcpy(&v, &bits, sizeof v);
+              const float m = o[ch];
               const int take = (v > m) | (v != v);
               o[ch] = take ? v : m;
               a[ch] = take ? k : a[ch];
             }
           }
+        for (long ch = 0; ch < c; ch++) a[ch] = o[ch] <= 0.0f ? ~a[ch] : a[ch];
       }
 }
 
+/* gin (n, h, w, c) from g and arg (n, ho, wo, c): each input gathers the gradients of the
+   outputs whose window covers it and chose it, in the outputs' row-major order, from +0 (the
+   order torch's scatter adds them in; an output that did not choose it adds +0, an identity
+   here because a sum started at +0 is never -0) */
 void pool_backward(const float *restrict g, const int *restrict arg, float *restrict gin,
                    const long *d) {
   const long n = d[0], h = d[1], w = d[2], c = d[3], ho = d[4], wo = d[5];
   const long kh = d[6], kw = d[7], sh = d[8], sw = d[9];
-  long off[256];
-  for (long k = 0; k < kh * kw; k++) off[k] = ((k / kw) * w + k % kw) * c;
-  memset(gin, 0, sizeof(float) * n * h * w * c);
   for (long i = 0; i < n; i++)
-    for (long oh = 0; oh < ho; oh++)
-      for (long ow = 0; ow < wo; ow++) {
-        const long at = ((i * ho + oh) * wo + ow) * c;
-        float *restrict base = gin + ((i * h + oh * sh) * w + ow * sw) * c;
-        for (long ch = 0; ch < c; ch++) base[off[arg[at + ch]] + ch] += g[at + ch];
+    for (long ih = 0; ih < h; ih++)
+      for (long iw = 0; iw < w; iw++) {
+        float *restrict s = gin + ((i * h + ih) * w + iw) * c;
+        for (long ch = 0; ch < c; ch++) s[ch] = 0.0f;
+        const long oh0 = ih < kh ? 0 : (ih - kh) / sh + 1, oh1 = ih / sh < ho ? ih / sh : ho - 1;
+        const long ow0 = iw < kw ? 0 : (iw - kw) / sw + 1, ow1 = iw / sw < wo ? iw / sw : wo - 1;
+        for (long oh = oh0; oh <= oh1; oh++)
+          for (long ow = ow0; ow <= ow1; ow++) {
+            const int k = (int)((ih - oh * sh) * kw + iw - ow * sw);
+            const long at = ((i * ho + oh) * wo + ow) * c;
+            for (long ch = 0; ch < c; ch++) {
+              int bits;
+              memcpy(&bits, g + at + ch, sizeof bits);
+              bits &= -(arg[at + ch] == k);
+              float add;
+              memcpy(&add, &bits, sizeof add);
+              s[ch] += add;
+            }
+          }
       }
 }
 """
@@ -100,7 +132,7 @@ class _Pool(torch.autograd.Function):
         d = _dims(x, kernel, stride)
         out = torch.empty(d[0], d[3], d[4], d[5], memory_format=torch.channels_last)
         arg = torch.empty(d[0], d[4], d[5], d[3], dtype=torch.int32)
-        dims = (ctypes.c_long * 10)(*d)
+        dims = (ctypes.c_long * len(d))(*d)
         _library().pool_forward(x.data_ptr(), out.data_ptr(), arg.data_ptr(), dims)
         return out, arg
 
@@ -117,7 +149,7 @@ class _Pool(torch.autograd.Function):
         d = ctx.dims
         g = grad.contiguous(memory_format=torch.channels_last)
         gin = torch.empty(d[0], d[3], d[1], d[2], memory_format=torch.channels_last)
-        dims = (ctypes.c_long * 10)(*d)
+        dims = (ctypes.c_long * len(d))(*d)
         _library().pool_backward(g.data_ptr(), arg.data_ptr(), gin.data_ptr(), dims)
         return gin, None, None
 
@@ -146,10 +178,10 @@ def _built() -> bool:
     return True
 
 
-def max_pool2d(x: torch.Tensor, kernel: int, stride: int) -> torch.Tensor:
-    """``F.max_pool2d(x, kernel, stride)`` (square window, no padding), by the compiled
-    kernel where it applies (see the module doc), the same values and gradients."""
+def relu_max_pool2d(x: torch.Tensor, kernel: int, stride: int) -> torch.Tensor:
+    """``F.max_pool2d(F.relu(x), kernel, stride)`` in one pass where the kernel applies (the
+    same values and gradients, module doc), else those two calls."""
     if not _applies(x, kernel, stride):
-        return F.max_pool2d(x, kernel, stride)
+        return F.max_pool2d(F.relu(x), kernel, stride)
     out, _ = _Pool.apply(x, kernel, stride)
     return out

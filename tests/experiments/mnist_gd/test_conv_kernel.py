@@ -42,7 +42,7 @@ def _sequential_grad(layer: ConvLayer, i: int) -> torch.Tensor:
     ("c", "o", "k", "s"),
     [
         (1, 16, (8, 8), (2, 2)),  # MNIST conv1: 4-column blocks of 16 channels
-        (16, 32, (4, 4), (2, 2)),  # MNIST conv2: 2-column blocks of 32 channels
+        (16, 32, (4, 4), (2, 2)),  # MNIST conv2: 4-column (AVX-512VL) or 2-column blocks of 32
         (3, 40, (3, 2), (1, 2)),  # 32 + 8 channels, ragged columns
         (2, 13, (2, 3), (3, 1)),  # 8 + 5 channels: a vector block, then one by one
         (5, 7, (1, 1), (1, 1)),  # fewer than 8 channels: one by one

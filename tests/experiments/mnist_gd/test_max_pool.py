@@ -1,5 +1,6 @@
-"""The compiled max-pooling (experiments/mnist_gd/max_pool.py) is F.max_pool2d bit for bit:
-values, NaNs, ties (the first maximum wins), and the input gradient's sums."""
+"""The compiled ReLU + max-pooling (experiments/mnist_gd/max_pool.py) is F.relu then
+F.max_pool2d bit for bit: values, NaNs, signed zeros, ties (the first maximum wins), and the
+input gradient's sums."""
 
 from __future__ import annotations
 
@@ -20,15 +21,16 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
                                                          ((2, 5, 9, 8), 3, 2)])  # fmt: skip
 def test_values_and_gradients_are_torchs_bit_for_bit(shape, kernel, stride):
     gen = torch.Generator().manual_seed(sum(shape))
-    x = torch.randint(-2, 3, shape, generator=gen).float() / 4  # many ties
+    x = torch.randint(-2, 3, shape, generator=gen).float() / 4  # many ties, zeros, negatives
     x.view(-1)[::97] = float("nan")
     x.view(-1)[5::89] = float("-inf")
+    x.view(-1)[3::7] = -0.0  # beside +0.0 from ReLU of negatives: the first one wins
     x = x.contiguous(memory_format=torch.channels_last)
     ours_in = x.clone().requires_grad_()
     theirs_in = x.clone().requires_grad_()
     assert max_pool._applies(ours_in, kernel, stride)
-    ours = max_pool.max_pool2d(ours_in, kernel, stride)
-    theirs = F.max_pool2d(theirs_in, kernel, stride)
+    ours = max_pool.relu_max_pool2d(ours_in, kernel, stride)
+    theirs = F.max_pool2d(F.relu(theirs_in), kernel, stride)
     assert torch.equal(_bits(ours), _bits(theirs))
     grad = torch.randn(theirs.shape, generator=gen)
     ours.backward(grad)
@@ -39,7 +41,7 @@ def test_values_and_gradients_are_torchs_bit_for_bit(shape, kernel, stride):
 def test_contiguous_input_is_left_to_torch():
     x = torch.randn(2, 4, 6, 6)
     assert not max_pool._applies(x, 2, 1)
-    assert torch.equal(max_pool.max_pool2d(x, 2, 1), F.max_pool2d(x, 2, 1))
+    assert torch.equal(max_pool.relu_max_pool2d(x, 2, 1), F.max_pool2d(F.relu(x), 2, 1))
 
 
 def test_mnist_model_is_the_same_with_either_pool():
