@@ -122,11 +122,11 @@ class Pld:
 
     ``exact_floor`` (docs/accounting.md, "Rounding"): a double at or below every loss of the
     exact pair that the rounded data stand for, set by construction (:meth:`compose`,
-    :meth:`pure_dp`); -inf (the default) means
-    the data are the pair itself, read as :mod:`accounting.curves.gdp_pricing` describes.
-    Domination checks and GDP pricing read a PLD with a finite floor at or below that exact
-    pair (:func:`~accounting.curves._floor_reading.floor_cover`). A floor above an exact loss
-    is unsafe: it must be <= the least stored loss (checked) and below every exact loss.
+    :meth:`pure_dp`); -inf (the default) means the data are the pair itself, read as
+    :mod:`accounting.curves.gdp_pricing` describes. Domination checks and GDP pricing read a
+    PLD with a finite floor at or below that exact pair
+    (:func:`~accounting.curves._floor_reading.floor_cover`). A floor above an exact loss is
+    unsafe: it must be <= the least stored loss (checked) and below every exact loss.
     """
 
     losses: np.ndarray
