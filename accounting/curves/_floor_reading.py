@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from accounting._outward import sum_bounds, sum_down
+from accounting._outward import sum_bounds
 from accounting.curves._pld_rounding import product_up
 from accounting.curves.pld import Pld, q_terms
 
@@ -183,31 +183,3 @@ def _q_bounds(probs: np.ndarray, losses: np.ndarray) -> tuple[float, float]:
     lo, hi = sum_bounds(q_terms(probs, losses))
     tiny = probs.size * 2.0**-1071
     return lo * (1.0 - 12.0 * _U) - tiny, hi * (1.0 + 12.0 * _U) + tiny
-
-
-def loss_floor(pld: Pld) -> float:
-    """A double at or below every finite log-ratio of the pair ``pld``'s data denote, read
-    with or without normalising its totals (:mod:`accounting.curves.domination_certificate`):
-    min(L_0, L_0 + log(T_q / T_p)), T_q = sum_i p_i e^{-L_i}, T_p = sum_i p_i + inf_mass;
-    -inf where the data have a Q-deficit (:meth:`Pld.q_deficit`: Q-mass at loss -inf) or no
-    finite loss.
-
-    Bounds (u = 2^-53): T_q is within 16u S + u of the float sum S (:meth:`Pld.q_deficit`),
-    so T_q >= S (1 - 16u) - u, moved down by 2u S more for the float operations; T_p is at
-    most its correctly rounded sum (``math.fsum``) one ulp up. Both lie in [1/2, 2], so their
-    difference is exact (Sterbenz), the quotient within u and log1p within 4u of its
-    value: within 6u relative, so doubling the (non-positive) shift covers it.
-    """
-    if pld.losses.size == 0 or pld.q_deficit() > 0.0:
-        return -math.inf
-    s = _q_sum(pld.probs, pld.losses)
-    tq_low = s * (1.0 - 18.0 * _U) - _U
-    tp_up = math.nextafter(math.fsum([*pld.probs.tolist(), pld.inf_mass]), math.inf)
-    if not 0.5 <= tq_low <= tp_up <= 2.0:
-        return -math.inf
-    shift = min(0.0, math.log1p((tq_low - tp_up) / tp_up))
-    return float(sum_down(float(pld.losses[0]), 2.0 * shift))
-
-
-def _q_sum(probs: np.ndarray, losses: np.ndarray) -> float:
-    return math.fsum(q_terms(probs, losses).tolist())

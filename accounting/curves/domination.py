@@ -85,10 +85,11 @@ def is_dominated(
     rounding of its data may be refused (docs/accounting.md, "Rounding").
 
     ``loss_floor`` (default -inf: unknown) is a lower bound on every loss of the exact pair
-    that a Pld ``a`` dominates (e.g. the sum of the composed queries' least losses,
-    :func:`accounting.curves._floor_reading.loss_floor`); with it a Q-deficit of ``a``'s
-    rounded data is not read as Q-mass at loss -inf (``certified_dominated``). It must be
-    <= ``a``'s least loss.
+    that a Pld ``a`` dominates; the larger of it and the floor ``a`` carries by construction
+    (``a.exact_floor``: :meth:`Pld.compose` sums its operands' :attr:`Pld.loss_floor`) is
+    used, so a rounded composition is read at or below the exact one and a Q-deficit of its
+    data is not read as Q-mass at loss -inf (``certified_dominated``). It must be <= ``a``'s
+    least loss.
     """
     tol = _checks.nonnegative("tol", tol)
     if not isinstance(a, Pld | PiecewiseLinearTradeoff):

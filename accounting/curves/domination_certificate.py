@@ -36,9 +36,9 @@ import mpmath
 import numpy as np
 
 from accounting.curves._floor_reading import floor_cover, reading_slack
-from accounting.curves.gdp import GdpProfile
+from accounting.curves.gdp import GdpProfile, smallest_dominating_mu
 from accounting.curves.gdp_pricing import finite_pair_mu, mp_z
-from accounting.curves.pld import Pld
+from accounting.curves.pld import Pld, PureDpPld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 
 Finite = Pld | PiecewiseLinearTradeoff
@@ -55,18 +55,26 @@ def certified_dominated(a: Finite, b: Budget, tol: float, loss_floor: float = -m
     """True only if the finite pair a is dominated by b with T_b <= T_a - tol (module doc).
 
     ``loss_floor``: a lower bound on every loss of the exact pair that a's data dominate
-    (-inf: none known). With a floor, and a ``tol`` below the normalised reading's slack
+    (-inf: none known); for a Pld the larger of it and ``a.exact_floor`` (the floor the Pld
+    carries by construction, :class:`~accounting.curves.pld.Pld`) is used. With a floor, and
+    a ``tol`` below the normalised reading's slack
     (:func:`~accounting.curves._floor_reading.reading_slack`), the check is made on
-    :func:`~accounting.curves._floor_reading.floor_cover` (a, loss_floor), whose reading is
-    at or below every exact pair a's data dominate (False where no cover is found).
+    :func:`~accounting.curves._floor_reading.floor_cover` (a, floor), whose reading is
+    at or below every exact pair a's data dominate (False where no cover is found). A
+    randomized response (:class:`~accounting.curves.pld.PureDpPld`) against G_mu is decided by
+    its closed-form mu (:func:`~accounting.curves.gdp.smallest_dominating_mu`).
     """
-    if isinstance(a, Pld) and loss_floor > -math.inf and tol < reading_slack(a):
-        cover = floor_cover(a, loss_floor)
+    gdp = b.mu if isinstance(b, GdpProfile) and b.reveal == 0.0 and tol == 0.0 else None
+    if gdp is not None and isinstance(a, PureDpPld):  # RR_eps0 itself: its closed-form mu
+        return smallest_dominating_mu(a) <= gdp
+    floor = max(loss_floor, a.exact_floor) if isinstance(a, Pld) else loss_floor
+    if isinstance(a, Pld) and floor > -math.inf and tol < reading_slack(a):
+        cover = floor_cover(a, floor)
         if cover is None:
             return False
         a = cover
-    if isinstance(b, GdpProfile) and b.reveal == 0.0 and tol == 0.0:
-        return finite_pair_mu(a) <= b.mu  # G_mu <= T_a iff mu >= mu(a) (DRS 2022, Prop. 2.2)
+    if gdp is not None:
+        return finite_pair_mu(a) <= gdp  # G_mu <= T_a iff mu >= mu(a) (DRS 2022, Prop. 2.2)
     ks = None  # the interior vertices left to the exact check (None: all)
     if not isinstance(b, GdpProfile):
         first, last, both_lines = _extreme_lines(a, b) if tol == 0.0 else (False, False, False)

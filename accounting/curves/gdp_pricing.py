@@ -35,6 +35,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from accounting._outward import up
+from accounting.curves._floor_reading import floor_cover
 from accounting.curves.pld import Pld
 from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 
@@ -50,7 +51,18 @@ _MAX_DPS = 1200
 def finite_pair_mu(cost: Pld | PiecewiseLinearTradeoff) -> float:
     """max(0, max_k z(alpha_k) + z(beta_k)) of a finite pair (module doc), rounded up;
     +inf where no finite mu dominates it (mass at +inf loss, or at -inf: a curve below 1 at
-    alpha = 0 or flat before alpha = 1, a Pld's Q-mass deficit beyond rounding)."""
+    alpha = 0 or flat before alpha = 1, a Pld's Q-mass deficit beyond rounding).
+
+    A Pld with a finite ``exact_floor`` (a rounded composition, :meth:`Pld.compose`) stands
+    for an exact pair its data dominate, not for the normalised data: it is priced by
+    :func:`~accounting.curves._floor_reading.floor_cover`, whose reading is at or below that
+    pair's curve, so the mu returned is >= the exact pair's (G_mu below the cover's curve is
+    below the pair's); +inf where no cover is found (a floor within ~6e-5 of 0)."""
+    if isinstance(cost, Pld) and cost.exact_floor > -math.inf:
+        cover = floor_cover(cost, cost.exact_floor)
+        if cover is None:
+            return math.inf
+        cost = cover
     data = _pair_data(cost)
     if data is None:
         return math.inf

@@ -119,11 +119,20 @@ class Pld:
     (``normalise_up``): the stored masses are each >= their exact normalised value. Mass at
     -inf (outcomes with P(o) = 0) never affects the hockey-stick curve of (P, Q) and is not
     stored.
+
+    ``exact_floor`` (docs/accounting.md, "Rounding"): a double at or below every loss of the
+    exact pair that the rounded data stand for, set by construction (:meth:`compose`,
+    :meth:`pure_dp`); -inf (the default) means the data are the pair itself, read as
+    :mod:`accounting.curves.gdp_pricing` describes. Domination checks and GDP pricing read a
+    PLD with a finite floor at or below that exact pair
+    (:func:`~accounting.curves._floor_reading.floor_cover`). A floor above an exact loss is
+    unsafe: it must be <= the least stored loss (checked) and below every exact loss.
     """
 
     losses: np.ndarray
     probs: np.ndarray
     inf_mass: float = 0.0
+    exact_floor: float = -math.inf
 
     def __post_init__(self) -> None:
         losses = _checks.finite_array("losses", self.losses).ravel()
@@ -145,6 +154,12 @@ class Pld:
         if not abs(total - 1.0) <= _MASS_TOL:
             raise ValueError(f"probs and inf_mass must sum to 1, got {total!r}")
         merged, inf_mass = normalise_up(merged, inf_mass)
+        floor = _checks.real("exact_floor", self.exact_floor)
+        if math.isnan(floor) or floor == math.inf or (uniq.size and floor > uniq[0]):
+            raise ValueError(
+                f"exact_floor must be -inf or a real number <= the least loss, got {floor!r}"
+            )
+        object.__setattr__(self, "exact_floor", floor if uniq.size else -math.inf)
         object.__setattr__(self, "losses", uniq)
         object.__setattr__(self, "probs", merged)
         object.__setattr__(self, "inf_mass", inf_mass)
@@ -156,7 +171,9 @@ class Pld:
         """The PLD of two distributions on the same finite outcome space.
 
         Each loss is the smallest double >= log(p_i / q_i) (``log_ratio_up``, interval
-        arithmetic): never below the exact log-ratio of the given doubles.
+        arithmetic): never below the exact log-ratio of the given doubles. ``exact_floor``
+        stays -inf: the data are the pair (a floor within ~6e-5 of 0, that of a near-identity
+        pair, would leave no cover, :func:`~accounting.curves._floor_reading.floor_cover`).
         """
         p = _checks.finite_array("p", p).ravel()
         q = _checks.finite_array("q", q).ravel()
@@ -182,11 +199,13 @@ class Pld:
         post-processing of (Kairouz, Oh and Viswanath 2015, Thm. 2.1); a :class:`PureDpPld`,
         whose delta is its closed form rounded up. The losses +-eps are exact and the
         probabilities are the smallest doubles >= 1 / (1 + e^-+eps) (interval arithmetic,
-        ``exact_upper``), so that compositions of it dominate the exact ones.
+        ``exact_upper``), so that compositions of it dominate the exact ones; ``exact_floor``
+        is -eps, RR_eps's least loss (-inf for eps = 0: loss 0 with mass 1, exact data).
         """
         eps = _checks.nonnegative("eps", eps)
         probs = [exact_upper(_expit(x), 128) for x in (-eps, eps)]
-        return PureDpPld(np.array([-eps, eps]), np.array(probs), 0.0)
+        floor = -eps if eps > 0.0 else -math.inf
+        return PureDpPld(np.array([-eps, eps]), np.array(probs), 0.0, exact_floor=floor)
 
     @cached_property
     def _log_q(self) -> np.ndarray:
@@ -299,7 +318,9 @@ class Pld:
         exact composition of the two stored PLDs. Sums within ``2^-50 (max |L| + max |L'|)`` of
         each other (a few ulps: one exact loss reached by different roundings) are merged at
         the largest of them (``snap_up``: mass only moves up), so that k-fold compositions
-        of randomized response keep k + 1 losses.
+        of randomized response keep k + 1 losses. Each loss of the exact composition is a sum
+        of one loss of each operand's exact pair, so ``exact_floor`` is the sum of the
+        operands' :attr:`loss_floor` rounded down (``sum_down``).
         """
         if not isinstance(other, Pld):
             raise ValueError(f"other must be a Pld, got {type(other).__name__}")
@@ -308,7 +329,35 @@ class Pld:
         scale = _max_abs(self.losses) + _max_abs(other.losses)
         a, b = Fraction(self.inf_mass), Fraction(other.inf_mass)
         snapped = snap_up(losses.ravel(), 2.0**-50 * scale)
-        return Pld(snapped, probs.ravel(), fraction_up(a + b - a * b))
+        floor = float(sum_down(self.loss_floor, other.loss_floor))
+        return Pld(snapped, probs.ravel(), fraction_up(a + b - a * b), exact_floor=floor)
+
+    @cached_property
+    def loss_floor(self) -> float:
+        """A double at or below every loss of the exact pair this PLD stands for:
+        ``exact_floor`` where it is set, otherwise the floor of the pair its data denote,
+        read with or without normalising its totals (:mod:`accounting.curves.gdp_pricing`):
+        min(L_0, L_0 + log(T_q / T_p)), T_q = sum_i p_i e^{-L_i}, T_p = sum_i p_i + inf_mass;
+        -inf where the data have a Q-deficit (:meth:`q_deficit`: Q-mass at loss -inf) or no
+        finite loss.
+
+        Bounds (u = 2^-53): T_q is within 16u S + u of the float sum S (:meth:`q_deficit`),
+        so T_q >= S (1 - 16u) - u, moved down by 2u S more for the float operations; T_p is
+        at most its correctly rounded sum (``math.fsum``) one ulp up. Both lie in [1/2, 2],
+        so their difference is exact (Sterbenz), the quotient within u and log1p within 4u of
+        its value: within 6u relative, so doubling the (non-positive) shift covers it.
+        """
+        if self.exact_floor > -math.inf:
+            return self.exact_floor
+        if self.losses.size == 0 or self.q_deficit() > 0.0:
+            return -math.inf
+        s = math.fsum(q_terms(self.probs, self.losses).tolist())
+        tq_low = s * (1.0 - 18.0 * _U) - _U
+        tp_up = math.nextafter(math.fsum([*self.probs.tolist(), self.inf_mass]), math.inf)
+        if not 0.5 <= tq_low <= tp_up <= 2.0:
+            return -math.inf
+        shift = min(0.0, math.log1p((tq_low - tp_up) / tp_up))
+        return float(sum_down(float(self.losses[0]), 2.0 * shift))
 
     def q_deficit(self) -> float:
         """The Q-mass at loss -inf, 1 - sum_i p_i e^{-L_i}, or 0 if within rounding.

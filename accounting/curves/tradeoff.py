@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -66,6 +66,9 @@ class PiecewiseLinearTradeoff:
     widths: np.ndarray
     drops: np.ndarray
     start: float = 1.0
+    #: True for f_{eps,delta} named by :meth:`eps_delta` or :meth:`pure_dp` without
+    #: ``budget=True``: stored at or below the named curve (a cost), too generous for a budget
+    cost_rounded: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         w = _checks.finite_array("widths", self.widths).ravel()
@@ -120,12 +123,21 @@ class PiecewiseLinearTradeoff:
         stricter guarantee: a filter whose budget it is never admits a composition that
         f_{eps,delta} does not dominate), certified in exact Fractions at the stored curve's
         vertices (:func:`accounting.curves._budget_rounding.eps_delta_above`: masses
-        rounded the other way, stored delta <= delta, ratio <= e^eps).
+        rounded the other way, stored delta <= delta, ratio <= e^eps);
+        ``cost_rounded`` is True on a curve built without it (budgets refuse it:
+        :class:`~accounting.filters.natural.NaturalFilter`).
         """
         eps = _checks.nonnegative("eps", eps)
         delta = _checks.delta("delta", delta)
         if budget:
             return cls._stored(*eps_delta_above(eps, delta))
+        curve = cls._cost_eps_delta(eps, delta)
+        object.__setattr__(curve, "cost_rounded", True)
+        return curve
+
+    @classmethod
+    def _cost_eps_delta(cls, eps: float, delta: float) -> PiecewiseLinearTradeoff:
+        """f_{eps,delta} stored at or below its exact curve (:meth:`eps_delta`)."""
         keep = 1 - Fraction(delta)
         if eps == 0.0:
             return cls._exact(

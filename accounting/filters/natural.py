@@ -14,14 +14,11 @@ analysis lives in :mod:`accounting.analysis`: the exact worst-case cost and the 
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
 from accounting import _checks
 from accounting.costs import EpsDelta, PureDP
-from accounting.curves._floor_reading import loss_floor
 from accounting.curves.domination import Profile, is_dominated
 from accounting.curves.gdp import GdpProfile
 from accounting.curves.pld import Pld
@@ -53,25 +50,10 @@ def _pair_pld(eps: float, delta: float) -> Pld:
     return PiecewiseLinearTradeoff.eps_delta(eps, delta=delta).to_pld()
 
 
-#: :func:`loss_floor` of a query's PLD, once per PLD object (the cached pairs above repeat)
-_query_floor = lru_cache(maxsize=256)(loss_floor)
-
 NaturalCost = Pld | PiecewiseLinearTradeoff | PureDP | EpsDelta
 
 
-@dataclass(frozen=True)
-class Composition:
-    """The natural filter's state: the composed PLD of the accepted queries and a double
-    ``floor`` at or below every loss of their exact composition (the sum of the queries'
-    :func:`~accounting.curves._floor_reading.loss_floor`, each rounded sum moved one double
-    down, below the exact sum: each loss of a composition is a sum of one loss of each
-    query)."""
-
-    pld: Pld
-    floor: float
-
-
-class NaturalFilter(Filter[NaturalCost, Composition]):
+class NaturalFilter(Filter[NaturalCost, Pld]):
     """Natural filter (residue paper, Alg. 2). WARNING: NOT FREE IN GENERAL.
 
     *** The interaction it permits can exceed its budget. *** An analyst who chooses the
@@ -101,20 +83,22 @@ class NaturalFilter(Filter[NaturalCost, Composition]):
     ``PiecewiseLinearTradeoff.eps_delta(eps, delta=delta, budget=True)``: at or above
     f_{eps,delta} at every alpha, so no admitted composition exceeds the budget named (a
     curve built without ``budget=True`` rounds toward the weaker guarantee, right for a cost
-    and up to ~2^-52 too generous for a budget). A query equal to the budget (PureDP(1.0)
-    under PureDP(1.0), or k queries of eps / k) is then refused: the rounding of the two
-    curves cannot certify the tie. The composed PLD's support
-    grows with every query (outer sums); long interactions need coarse query supports.
-    The sum of the queries' least losses (a lower bound on the exact composition's) is
-    passed to :func:`is_dominated`, so that the Q-deficit that the rounded composition
-    gathers over thousands of queries is not read as Q-mass at loss -inf.
+    and up to ~2^-52 too generous for a budget, is refused with a ValueError). A query
+    equal to the budget (PureDP(1.0) under PureDP(1.0), or k queries of eps / k) is then
+    refused: the rounding of the two curves cannot certify the tie. The composed PLD's
+    support grows with every query (outer sums); long interactions need coarse query
+    supports.
+    The composed PLD carries a floor on the exact composition's losses (``exact_floor``,
+    the sum of the queries' least losses, :meth:`Pld.compose`), which :func:`is_dominated`
+    reads, so that the Q-deficit that the rounded composition gathers over thousands of
+    queries is not read as Q-mass at loss -inf.
     """
 
     cost_types: ClassVar[tuple[type, ...]] = NATURAL_COSTS
     budget_fields = ("budget", "tol")
 
     def __init__(self, budget: Profile | PureDP | EpsDelta, tol: float = 0.0) -> None:
-        super().__init__(Composition(Pld.identity(), 0.0))
+        super().__init__(Pld.identity())
         if isinstance(budget, PureDP | EpsDelta):
             delta = budget.delta if isinstance(budget, EpsDelta) else 0.0
             budget = PiecewiseLinearTradeoff.eps_delta(budget.eps, delta=delta, budget=True)
@@ -123,18 +107,20 @@ class NaturalFilter(Filter[NaturalCost, Composition]):
                 "budget must have a trade-off curve (a Pld, PiecewiseLinearTradeoff, "
                 f"GdpProfile, PureDP or EpsDelta), got {type(budget).__name__}"
             )
+        if isinstance(budget, PiecewiseLinearTradeoff) and budget.cost_rounded:
+            raise ValueError(
+                "budget is a cost-rounded curve (PiecewiseLinearTradeoff.eps_delta or pure_dp "
+                "without budget=True: up to ~2^-52 too generous for a budget); pass PureDP(eps) "
+                "or EpsDelta(eps, delta), or build it with budget=True"
+            )
         self.budget = budget
         self.tol = _checks.nonnegative("tol", tol)
 
     @property
     def composed(self) -> Pld:
         """The composition of the accepted queries' PLDs (rounded up, as ``Pld.compose``)."""
-        return self._state.pld
+        return self._state
 
-    def _admit(self, cost: NaturalCost) -> Composition | None:
-        query = query_pld(cost)
-        nxt = self._state.pld.compose(query)
-        floor = math.nextafter(self._state.floor + _query_floor(query), -math.inf)
-        if not is_dominated(nxt, self.budget, tol=self.tol, loss_floor=floor):
-            return None
-        return Composition(nxt, floor)
+    def _admit(self, cost: NaturalCost) -> Pld | None:
+        nxt = self._state.compose(query_pld(cost))
+        return nxt if is_dominated(nxt, self.budget, tol=self.tol) else None

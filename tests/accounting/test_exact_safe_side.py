@@ -1286,6 +1286,13 @@ def _smallest_dominating_mu_all(data: st.DataObject) -> None:
     delta = data.draw(st.floats(-300.0, -0.1).map(lambda e: 10.0**e))
     curve = PiecewiseLinearTradeoff.eps_delta(eps, delta=delta)
     assert cv.smallest_dominating_mu(curve) == math.inf
+    # a rounded composition (Pld.compose): priced at or above the exact binomial pair's mu
+    eps, k = data.draw(st.floats(1e-4, 3.0)), data.draw(st.integers(2, 12))
+    composed = cv.Pld.identity()
+    for _ in range(k):
+        composed = composed.compose(cv.Pld.pure_dp(eps))
+    out = cv.smallest_dominating_mu(composed)
+    assert out == math.inf or mpf(out) >= gdp_reference.rr_composed_mu(eps, k)
 
 
 def _tradeoff_dominating_mu(data: st.DataObject) -> None:
@@ -1329,10 +1336,11 @@ def _curve(data: st.DataObject) -> PiecewiseLinearTradeoff:
 def _is_dominated(data: st.DataObject) -> None:
     """True only if a <= b exactly (hockey sticks at every likelihood ratio, in Fractions);
     budgets at the edge: b = a (an exact tie, which must be True), b = a (x) a small query,
-    b = a rounded through a Pld; GDP budgets against the 1,500-digit smallest mu; a tolerance
-    only refuses."""
+    b = a rounded through a Pld; GDP budgets against the 1,500-digit smallest mu; a rounded
+    composition (Pld.compose of RR) against its own data and RR budgets, read for the exact
+    binomial composition (60 digits); a tolerance only refuses."""
     a = _curve(data)
-    edge = data.draw(st.sampled_from(["same", "random", "composed", "gdp", "pld"]))
+    edge = data.draw(st.sampled_from(["same", "random", "composed", "gdp", "pld", "rounded"]))
     b = {"same": a, "random": _curve(data), "composed": a.compose(_curve(data))}.get(edge)
     if b is not None:
         out = _try(cv.is_dominated, a, b)
@@ -1342,6 +1350,18 @@ def _is_dominated(data: st.DataObject) -> None:
             assert out  # an exact tie of exact data is decided exactly
         tol = data.draw(log_tiny)
         assert not _try(cv.is_dominated, a, b, tol) or gdp_reference.dominated(a, b)
+    elif edge == "rounded":  # Pld.compose's result: its exact composition, not its data
+        eps, k = data.draw(st.floats(1e-3, 3.0)), data.draw(st.integers(2, 12))
+        composed = cv.Pld.identity()
+        for _ in range(k):
+            composed = composed.compose(cv.Pld.pure_dp(eps))
+        budgets = [
+            cv.Pld(composed.losses, composed.probs, composed.inf_mass),  # its data as a pair
+            cv.Pld.pure_dp(min(k * eps * data.draw(st.floats(0.9, 1.1)), 700.0)),
+        ]
+        for budget in budgets:
+            if _try(cv.is_dominated, composed, budget):
+                assert gdp_reference.rr_composed_within(eps, k, budget)
     elif edge == "gdp":
         mu = data.draw(st.floats(1e-6, 10.0))
         if _try(cv.is_dominated, a, cv.GdpProfile(mu)):

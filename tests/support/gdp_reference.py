@@ -74,6 +74,43 @@ def rr_mu(eps: float) -> mp.mpf:
         return 2 * mp.sqrt(2) * mp.erfinv(mp.tanh(mp.mpf(eps) / 2))
 
 
+def rr_composed_mu(eps: float, k: int) -> mp.mpf:
+    """The smallest mu of the exact k-fold composition of RR_eps, a binomial pair (heads j
+    with P-mass C(k, j) s^j (1 - s)^(k - j), s = e^eps / (1 + e^eps), and Q-mass with s and
+    1 - s swapped), at 60 digits beyond the masses' size."""
+    with mp.workdps(60 + int(k * eps / 2.3)):
+        s = mp.mpf(1) / (1 + mp.exp(-mp.mpf(eps)))
+        heads = range(k, -1, -1)  # decreasing loss
+        p = [mp.binomial(k, j) * s**j * (1 - s) ** (k - j) for j in heads]
+        q = [mp.binomial(k, j) * (1 - s) ** j * s ** (k - j) for j in heads]
+        return max(z(mp.fsum(q[:m])) + z(mp.fsum(p[m:])) for m in range(1, k + 1))
+
+
+def rr_composed_within(eps: float, k: int, budget: Pld) -> bool:
+    """Is the exact k-fold composition of RR_eps (the binomial pair of :func:`rr_composed_mu`)
+    dominated by the pair ``budget``'s data denote? T_budget <= T_exact at the binomial
+    curve's vertices (T_budget convex, T_exact linear between them), at 60 digits beyond the
+    masses' size, up to 10^-50."""
+    with mp.workdps(60 + int(k * eps / 2.3)):
+        s = mp.mpf(1) / (1 + mp.exp(-mp.mpf(eps)))
+        heads = range(k, -1, -1)
+        p = [mp.binomial(k, j) * s**j * (1 - s) ** (k - j) for j in heads]
+        q = [mp.binomial(k, j) * (1 - s) ** j * s ** (k - j) for j in heads]
+        bq, bp = pld_atoms(budget)
+        alphas = [mp.fsum(bq[:m]) for m in range(len(bq) + 1)]
+        betas = [mp.fsum(bp[m:]) for m in range(len(bp) + 1)]
+
+        def t_budget(x: mp.mpf) -> mp.mpf:  # linear between the budget's vertices
+            m = max(i for i, a in enumerate(alphas) if a <= x)
+            if m == len(alphas) - 1:
+                return betas[-1]
+            w = (x - alphas[m]) / (alphas[m + 1] - alphas[m])
+            return betas[m] + w * (betas[m + 1] - betas[m])
+
+        verts = [(mp.fsum(q[:m]), mp.fsum(p[m:])) for m in range(1, k + 1)]
+        return all(t_budget(a) <= b + mp.mpf(10) ** -50 for a, b in verts)
+
+
 def _hockey_stick(q: list[Fraction], p: list[Fraction], x: Fraction) -> Fraction:
     """H_x(P || Q) = sum_i (p_i - x q_i)_+, exactly."""
     return sum((max(pi - x * qi, F(0)) for qi, pi in zip(q, p, strict=True)), F(0))

@@ -77,7 +77,7 @@ def test_corollary1_natural_filter_is_not_free_for_eps_delta_queries() -> None:
         assert possibly_dominated(both, FIG2A_BUDGET, tol=1e-12)
     # the certified filter decides exact ties by the rounding of the data: a budget looser
     # by 1e-9 makes every path strictly legal, and the attack still overspends by > 0.03
-    looser = PiecewiseLinearTradeoff.eps_delta(2.0 + 1e-9, delta=0.2)
+    looser = PiecewiseLinearTradeoff.eps_delta(2.0 + 1e-9, delta=0.2, budget=True)
     assert float(attack.transcript_pld().delta(2.0) - looser.delta(2.0)) > 0.03
     rng = np.random.default_rng(7)
     for data in (0, 1):

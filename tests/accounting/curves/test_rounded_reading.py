@@ -13,13 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import gdp_reference
 import mpmath
+import numpy as np
 import pytest
 
 from accounting.costs import PureDP
 from accounting.curves import domination_certificate as certificate
-from accounting.curves._floor_reading import floor_cover, loss_floor
+from accounting.curves._floor_reading import floor_cover
+from accounting.curves.domination import exact_vertices, is_dominated
+from accounting.curves.gdp import GdpProfile
+from accounting.curves.gdp_pricing import finite_pair_mu
 from accounting.curves.pld import Pld
+from accounting.curves.tradeoff import PiecewiseLinearTradeoff
 from accounting.filters.natural import query_pld
 
 #: the 60-digit evaluation's own rounding, far below the excesses found (>= 7e-17)
@@ -47,7 +53,7 @@ def _composed(query: Pld, k: int) -> tuple[Pld, float]:
     the one the filter passes)."""
     out, floor = Pld.identity(), 0.0
     for _ in range(k):
-        out, floor = out.compose(query), floor + loss_floor(query)
+        out, floor = out.compose(query), floor + query.loss_floor
     return out, floor * (1.0 + 2.0**-40)
 
 
@@ -100,3 +106,63 @@ def test_floor_reading_of_a_rounded_composition_is_at_or_below_exact(
     cover = floor_cover(composed, floor)
     assert cover is not None
     assert _excess(cover, query, k) <= _NOISE
+
+
+def _rr_composed(eps: float, k: int) -> Pld:
+    """RR_eps composed k times by ``Pld.compose`` (no floor passed anywhere)."""
+    out = Pld.identity()
+    for _ in range(k):
+        out = out.compose(Pld.pure_dp(eps))
+    return out
+
+
+def _lowered_reading(reading: Pld, drop: float) -> PiecewiseLinearTradeoff:
+    """The curve through the reading's vertices (as the certificate reads them, 60 digits,
+    rounded to doubles) lowered by ``drop``: looser than the reading by far more than
+    its rounding."""
+    with mpmath.workdps(60):
+        q, p = certificate._mp_atoms(reading)
+        verts = certificate._vertices(q, p)
+    alpha = np.array([float(x) for x, _ in verts])
+    beta = np.maximum(np.array([float(y) for _, y in verts]) - drop, 0.0)
+    alpha[0], alpha[-1], beta[-1] = 0.0, 1.0, 0.0
+    return PiecewiseLinearTradeoff.from_vertices(alpha, beta)
+
+
+@pytest.mark.parametrize(("eps", "k", "drop"), [(3.0, 52, 1e-15), (1.0, 20, 1e-16)])
+def test_is_dominated_reads_a_composition_at_or_below_exact(
+    eps: float, k: int, drop: float
+) -> None:
+    """Issue 42 (last items): ``is_dominated`` without ``loss_floor`` read ``Pld.compose``'s
+    RR_eps^k as its normalised data, above the exact composition at a vertex (by 2.2e-15 for
+    RR_3^52), so main admitted it under a budget just below that reading although the exact
+    composition is not within the budget (60-digit oracle: a budget vertex above the exact
+    curve). The composition now carries its floor (``exact_floor``) and is read by the
+    cover: refused; a budget with room is still admitted."""
+    composed = _rr_composed(eps, k)
+    budget = _lowered_reading(composed, drop)
+    with mpmath.workdps(60):
+        lines = _exact_lines(Pld.pure_dp(eps), k)
+        above = max(
+            mpmath.mpf(b) - max([mpmath.mpf(0), *(b0 - s * (a - a0) for a0, b0, s in lines)])
+            for a, b in (
+                (mpmath.mpf(x.numerator) / x.denominator, mpmath.mpf(y.numerator) / y.denominator)
+                for x, y in exact_vertices(budget)
+            )
+        )
+    assert above > _NOISE  # the exact composition is not within the budget
+    assert -eps * k - 1e-12 <= composed.exact_floor <= -eps * k
+    assert not is_dominated(composed, budget)
+    assert not certificate.certified_dominated(composed, budget, 0.0)
+    assert is_dominated(composed, PiecewiseLinearTradeoff.pure_dp(eps * k + 1.0, budget=True))
+
+
+@pytest.mark.parametrize(("eps", "k"), [(3.0, 10), (1.0, 5), (0.1, 8)])
+def test_gdp_price_of_a_composition_at_or_above_exact(eps: float, k: int) -> None:
+    """``finite_pair_mu`` of a rounded composition prices the floor's cover: at or above the
+    exact binomial pair's smallest mu (60-digit oracle), and so is the GDP decision."""
+    composed = _rr_composed(eps, k)
+    exact = gdp_reference.rr_composed_mu(eps, k)
+    mu = finite_pair_mu(composed)
+    assert mpmath.mpf(mu) >= exact
+    assert not is_dominated(composed, GdpProfile(float(exact) * (1 - 1e-12)))

@@ -38,7 +38,7 @@ def test_no_admitting_tolerance() -> None:
     filt = NaturalFilter(PureDP(1.0))
     assert filt.request(PureDP(0.5 + 1e-12))
     assert not filt.request(PureDP(0.5 + 1e-12))
-    margin = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0), tol=0.05)
+    margin = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(1.0, budget=True), tol=0.05)
     assert margin.request(PureDP(0.45)) and not margin.request(PureDP(0.45))  # gap 0.039
 
 
@@ -61,6 +61,18 @@ def test_named_budget_is_never_more_generous(eps: float, ulps: int) -> None:
         PureDP(above)
     )
     assert NaturalFilter(PureDP(eps)).request(PureDP(0.99 * eps))
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-3])
+def test_cost_rounded_curve_is_refused_as_a_budget(delta: float) -> None:
+    """Issue 42: NaturalFilter(PiecewiseLinearTradeoff.pure_dp(eps)) kept a curve rounded
+    toward the weaker guarantee (a cost) as its budget, up to ~2^-52 too generous; such a
+    curve is now refused with a ValueError naming the budget side, which is accepted."""
+    with pytest.raises(ValueError, match=r"budget=True"):
+        NaturalFilter(PiecewiseLinearTradeoff.eps_delta(2.0, delta=delta))
+    stricter = PiecewiseLinearTradeoff.eps_delta(2.0, delta=delta, budget=True)
+    assert not stricter.cost_rounded
+    assert NaturalFilter(stricter).request(PureDP(1.0))
 
 
 # ---------------------------------------------------------------- the shared filter contract
@@ -100,7 +112,7 @@ def test_long_pure_dp_run_is_not_cut_by_the_q_deficit() -> None:
     pure-DP budget dominates: main halted at the 30th PureDP(1.0) under RR_100 (and the
     benchmark's PureDP(0.01) under RR_200 at the 3,631st). RR_1^99 is within RR_100; the
     100th query is a tie, which the rounding may refuse."""
-    filt = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(100.0))
+    filt = NaturalFilter(PiecewiseLinearTradeoff.pure_dp(100.0, budget=True))
     admitted = 0
     while admitted < 101 and filt.request(PureDP(1.0)):
         admitted += 1
