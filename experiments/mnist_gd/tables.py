@@ -214,14 +214,6 @@ def train_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     )
 
 
-COLUMNS = {
-    ("tuned", "gd"): "GD (tuned)",
-    ("tuned", "filtered"): "GD (tuned) w/ filtering",
-    ("suboptimal", "gd"): "GD (suboptimal)",
-    ("suboptimal", "filtered"): "GD (suboptimal) w/ filtering",
-}
-
-
 def summary_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:
     """The table of Sec. 5.1: test accuracy (%) mean and s.d. over trials, per eps and column,
     from the merged train jobs (``inputs.runs``)."""
@@ -242,5 +234,7 @@ def summary_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame
         mean_chosen_step=("chosen_step", "mean"),
         budget_steps=("budget_steps", "first"),
     )
-    table["column"] = [COLUMNS[(r, a)] for r, a in zip(table["regime"], table["arm"], strict=True)]
+    table["column"] = [
+        jobs.COLUMNS[(r, a)] for r, a in zip(table["regime"], table["arm"], strict=True)
+    ]
     return table.assign(n_train=p.n_train, conversion=p.conversion, scale=job.scale)

@@ -35,6 +35,7 @@ from experiments.mnist_gd.per_example import clipped_gradient_sum
 from experiments.mnist_gd.schema import Params
 from experiments.mnist_gd.tables import settings
 from experiments.mnist_gd.train import GdSettings, query_schedule, safe_remaining, train
+from pipeline.parse.codedeps import code_inputs
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -561,3 +562,12 @@ def test_steps_are_logged_with_the_time_left(caplog, monkeypatch):
     assert lines[0] == "steps: 0/3 started" and len(lines) == 4
     assert lines[-1].startswith("steps: 3/3 (100%)  elapsed ")
     assert "left ~0:00:00  active 16/16  train acc " in lines[-1]
+
+
+def test_the_plot_job_imports_no_torch():
+    """The plot job reads finished tables: none of its code imports torch (1.3 CPU-s a job;
+    the column names live in jobs.py, not in the training tables)."""
+    files = code_inputs("experiments.mnist_gd.plot", REPO)
+    assert "experiments/mnist_gd/plot.py" in files
+    heavy = [f for f in files if f.endswith(".py") and "import torch" in (REPO / f).read_text()]
+    assert not heavy, f"the plot job imports torch through {heavy}"
