@@ -11,14 +11,6 @@ from experiments.mnist_gd.schema import Params
 
 REGIMES = ("tuned", "suboptimal")
 ARMS = ("gd", "filtered")  # private GD, and Algorithm 3 with the same hyperparameters
-#: The paper's table column of each (regime, arm); here, not in tables.py, so that the plot
-#: job imports no torch.
-COLUMNS = {
-    ("tuned", "gd"): "GD (tuned)",
-    ("tuned", "filtered"): "GD (tuned) w/ filtering",
-    ("suboptimal", "gd"): "GD (suboptimal)",
-    ("suboptimal", "filtered"): "GD (suboptimal) w/ filtering",
-}
 
 
 @dataclass(frozen=True)

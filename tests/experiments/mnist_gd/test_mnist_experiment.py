@@ -564,10 +564,11 @@ def test_steps_are_logged_with_the_time_left(caplog, monkeypatch):
     assert "left ~0:00:00  active 16/16  train acc " in lines[-1]
 
 
-def test_the_plot_job_imports_no_torch():
-    """The plot job reads finished tables: none of its code imports torch (1.3 CPU-s a job;
-    the column names live in jobs.py, not in the training tables)."""
-    files = code_inputs("experiments.mnist_gd.plot", REPO)
-    assert "experiments/mnist_gd/plot.py" in files
+@pytest.mark.parametrize("module", ["plot", "derived_tables"])
+def test_the_jobs_that_train_nothing_import_no_torch(module):
+    """The plot and the select, fixed and summary tables read finished tables: none of their
+    code imports torch (1.3 CPU-s a process)."""
+    files = code_inputs(f"experiments.mnist_gd.{module}", REPO)
+    assert f"experiments/mnist_gd/{module}.py" in files
     heavy = [f for f in files if f.endswith(".py") and "import torch" in (REPO / f).read_text()]
-    assert not heavy, f"the plot job imports torch through {heavy}"
+    assert not heavy, f"experiments.mnist_gd.{module} imports torch through {heavy}"
