@@ -1062,8 +1062,9 @@ def _svt_rdp(data: st.DataObject) -> None:
 def _moment_exact(gamma: float, sx: float, sz: float, threshold: float, queries) -> mp.mpf:
     """log E_{x ~ N(0, s_X^2)}[E[T | x]^gamma], T = min(halt, n): E[T | x] = sum_{t<n}
     P(T > t | x) with P(F at step i | x) = Phi((c + x - q_i)/s_Z); a number q is the endless
-    stream, E[T | x] = 1 / Phi((q - c - x)/s_Z). 50-digit quadrature over u = x / s_X."""
-    with mp.workdps(50):
+    stream, E[T | x] = 1 / Phi((q - c - x)/s_Z). 30-digit quadrature over u = x / s_X (within
+    1e-31 of 50 digits on the drawn ranges, far below a float's 1e-16: half the time of 50)."""
+    with mp.workdps(30):
         X, Z, c, g = mpf(sx), mpf(sz), mpf(threshold), mpf(gamma)
         if np.ndim(queries) == 0:
 
