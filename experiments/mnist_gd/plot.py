@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.common.plotting import colour, figure, panel_figure, save, table_params
-from experiments.mnist_gd.tables import COLUMNS
+from experiments.mnist_gd.derived_tables import COLUMNS
 
 
 def cell(mean: float, sd: float) -> str:

@@ -20,7 +20,8 @@ One table per invocation (``table=``):
   count); the private outputs are the model and ``noisy_train_acc``.
 * ``summary``: the paper's table (mean and s.d. of the test accuracy per eps and column) from
   the merged train jobs (``inputs.runs``). The search and train jobs are merged by
-  ``experiments.common.merge``; the tables are in ``experiments/mnist_gd/tables.py``.
+  ``experiments.common.merge``; the tables are in ``experiments/mnist_gd/tables.py``, those
+  that train nothing (select, fixed, summary: no torch) in ``derived_tables.py``.
 
 Privacy (``accounting.mechanisms.filtered_gd``): the target (eps, delta) gives rho by
 ``params.conversion``; private GD spends it all on its steps; the filtered run gives
@@ -46,10 +47,10 @@ from experiments.mnist_gd.schema import Params
 
 # The builds import torch: imported when a job runs, not when the Snakefile reads the job lists.
 search_table = deferred("experiments.mnist_gd.tables", "search_table")
-select_table = deferred("experiments.mnist_gd.tables", "select_table")
-fixed_table = deferred("experiments.mnist_gd.tables", "fixed_table")
+select_table = deferred("experiments.mnist_gd.derived_tables", "select_table")
+fixed_table = deferred("experiments.mnist_gd.derived_tables", "fixed_table")
 train_table = deferred("experiments.mnist_gd.tables", "train_table")
-summary_table = deferred("experiments.mnist_gd.tables", "summary_table")
+summary_table = deferred("experiments.mnist_gd.derived_tables", "summary_table")
 
 SEARCH, TRAIN = 0, 1  # first SeedSequence entry after the experiment seed (data: SUBSET)
 

@@ -102,9 +102,10 @@ def test_corollary2_pure_dp_free_for_two_queries_not_three() -> None:
 
 def test_corollary4_gdp_and_approximate_gdp_budgets() -> None:
     budget = GdpProfile(2.0)
-    queries = [PiecewiseLinearTradeoff.pure_dp(e) for e in np.linspace(0.05, 3.0, 30)]
-    queries += [subsampled_rr(q, 3.0) for q in np.geomspace(0.005, 1.0, 30)]
-    assert excess(budget, natural_filter_cost(budget, queries, rounds=2)) > 0.02
+    # 15 + 15 queries (the experiment's default is 30 + 30, excess 0.030, at 3x the time)
+    queries = [PiecewiseLinearTradeoff.pure_dp(e) for e in np.linspace(0.05, 3.0, 15)]
+    queries += [subsampled_rr(q, 3.0) for q in np.geomspace(0.005, 1.0, 15)]
+    assert excess(budget, natural_filter_cost(budget, queries, rounds=2)) > 0.03
     approx = GdpProfile(0.5, 0.2)
     pairs = [
         PiecewiseLinearTradeoff.eps_delta(0.25, delta=0.1),

@@ -35,6 +35,7 @@ from experiments.mnist_gd.per_example import clipped_gradient_sum
 from experiments.mnist_gd.schema import Params
 from experiments.mnist_gd.tables import settings
 from experiments.mnist_gd.train import GdSettings, query_schedule, safe_remaining, train
+from pipeline.parse.codedeps import code_inputs
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -561,3 +562,13 @@ def test_steps_are_logged_with_the_time_left(caplog, monkeypatch):
     assert lines[0] == "steps: 0/3 started" and len(lines) == 4
     assert lines[-1].startswith("steps: 3/3 (100%)  elapsed ")
     assert "left ~0:00:00  active 16/16  train acc " in lines[-1]
+
+
+@pytest.mark.parametrize("module", ["plot", "derived_tables"])
+def test_the_jobs_that_train_nothing_import_no_torch(module):
+    """The plot and the select, fixed and summary tables read finished tables: none of their
+    code imports torch (1.3 CPU-s a process)."""
+    files = code_inputs(f"experiments.mnist_gd.{module}", REPO)
+    assert f"experiments/mnist_gd/{module}.py" in files
+    heavy = [f for f in files if f.endswith(".py") and "import torch" in (REPO / f).read_text()]
+    assert not heavy, f"experiments.mnist_gd.{module} imports torch through {heavy}"
