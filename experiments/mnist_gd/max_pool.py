@@ -178,10 +178,15 @@ def _built() -> bool:
     return True
 
 
+def torch_relu_max_pool2d(x: torch.Tensor, kernel: int, stride: int) -> torch.Tensor:
+    """``F.max_pool2d(F.relu(x), kernel, stride)``: torch's two calls."""
+    return F.max_pool2d(F.relu(x), kernel, stride)
+
+
 def relu_max_pool2d(x: torch.Tensor, kernel: int, stride: int) -> torch.Tensor:
-    """``F.max_pool2d(F.relu(x), kernel, stride)`` in one pass where the kernel applies (the
-    same values and gradients, module doc), else those two calls."""
+    """:func:`torch_relu_max_pool2d` in one pass where the kernel applies (the same values
+    and gradients, module doc), else torch's two calls."""
     if not _applies(x, kernel, stride):
-        return F.max_pool2d(F.relu(x), kernel, stride)
+        return torch_relu_max_pool2d(x, kernel, stride)
     out, _ = _Pool.apply(x, kernel, stride)
     return out

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from experiments.mnist_gd.max_pool import relu_max_pool2d
+from experiments.mnist_gd.max_pool import relu_max_pool2d, torch_relu_max_pool2d
 
 MNIST_MEAN = 0.1307
 MNIST_STD = 0.3081
@@ -29,7 +29,7 @@ class MnistConvNet(nn.Module):
 
     def __init__(self, compiled_pool: bool = True) -> None:
         super().__init__()
-        self.relu_pool = relu_max_pool2d if compiled_pool else _relu_then_pool
+        self.relu_pool = relu_max_pool2d if compiled_pool else torch_relu_max_pool2d
         self.conv1 = nn.Conv2d(1, 16, 8, 2, padding=3)
         self.conv2 = nn.Conv2d(16, 32, 4, 2)
         self.fc1 = nn.Linear(32 * 4 * 4, 32)
@@ -40,10 +40,6 @@ class MnistConvNet(nn.Module):
         x = self.relu_pool(self.conv2(x), 2, 1)  # (N, 32, 4, 4)
         x = F.relu(self.fc1(x.flatten(1)))
         return self.fc2(x)
-
-
-def _relu_then_pool(x: torch.Tensor, kernel: int, stride: int) -> torch.Tensor:
-    return F.max_pool2d(F.relu(x), kernel, stride)
 
 
 def normalise_images(images: np.ndarray) -> torch.Tensor:
