@@ -18,7 +18,8 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
 
 @pytest.mark.parametrize(("shape", "kernel", "stride"), [((3, 16, 14, 14), 2, 1),
                                                          ((2, 32, 5, 5), 2, 1),
-                                                         ((2, 5, 9, 8), 3, 2)])  # fmt: skip
+                                                         ((2, 5, 9, 8), 3, 2),
+                                                         ((2, 3, 7, 9), 3, 1)])  # fmt: skip
 def test_values_and_gradients_are_torchs_bit_for_bit(shape, kernel, stride):
     gen = torch.Generator().manual_seed(sum(shape))
     x = torch.randint(-2, 3, shape, generator=gen).float() / 4  # many ties, zeros, negatives
