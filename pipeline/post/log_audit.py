@@ -28,10 +28,13 @@ LONG_S = 30.0  # a job longer than this must show its progress
 #: (" 3/10 [00:01<00:03, 2.1it/s]"): done/total with the time left.
 PROGRESS = re.compile(r"\d+/\d+ \(\d+%\)\s+elapsed \S+\s+left ~|\d+/\d+ \[[\d:]+<[\d:?]+")
 
-#: Lines a backend writes when it probes for hardware that is not there.
+#: Lines a backend writes when it probes for hardware that is not there, and Python's report
+#: of an exception a finaliser or callback raised (e.g. at a job's exit).
 NOISE = re.compile(
     r"Unable to initialize backend|An NVIDIA GPU may be present|"
-    r"Platform '\w+' is experimental|CUDA_ERROR_NO_DEVICE|failed call to cuInit"
+    r"Platform '\w+' is experimental|CUDA_ERROR_NO_DEVICE|failed call to cuInit|"
+    r"^Exception ignored in",
+    re.MULTILINE,
 )
 
 

@@ -491,7 +491,10 @@ def _tear_down(preloaded: frozenset[str]) -> None:
     """The modules the job imported, torn down as ``finalize_modules`` does: removed from
     ``sys.modules`` and collected; those still alive then cleared (``_PyModule_ClearDict``:
     names with one leading underscore first, then all but ``__builtins__``), last imported
-    first, and collected."""
+    first, and collected. No ``gc.callbacks`` run: the interpreter's own collections at exit
+    (``_PyGC_CollectNoFail``, Modules/gcmodule.c) call ``gc_collect_main`` without them, and a
+    job's callback (JAX's ``_xla_gc_callback``) would read its module's cleared globals."""
+    gc.callbacks.clear()
     names = [n for n in sys.modules if n not in preloaded]
     alive = [weakref.ref(m) for n in names if isinstance(m := sys.modules.pop(n), types.ModuleType)]
     gc.collect()

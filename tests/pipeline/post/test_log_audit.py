@@ -75,3 +75,11 @@ def test_main_exits_1_on_findings_and_0_without(
         main(["default", "--logs", str(tmp_path / "logs")])
     assert exc.value.code == 1
     assert "no progress" in capsys.readouterr().out
+
+
+def test_an_exception_ignored_at_exit_is_noise(tmp_path: Path) -> None:
+    text = "done\nException ignored in: <function _xla_gc_callback at 0x7f>\nTraceback\n"
+    noisy = job(tmp_path, 1.0, text, ("job", "0"))
+    _, findings = audit("default", tmp_path / "logs")
+    assert [(f.kind, f.log) for f in findings] == [("noise", noisy)]
+    assert findings[0].detail.startswith("Exception ignored in: <function _xla_gc_callback")

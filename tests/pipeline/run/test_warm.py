@@ -105,6 +105,9 @@ if command == "thread":
 if command == "unclosed":
     f = open(args[0], "w")
     f.write("buffered")
+if command == "gc_callback":  # as JAX's: a collection callback that reads its module's globals
+    import gc
+    gc.callbacks.append(lambda phase, info: os.getpid())
 if command == "random":
     import random, numpy
     print(random.random(), numpy.random.random())
@@ -388,6 +391,7 @@ def test_stdin_is_the_clients(work: Path, how: str) -> None:
         ["raise"],
         ["interrupt"],
         ["kill", str(int(signal.SIGTERM))],
+        ["gc_callback"],
     ],
     ids=" ".join,
 )
