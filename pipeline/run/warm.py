@@ -3,11 +3,18 @@ forked from a warm server that has already imported the third-party libraries ev
 imports (numpy, scipy, pandas, pyarrow, Hydra, matplotlib; Snakemake, for the tests' runs:
 pipeline/run/warm_server.py).
 
-Why: at the smoke scale a job's own work is a fraction of a second, and starting Python and
-importing those libraries cost ~1.5 CPU-s in each of the ~90 jobs of the smoke DAG. The
-Snakefile runs the smoke scale's jobs through this client; other scales run ``python -m``
-(their jobs' costs are what ``pipeline.post.build_cost`` reports, and the server's CPU time is not
-counted in a job's benchmark record).
+Why: starting Python and importing those libraries cost ~2 CPU-s a job (~90 jobs at the smoke
+scale, where that is most of a job; ~230 besides MNIST's at the default scale). The Snakefile
+runs every job through this client (``PYTHON_M``, pipeline/parse/python_m.py).
+
+``python -m pipeline.run.warm --cpu RECORD MODULE ARGS...`` also writes the job's CPU time to
+``RECORD`` (JSON, replaced atomically; ``write_cpu_record``), since a warm job's CPU is the
+server's child's, outside the process tree Snakemake's benchmark samples: the server reaps the
+job with ``wait4`` and sends its user and system time (its process and the descendants it
+waited for, in microseconds) after its exit status; the client adds its own (``getrusage``).
+A record already at ``RECORD`` is removed first; a job run cold writes none (its CPU is then in
+Snakemake's sampled record); a server that sends no CPU time, or a record that cannot be
+written, is said on stderr and the job's exit status stands.
 
 What a job sees is what ``python -m`` started by the client would give it, each checked against
 a cold run (tests/pipeline/run/test_warm.py): argv (``sys.argv``, ``sys.orig_argv``), working
