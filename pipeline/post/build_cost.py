@@ -28,8 +28,9 @@ A job's CPU time comes from one of three sources, counted under the table and in
   Snakemake samples; the server reaps it with ``wait4`` and the client writes its user + system
   time (its process and the descendants it waited for, to the microsecond) and the client's
   own (``getrusage``) beside the job's log, ``<log>.cpu.json`` (pipeline/parse/paths.py,
-  ``cpu_record``). The job's CPU time is the job's plus the client's (or Snakemake's sample of
-  the client's shell, when larger); only the shell's own few milliseconds can be missed.
+  ``cpu_record``). The job's CPU time is the job's plus the client's, or plus Snakemake's sample
+  of the client's process tree when that is larger (it holds the shell, and the warm server
+  while the client that started it runs: a build's first job counts the server's imports).
 - ``sampled``: no record (the job ran cold: ``FILTERLAB_WARM=off``, SLURM, a client that fell
   back), so Snakemake's ``cpu_time``, which it samples (snakemake/benchmark.py: every 0.5 s
   for the first ~15 s of a job, then every 30 s) and keeps the last sample of: a lower bound,

@@ -33,12 +33,12 @@ death by a signal) passed on, a signal's by the client dying of it. Signals sent
 (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) reach the job; a job whose client dies is
 killed. What differs: the job's pid, parent and ``/proc`` command line (the server's), its
 process group and session (no controlling terminal; Ctrl-Z stops the client, not the job), its
-cgroup and CPU-time accounting (the server's), the preloaded libraries (already imported, with
-their import-time effects; not torn down at exit), and, when ``PYTHONHASHSEED`` is unset, its
-string-hash seed (the server's, shared by its jobs). What an interpreter fixes at start-up keys
-the server: each interpreter, state of its site-packages, ``PYTHON*``, locale (``LANG``,
-``LC_*``) and matplotlib (``MPL*``, ``MATPLOTLIBRC``) environment, nice value, hard resource
-limits and group list gets its own server.
+cgroup and CPU-time accounting (the server's; ``--cpu`` records the job's), the preloaded
+libraries (already imported, with their import-time effects; not torn down at exit), and, when
+``PYTHONHASHSEED`` is unset, its string-hash seed (the server's, shared by its jobs). What an
+interpreter fixes at start-up keys the server: each interpreter, state of its site-packages,
+``PYTHON*``, locale (``LANG``, ``LC_*``) and matplotlib (``MPL*``, ``MATPLOTLIBRC``)
+environment, nice value, hard resource limits and group list gets its own server.
 
 What the client checks, running the job cold (``os.execv`` of ``python -m``, the same process)
 on any doubt, with a line on stderr saying why:
