@@ -55,6 +55,7 @@ from pipeline.parse.paths import figure_outputs as _figure_outputs
 from pipeline.parse.paths import log_path as _log_path
 from pipeline.parse.run_config import check_config, other_scale_error, other_scales
 from pipeline.parse.run_config import per_scale as _per_scale
+from pipeline.parse.python_m import refuse_unfilled as _refuse_unfilled_python_m
 from pipeline.parse.run_config import refuse_absolute_targets, refuse_conflicting_config
 from pipeline.run.scheduler_timer import install as _install_one_timer
 from pipeline.parse.table_check import overrides_by_path as _overrides_by_path
@@ -82,11 +83,9 @@ refuse_absolute_targets(sys.argv, workflow.basedir)
 #: skip: build only what the raw data found locally (data/raw or the mirror) allows; an
 #: experiment whose dataset is missing is left out (and scored "no data"), e.g. offline.
 SCALE, MISSING_DATA = check_config(config)
-#: How a shell rule starts `python -m <module>`: at the smoke scale, where a job's own work is
-#: a fraction of a second beside ~1.5 CPU-s of imports, in a process forked from a warm server
-#: that has those imports done (pipeline/run/warm.py; FILTERLAB_WARM=off runs them cold); at the
-#: other scales as a fresh process, so that each job's benchmark record holds its CPU time.
-PYTHON_M = "python -m pipeline.run.warm" if SCALE == "smoke" else "python -m"
+#: How a shell rule starts `python -m <module>`, at every scale: `PYTHON_M + " <module> ..."`
+#: (pipeline/parse/python_m.py: warm, the job's exact CPU time written beside its log).
+from pipeline.parse.python_m import PYTHON_M
 ALL_FIGURES = []
 ALL_RESULTS = []
 #: (regex of a result path, function of its match -> the config overrides its rule passes):
@@ -221,6 +220,9 @@ for _rules in sorted(Path(workflow.basedir).glob("experiments/*/rules.smk")):
     if _rules.parent.name != "data":
 
         include: str(_rules)
+
+
+_refuse_unfilled_python_m(workflow.rules)
 
 
 rule all:

@@ -15,7 +15,8 @@ ADULT_SYNTH_CODE = config_by_params(code_inputs("experiments.adult_synth.run"))
 #: The release jobs' file stems (one job per repeat), the same in every run.
 ADULT_RELEASE_STEMS = [job.stem for job in table_jobs("adult_synth")["release"]]
 ADULT_SYNTH_JOBS = [f"{ADULT_SYNTH_DIR}/jobs/{stem}.csv" for stem in ADULT_RELEASE_STEMS]
-ADULT_SYNTH_RUN = f"{PYTHON_M} experiments.adult_synth.run scale={SCALE}"
+#: The module and arguments of a job (its shell command starts PYTHON_M + " " + these).
+ADULT_SYNTH_RUN = f"experiments.adult_synth.run scale={SCALE}"
 ADULT_SYNTH_DATA = "inputs.data={input.data} inputs.domain={input.domain}"
 # --into-pipeline: this command overrides the config (the variant) and writes pipeline paths;
 # TABLE_OVERRIDES (below) tells the sidecar check that these tables are made so.
@@ -36,7 +37,7 @@ def adult_paper_data(wildcards):
 
 
 def adult_variant_command(wildcards):
-    """The command that runs a variant's job (the paper run's, with params.variant)."""
+    """The module and arguments of a variant's job (the paper run's, with params.variant)."""
     return ADULT_VARIANT_RUN.format(wildcards=wildcards)
 
 
@@ -47,12 +48,12 @@ def adult_variant_data(wildcards):
 
 
 class AdultRun(NamedTuple):
-    """One run of the five stages: its rule-name prefix, folder, command, data inputs, and the
-    wildcards (with their constraints) that name one of its jobs besides the repeat.
+    """One run of the five stages: its rule-name prefix, folder, module and arguments (`run`),
+    data inputs, and the wildcards (with their constraints) that name one of its jobs besides
+    the repeat.
 
-    The command reaches each rule as `params.run`: a shell command string is evaluated when
-    the job runs, so one naming the loop variable would run every rule with the last run's
-    command."""
+    `run` reaches each rule as `params.run`: a shell command string is evaluated when the job
+    runs, so one naming the loop variable would run every rule with the last run's command."""
 
     prefix: str
     folder: str
@@ -98,7 +99,8 @@ for _run in ADULT_RUNS:
             runtime=per_scale(10, 10, 30),
             mem_mb=4000,
         shell:
-            "{params.run} table=selection " + ADULT_SYNTH_DATA + " out={output} > {log} 2>&1"
+            PYTHON_M + " {params.run} table=selection " + ADULT_SYNTH_DATA + " out={output} "
+            "> {log} 2>&1"
 
     rule:
         name:
@@ -125,7 +127,7 @@ for _run in ADULT_RUNS:
             runtime=per_scale(10, 10, 30),
             mem_mb=4000,
         shell:
-            "{params.run} table=release index={params.index} " + ADULT_SYNTH_DATA + " "
+            PYTHON_M + " {params.run} table=release index={params.index} " + ADULT_SYNTH_DATA + " "
             "inputs.selection={input.selection} out={output} > {log} 2>&1"
 
     rule:
@@ -151,7 +153,7 @@ for _run in ADULT_RUNS:
             runtime=per_scale(10, 10, 30),
             mem_mb=4000,
         shell:
-            "{params.run} table=baseline " + ADULT_SYNTH_DATA + " "
+            PYTHON_M + " {params.run} table=baseline " + ADULT_SYNTH_DATA + " "
             "inputs.selection={input.selection} out={output} > {log} 2>&1"
 
     rule:
@@ -173,7 +175,7 @@ for _run in ADULT_RUNS:
             runtime=5,
             mem_mb=2000,
         shell:
-            "{PYTHON_M} experiments.common.merge {output} {input.parts} > {log} 2>&1"
+            PYTHON_M + " experiments.common.merge {output} {input.parts} > {log} 2>&1"
 
     rule:
         name:
@@ -197,7 +199,8 @@ for _run in ADULT_RUNS:
             runtime=5,
             mem_mb=2000,
         shell:
-            "{params.run} table=checks inputs.releases={input.releases} out={output} > {log} 2>&1"
+            PYTHON_M + " {params.run} table=checks inputs.releases={input.releases} "
+            "out={output} > {log} 2>&1"
 
 
 rule adult_synth_table3:
@@ -216,7 +219,7 @@ rule adult_synth_table3:
         runtime=5,
         mem_mb=2000,
     shell:
-        ADULT_SYNTH_RUN + " table=table3 out={output} > {log} 2>&1"
+        PYTHON_M + " " + ADULT_SYNTH_RUN + " table=table3 out={output} > {log} 2>&1"
 
 
 rule adult_synth_plot:
@@ -239,7 +242,7 @@ rule adult_synth_plot:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.adult_synth.plot {input.releases} {input.checks} {input.baseline}"
+        PYTHON_M + " experiments.adult_synth.plot {input.releases} {input.checks} {input.baseline}"
         " {input.table3} {params.outdir} > {log} 2>&1"
 
 
@@ -279,7 +282,8 @@ rule adult_synth_variant_row:
         runtime=5,
         mem_mb=2000,
     shell:
-        ADULT_VARIANT_RUN + " table=variant {params.inputs} out={output} > {log} 2>&1"
+        PYTHON_M + " " + ADULT_VARIANT_RUN + " table=variant {params.inputs} out={output} "
+        "> {log} 2>&1"
 
 
 rule adult_synth_variants:
@@ -300,7 +304,7 @@ rule adult_synth_variants:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.common.merge {output} {input.parts} > {log} 2>&1"
+        PYTHON_M + " experiments.common.merge {output} {input.parts} > {log} 2>&1"
 
 
 if DATA_AVAILABLE["adult"]:

@@ -69,7 +69,7 @@ rule fetch_raw:
         bench_path("data", "fetch_raw", "path")
     priority: lambda w: LONG_JOBS_FIRST if w.path.startswith("mnist/") else 0
     shell:
-        "{PYTHON_M} experiments.data.fetch --raw-dir data/raw {wildcards.path:q} > {log:q} 2>&1"
+        PYTHON_M + " experiments.data.fetch --raw-dir data/raw {wildcards.path:q} > {log:q} 2>&1"
 
 
 for _name in sorted(RAW):
@@ -94,5 +94,5 @@ for _name in sorted(RAW):
         benchmark:
             bench_path("data", f"preprocess_{_name}")
         shell:
-            "{PYTHON_M} experiments.data.preprocess dataset={params.dataset}"
+            PYTHON_M + " experiments.data.preprocess dataset={params.dataset}"
             " raw_dir=data/raw out_dir=data/processed > {log} 2>&1"

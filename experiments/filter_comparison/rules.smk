@@ -29,7 +29,7 @@ rule filter_comparison_run:
         runtime=per_scale(5, 20, 60),
         mem_mb=4000,
     shell:
-        "{PYTHON_M} experiments.filter_comparison.run scale={params.scale} "
+        PYTHON_M + " experiments.filter_comparison.run scale={params.scale} "
         "table={wildcards.workload} inputs.norms={input.norms} out={output} > {log} 2>&1"
 
 
@@ -48,7 +48,7 @@ rule filter_comparison_merge:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.common.merge {output} {input.tables} > {log} 2>&1"
+        PYTHON_M + " experiments.common.merge {output} {input.tables} > {log} 2>&1"
 
 
 rule filter_comparison_plot:
@@ -68,7 +68,7 @@ rule filter_comparison_plot:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.filter_comparison.plot {input.table} {params.outdir} > {log} 2>&1"
+        PYTHON_M + " experiments.filter_comparison.plot {input.table} {params.outdir} > {log} 2>&1"
 
 
 ALL_FIGURES.extend(rules.filter_comparison_plot.output)

@@ -13,7 +13,7 @@ MNIST_SEARCH_PARTS = [f"{MNIST_DIR}/search/{stem}.csv" for stem in MNIST_SEARCH_
 MNIST_TRAIN_PARTS = [f"{MNIST_DIR}/runs/{stem}.csv" for stem in MNIST_TRAIN_STEMS]
 MNIST_FIXED = MNIST_P["tuned"]["source"] == "fixed"
 MNIST_CODE = config_by_params(code_inputs("experiments.mnist_gd.run"))
-MNIST_RUN = f"{PYTHON_M} experiments.mnist_gd.run scale={SCALE}"
+MNIST_RUN = PYTHON_M + f" experiments.mnist_gd.run scale={SCALE}"
 #: SLURM time limit of a default-scale train job (CPU): twice the longest job, 245 steps of
 #: 60,000 images at the step cost measured in config/mnist_gd.yaml
 MNIST_TRAIN_MINUTES = 80
@@ -62,7 +62,7 @@ rule mnist_gd_search_merge:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.common.merge {output} {input.parts} > {log} 2>&1"
+        PYTHON_M + " experiments.common.merge {output} {input.parts} > {log} 2>&1"
 
 
 rule mnist_gd_select:
@@ -170,7 +170,7 @@ rule mnist_gd_merge:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.common.merge {output} {input.parts} > {log} 2>&1"
+        PYTHON_M + " experiments.common.merge {output} {input.parts} > {log} 2>&1"
 
 
 rule mnist_gd_summary:
@@ -211,7 +211,7 @@ rule mnist_gd_plot:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.mnist_gd.plot {input.table} {input.runs} {params.outdir} "
+        PYTHON_M + " experiments.mnist_gd.plot {input.table} {input.runs} {params.outdir} "
         "> {log} 2>&1"
 
 

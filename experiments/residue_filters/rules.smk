@@ -22,7 +22,7 @@ rule residue_filters_run:
         runtime=per_scale(5, 10, 30),
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.residue_filters.run scale={params.scale} table={wildcards.table} "
+        PYTHON_M + " experiments.residue_filters.run scale={params.scale} table={wildcards.table} "
         "out={output} > {log} 2>&1"
 
 
@@ -43,7 +43,7 @@ rule residue_filters_plot:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.residue_filters.plot {input.tables} {params.outdir} > {log} 2>&1"
+        PYTHON_M + " experiments.residue_filters.plot {input.tables} {params.outdir} > {log} 2>&1"
 
 
 ALL_FIGURES.extend(rules.residue_filters_plot.output)

@@ -71,7 +71,7 @@ rule scoreboard_run:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.scoreboard.run scale={params.scale} "
+        PYTHON_M + " experiments.scoreboard.run scale={params.scale} "
         "'params.experiments={params.experiments}' --into-pipeline out={output} > {log} 2>&1"
 
 
@@ -101,7 +101,7 @@ rule scoreboard_plot:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.scoreboard.plot {input.board} {params.outdir} > {log} 2>&1"
+        PYTHON_M + " experiments.scoreboard.plot {input.board} {params.outdir} > {log} 2>&1"
 
 
 
@@ -142,7 +142,7 @@ rule report_tables:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.scoreboard.report {input.board} {params.outdir} "
+        PYTHON_M + " experiments.scoreboard.report {input.board} {params.outdir} "
         "--scale {params.scale} > {log} 2>&1"
 
 

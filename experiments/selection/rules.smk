@@ -61,7 +61,7 @@ rule selection_job:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.selection.run scale={params.scale} table={wildcards.table} "
+        PYTHON_M + " experiments.selection.run scale={params.scale} table={wildcards.table} "
         "index={wildcards.job} inputs.data={input.data} inputs.daily={input.daily} out={output} "
         "> {log} 2>&1"
 
@@ -87,7 +87,7 @@ rule selection_rnm_mc_job:
         scale=SCALE,
         config=table_digest("selection", "rnm_mc"),
     shell:
-        "{PYTHON_M} experiments.selection.run scale={params.scale} table=rnm_mc "
+        PYTHON_M + " experiments.selection.run scale={params.scale} table=rnm_mc "
         "index={wildcards.job} device=auto out={output} > {log} 2>&1"
 
 
@@ -107,7 +107,7 @@ rule selection_merge:
         table="|".join(SELECTION_JOBS),
     localrule: True
     shell:
-        "{PYTHON_M} experiments.common.merge {output} {input.parts} > {log} 2>&1"
+        PYTHON_M + " experiments.common.merge {output} {input.parts} > {log} 2>&1"
 
 
 def _selection_figure_names(table):
@@ -149,7 +149,7 @@ for _table in SELECTION_JOBS:
             runtime=5,
             mem_mb=2000,
         shell:
-            "{PYTHON_M} experiments.selection.plot {params.table} {input.table} {params.outdir} "
+            PYTHON_M + " experiments.selection.plot {params.table} {input.table} {params.outdir} "
             "{input.extra} > {log} 2>&1"
 
     ALL_FIGURES.extend(getattr(rules, f"selection_plot_{_table}").output)

@@ -21,7 +21,7 @@ rule taylor_survival_run:
         runtime=per_scale(5, 10, 30),
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.taylor_survival.run scale={params.scale} table={wildcards.table} "
+        PYTHON_M + " experiments.taylor_survival.run scale={params.scale} table={wildcards.table} "
         "out={output} > {log} 2>&1"
 
 
@@ -43,8 +43,8 @@ rule taylor_survival_plot:
         runtime=5,
         mem_mb=2000,
     shell:
-        "{PYTHON_M} experiments.taylor_survival.plot {input.survival} {input.puredp} {params.outdir}"
-        " > {log} 2>&1"
+        PYTHON_M + " experiments.taylor_survival.plot {input.survival} {input.puredp} "
+        "{params.outdir} > {log} 2>&1"
 
 
 ALL_FIGURES.extend(rules.taylor_survival_plot.output)

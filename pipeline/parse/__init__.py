@@ -6,6 +6,7 @@ configs      experiment configs as rules read them; the digest that reruns a tab
 local_gpus   the GPUs this host shows, which decides how many GPU jobs run at once
 parse_cache  values computed from file contents alone, kept between Snakemake runs
 paths        where rules write: logs, benchmark records, figures
+python_m     how a rule starts ``python -m``: warm, its CPU time recorded beside its log
 run_config   the ``--config`` keys checked before any rule is read, and the scale
 table_check  tables whose sidecar differs from what their rule would make, refused
 """

@@ -24,6 +24,24 @@ def bench_path(scale: str, exp: str, rule: str, *wildcards: str) -> str:
     return f"logs/bench/{exp}/{scale}/{rule}/{job}.tsv"
 
 
+def log_of(bench: Path, bench_root: Path) -> Path:
+    """The log of the job whose benchmark record is ``bench`` (inverse of the two path rules;
+    a wildcard value may hold "/"). The data rules serve every scale: their logs are in
+    ``logs/data/`` without one."""
+    exp, scale, rule, *rest = bench.relative_to(bench_root).with_suffix("").parts
+    stem = "/".join(rest)
+    name = rule if stem == "job" else f"{rule}_{stem}"
+    folder = bench_root.parent / exp
+    return (folder if exp == "data" else folder / scale) / f"{name}.log"
+
+
+def cpu_record(log: Path) -> Path:
+    """``<log>.cpu.json``: the CPU time of the job whose log is ``log``, written by
+    ``python -m pipeline.run.warm --cpu`` (the Snakefile's ``PYTHON_M``,
+    pipeline/parse/python_m.py) and read by ``python -m pipeline.post.build_cost``."""
+    return log.with_name(log.name + ".cpu.json")
+
+
 def figure_caption(root: str | Path, stem: str) -> str:
     """The absolute path of the report caption file of figure ``<experiment>/<name>``
     (docs/captions.yaml, rendered to docs/captions/ by `python -m pipeline.parse.captions`) under

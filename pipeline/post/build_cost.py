@@ -3,7 +3,9 @@
 Every rule declares ``benchmark: bench_path(...)`` (the Snakefile), so each job writes
 ``logs/bench/<experiment>/<scale>/<rule>/<wildcards or "job">.tsv``: Snakemake's benchmark
 record, whose ``s`` column is the job's wall seconds and ``cpu_time`` the CPU seconds (user +
-system) of the job's processes. This prints one row per rule, most CPU first:
+system) of the processes Snakemake samples (the job's shell and what it starts); a job's exact
+CPU time is in its CPU record where it has one (below). This prints one row per rule, most CPU
+first:
 
     python -m pipeline.post.build_cost default            # markdown table
     python -m pipeline.post.build_cost default --root logs/bench
@@ -13,23 +15,37 @@ rule's share of the build's CPU-minutes, then the total and the elapsed time fro
 job's start to the last job's end (a file's mtime is its job's end; minus ``s``, its start).
 It also writes the rows as a results file, ``results/build_cost/<scale>.csv`` (experiment,
 rule, jobs, cpu_min, wall_min, share), with the provenance sidecar every results table has
-(commit, machine, versions, date) and, under ``build``, the elapsed minutes, the job count and
-the first start and last end (UTC): the docs' generated block "build-cost" renders it
-(pipeline/post/doc_blocks.py), so the cost a page quotes is a build's, never typed.
+(commit, machine, versions, date) and, under ``build``, the elapsed minutes, the job count,
+the first start and last end (UTC) and the jobs of each CPU source: the docs' generated block
+"build-cost" renders it (pipeline/post/doc_blocks.py), so the cost a page quotes is a build's,
+never typed.
 
-Snakemake samples ``cpu_time`` (snakemake/benchmark.py: every 0.5 s for the first ~15 s of a
-job, then every 30 s) and keeps the last sample, so a job's CPU time is a lower bound, short
-by at most the CPU of its last 30 s; ``s`` is exact. At the smoke scale a job runs in a process
-forked from the warm server (pipeline/run/warm.py), outside the process tree Snakemake samples,
-so only wall times are meaningful there (said under the table). A job whose record is ``NA``
-(it ended before the first sample) counts its wall time as CPU time and is counted in the
-footnote.
+A job's CPU time comes from one of three sources, counted under the table and in the sidecar
+(``build.cpu_source``):
+
+- ``rusage``: exact. Every job runs through ``python -m pipeline.run.warm --cpu`` (the
+  Snakefile's ``PYTHON_M``), in a process forked from a warm server, outside the process tree
+  Snakemake samples; the server reaps it with ``wait4`` and the client writes its user + system
+  time (its process and the descendants it waited for, to the microsecond) and the client's
+  own (``getrusage``) beside the job's log, ``<log>.cpu.json`` (pipeline/parse/paths.py,
+  ``cpu_record``). The job's CPU time is the job's plus the client's, or plus Snakemake's sample
+  of the client's process tree when that is larger (it holds the shell, and the warm server
+  while the client that started it runs: a build's first job counts the server's imports).
+- ``sampled``: no record (the job ran cold: ``FILTERLAB_WARM=off``, SLURM, a client that fell
+  back), so Snakemake's ``cpu_time``, which it samples (snakemake/benchmark.py: every 0.5 s
+  for the first ~15 s of a job, then every 30 s) and keeps the last sample of: a lower bound,
+  short by at most the CPU of the job's last 30 s.
+- ``wall``: no record and a ``cpu_time`` of ``NA`` (the job ended before the first sample):
+  its wall time stands in.
+
+A record older than its job's start (left by an earlier run) is not read; ``s`` is exact.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -39,11 +55,19 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.common.provenance import write_table
+from pipeline.parse.paths import cpu_record, log_of
 
 #: Where the Snakefile's ``bench_path`` writes, relative to the repository root.
 BENCH_ROOT = Path("logs/bench")
 #: Where the results file goes, ``<RESULTS_ROOT>/<scale>.csv``.
 RESULTS_ROOT = Path("results/build_cost")
+#: Where a job's CPU time came from (the module's docstring), most exact first.
+CPU_SOURCES = ("rusage", "sampled", "wall")
+#: The keys of a CPU record (pipeline/run/warm.py, ``write_cpu_record``): microseconds.
+RECORD_KEYS = ("job_user_us", "job_system_us", "client_user_us", "client_system_us")
+#: How much older than its job's start (the benchmark file's mtime minus ``s``) a CPU record
+#: may look: file times and Snakemake's clock are read at different moments.
+START_SLACK_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -54,7 +78,7 @@ class JobCost:
     rule: str
     wall_s: float
     cpu_s: float
-    cpu_sampled: bool  # False: the record said NA and cpu_s is the wall time
+    cpu_source: str  # one of CPU_SOURCES
     end: float  # the file's mtime (seconds since the epoch)
 
 
@@ -78,8 +102,23 @@ def _number(value: str, path: Path, column: str) -> float | None:
         raise ValueError(f"{path}: column {column} is not a number: {value[:40]!r}") from err
 
 
+def read_cpu_record(path: Path) -> tuple[float, float]:
+    """The job's and the client's CPU seconds (user + system) in the CPU record ``path``."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path}: not a readable CPU record ({err})") from err
+    if not isinstance(record, dict) or not all(
+        isinstance(record.get(k), int) and record[k] >= 0 for k in RECORD_KEYS
+    ):
+        raise ValueError(f"{path}: a CPU record needs {', '.join(RECORD_KEYS)}: integers >= 0")
+    job = (record["job_user_us"] + record["job_system_us"]) / 1e6
+    return job, (record["client_user_us"] + record["client_system_us"]) / 1e6
+
+
 def read_job(path: Path, root: Path) -> JobCost:
-    """The record of ``root/<experiment>/<scale>/<rule>/...tsv``."""
+    """The record of ``root/<experiment>/<scale>/<rule>/...tsv``, with the job's CPU record
+    (beside its log, :func:`pipeline.parse.paths.log_of`) where there is one of this run."""
     parts = path.relative_to(root).parts
     if len(parts) < 4:
         raise ValueError(f"{path}: expected <experiment>/<scale>/<rule>/<job>.tsv under {root}")
@@ -88,7 +127,7 @@ def read_job(path: Path, root: Path) -> JobCost:
     if not rows or not {"s", "cpu_time"} <= set(rows[0]):
         raise ValueError(f"{path}: not a Snakemake benchmark file (needs columns s, cpu_time)")
     wall = cpu = 0.0
-    sampled = True
+    source = "sampled"
     for row in rows:
         w = _number(row["s"], path, "s")
         if w is None:
@@ -96,9 +135,15 @@ def read_job(path: Path, root: Path) -> JobCost:
         c = _number(row["cpu_time"], path, "cpu_time")
         wall += w
         if c is None:
-            sampled = False
+            source = "wall"
         cpu += w if c is None else c
-    return JobCost(parts[0], parts[2], wall, cpu, sampled, path.stat().st_mtime)
+    end = path.stat().st_mtime
+    record = cpu_record(log_of(path, root))
+    if len(rows) == 1 and record.is_file() and record.stat().st_mtime >= end - wall - START_SLACK_S:
+        job, client = read_cpu_record(record)
+        sampled = _number(rows[0]["cpu_time"], path, "cpu_time") or 0.0
+        cpu, source = job + max(client, sampled), "rusage"
+    return JobCost(parts[0], parts[2], wall, cpu, source, end)
 
 
 def read_jobs(scale: str, root: Path = BENCH_ROOT) -> list[JobCost]:
@@ -135,6 +180,25 @@ def _utc(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
 
 
+def source_counts(jobs: Iterable[JobCost]) -> dict[str, int]:
+    """How many jobs took their CPU time from each of ``CPU_SOURCES``."""
+    counts = dict.fromkeys(CPU_SOURCES, 0)
+    for job in jobs:
+        counts[job.cpu_source] += 1
+    return counts
+
+
+def source_note(counts: dict[str, int]) -> str:
+    """One line saying where the CPU-minutes come from, by the jobs of each source."""
+    said = {
+        "rusage": "exact (rusage of the job's process and the children it waited for)",
+        "sampled": "Snakemake's sampled cpu_time (a lower bound, up to 30 s short a job)",
+        "wall": "wall time (ended before Snakemake's first CPU sample)",
+    }
+    parts = [f"{counts[s]} job(s) {said[s]}" for s in CPU_SOURCES if counts.get(s)]
+    return "CPU-minutes: " + "; ".join(parts) + "."
+
+
 def write_results(jobs: Sequence[JobCost], scale: str, root: Path = RESULTS_ROOT) -> Path:
     """``root/<scale>.csv``: one row per rule (:func:`by_rule`'s order) with its share of the
     CPU-minutes, and its sidecar, whose ``build`` names the elapsed minutes, the job count and
@@ -152,7 +216,7 @@ def write_results(jobs: Sequence[JobCost], scale: str, root: Path = RESULTS_ROOT
         "elapsed_min": round(elapsed_min(jobs), 3),
         "first_start_utc": _utc(min(j.end - j.wall_s for j in jobs)),
         "last_end_utc": _utc(max(j.end for j in jobs)),
-        "cpu_sampled": scale != "smoke",
+        "cpu_source": source_counts(jobs),
     }
     return write_table(
         frame, root / f"{scale}.csv", {"scale": scale}, None, started, {"build": build}
@@ -175,14 +239,11 @@ def table(jobs: Sequence[JobCost]) -> str:
             f"| {share:.1%} |"
         )
     lines.append(f"| **total** | | {len(jobs)} | {cpu:.1f} | {wall:.1f} | 100.0% |")
-    unsampled = sum(not j.cpu_sampled for j in jobs)
     lines += [
         "",
         f"Elapsed, first job's start to last job's end: {elapsed_min(jobs):.1f} minutes.",
-        "CPU-minutes are Snakemake's sampled cpu_time: a lower bound, up to 30 s short a job.",
+        source_note(source_counts(jobs)),
     ]
-    if unsampled:
-        lines.append(f"{unsampled} job(s) ended before their first CPU sample: wall time used.")
     return "\n".join(lines)
 
 
@@ -197,11 +258,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     jobs = read_jobs(args.scale, args.root)
     print(table(jobs))
     print(f"Written: {write_results(jobs, args.scale, args.results)}")
-    if args.scale == "smoke":
-        print(
-            "At the smoke scale jobs run in processes forked from pipeline.run.warm's server: "
-            "their CPU time is not in these records (their wall time is)."
-        )
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from experiments.common import registry
 from experiments.common.atomic import atomic_path
 from experiments.common.doc_quotes import Generator, MissingResults, machine, sidecar, table
 from pipeline.post import slurm_plan
+from pipeline.post.build_cost import source_note
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The pages whose blocks ``python -m pipeline.post.doc_blocks`` rewrites, relative to ROOT.
@@ -178,6 +179,8 @@ def build_cost(results: Path, scale: str) -> str:
     lines.append(
         f"| **total** | | {sum(int(j) for j in rows.jobs)} | {cpu:.1f} | {wall:.1f} | 100.0% |"
     )
+    if "cpu_source" in build:  # results files of builds before CPU records have none
+        lines += ["", source_note(build["cpu_source"])]
     return "\n".join(lines)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.parse.paths import log_of
 from pipeline.post.build_cost import read_job
 
 LONG_S = 30.0  # a job longer than this must show its progress
@@ -45,17 +46,6 @@ class Finding:
     kind: str
     log: Path
     detail: str
-
-
-def log_of(bench: Path, bench_root: Path) -> Path:
-    """The log of the job whose benchmark record is ``bench`` (inverse of the two path rules;
-    a wildcard value may hold "/"). The data rules serve every scale: their logs are in
-    ``logs/data/`` without one."""
-    exp, scale, rule, *rest = bench.relative_to(bench_root).with_suffix("").parts
-    stem = "/".join(rest)
-    name = rule if stem == "job" else f"{rule}_{stem}"
-    folder = bench_root.parent / exp
-    return (folder if exp == "data" else folder / scale) / f"{name}.log"
 
 
 def records(scale: str, logs: Path) -> list[Path]:

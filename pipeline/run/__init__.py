@@ -5,6 +5,6 @@ orphan_sidecars  sidecars whose file is gone, removed when a run starts (``onsta
 report_hint      where the report is, printed when a run succeeds (``onsuccess``)
 scheduler_timer  one pending scheduler re-check, none that keeps a finished run alive
 snakemake_lock   the lock of a killed run removed before Snakemake starts (``make``)
-warm             ``python -m pipeline.run.warm MODULE``: a smoke job forked warm
+warm             ``python -m pipeline.run.warm MODULE``: a job forked warm, its CPU time recorded
 warm_server      the server that warm jobs are forked from
 """

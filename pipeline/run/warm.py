@@ -3,11 +3,18 @@ forked from a warm server that has already imported the third-party libraries ev
 imports (numpy, scipy, pandas, pyarrow, Hydra, matplotlib; Snakemake, for the tests' runs:
 pipeline/run/warm_server.py).
 
-Why: at the smoke scale a job's own work is a fraction of a second, and starting Python and
-importing those libraries cost ~1.5 CPU-s in each of the ~90 jobs of the smoke DAG. The
-Snakefile runs the smoke scale's jobs through this client; other scales run ``python -m``
-(their jobs' costs are what ``pipeline.post.build_cost`` reports, and the server's CPU time is not
-counted in a job's benchmark record).
+Why: starting Python and importing those libraries cost ~2 CPU-s a job (~90 jobs at the smoke
+scale, where that is most of a job; ~230 besides MNIST's at the default scale). The Snakefile
+runs every job through this client (``PYTHON_M``, pipeline/parse/python_m.py).
+
+``python -m pipeline.run.warm --cpu RECORD MODULE ARGS...`` also writes the job's CPU time to
+``RECORD`` (JSON, replaced atomically; ``write_cpu_record``), since a warm job's CPU is the
+server's child's, outside the process tree Snakemake's benchmark samples: the server reaps the
+job with ``wait4`` and sends its user and system time (its process and the descendants it
+waited for, in microseconds) after its exit status; the client adds its own (``getrusage``).
+A record already at ``RECORD`` is removed first; a job run cold writes none (its CPU is then in
+Snakemake's sampled record); a server that sends no CPU time, or a record that cannot be
+written, is said on stderr and the job's exit status stands.
 
 What a job sees is what ``python -m`` started by the client would give it, each checked against
 a cold run (tests/pipeline/run/test_warm.py): argv (``sys.argv``, ``sys.orig_argv``), working
@@ -26,12 +33,12 @@ death by a signal) passed on, a signal's by the client dying of it. Signals sent
 (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) reach the job; a job whose client dies is
 killed. What differs: the job's pid, parent and ``/proc`` command line (the server's), its
 process group and session (no controlling terminal; Ctrl-Z stops the client, not the job), its
-cgroup and CPU-time accounting (the server's), the preloaded libraries (already imported, with
-their import-time effects; not torn down at exit), and, when ``PYTHONHASHSEED`` is unset, its
-string-hash seed (the server's, shared by its jobs). What an interpreter fixes at start-up keys
-the server: each interpreter, state of its site-packages, ``PYTHON*``, locale (``LANG``,
-``LC_*``) and matplotlib (``MPL*``, ``MATPLOTLIBRC``) environment, nice value, hard resource
-limits and group list gets its own server.
+cgroup and CPU-time accounting (the server's; ``--cpu`` records the job's), the preloaded
+libraries (already imported, with their import-time effects; not torn down at exit), and, when
+``PYTHONHASHSEED`` is unset, its string-hash seed (the server's, shared by its jobs). What an
+interpreter fixes at start-up keys the server: each interpreter, state of its site-packages,
+``PYTHON*``, locale (``LANG``, ``LC_*``) and matplotlib (``MPL*``, ``MATPLOTLIBRC``)
+environment, nice value, hard resource limits and group list gets its own server.
 
 What the client checks, running the job cold (``os.execv`` of ``python -m``, the same process)
 on any doubt, with a line on stderr saying why:
@@ -80,7 +87,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from pipeline.run import warm_server
-from pipeline.run.warm_server import FDS, GO, INT, THREAD_VARS, WAIT_S, recv_exact
+from pipeline.run.warm_server import CPU, FDS, GO, INT, THREAD_VARS, WAIT_S, recv_exact
 
 ENV = "FILTERLAB_WARM"
 
@@ -407,9 +414,13 @@ def _die_by(signum: int) -> int:
     return 128 + signum
 
 
-def run(module: str, args: Sequence[str]) -> int:
+def run(module: str, args: Sequence[str], cpu_record: Path | None = None) -> int:
     """Run ``python -m module args`` in a warm process; its exit status (or the client ends
-    by the job's signal)."""
+    by the job's signal). With ``cpu_record``, the job's CPU time is written there
+    (:func:`write_cpu_record`); a record left there before is removed first, so a job run
+    cold leaves none."""
+    if cpu_record is not None:
+        cpu_record.unlink(missing_ok=True)
     if (
         os.environ.get(ENV) == "off"
         or "SLURM_JOB_ID" in os.environ
@@ -451,9 +462,62 @@ def run(module: str, args: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 1
+    if cpu_record is not None:
+        _record_cpu(sock, cpu_record)
     if os.WIFSIGNALED(status):
         return _die_by(os.WTERMSIG(status))
     return os.WEXITSTATUS(status)
+
+
+def _record_cpu(sock: socket.socket, path: Path) -> None:
+    """Write the job's CPU time that the server sent after its exit status to ``path``, or
+    say on stderr why there is none (the job's exit status stands either way)."""
+    sock.settimeout(WAIT_S)
+    try:
+        report = recv_exact(sock, CPU.size)
+    except OSError:
+        report = None
+    if report is None:
+        print("pipeline.run.warm: the server sent no CPU time for the job", file=sys.stderr)
+        return
+    user_us, system_us = CPU.unpack(report)
+    try:
+        write_cpu_record(path, user_us, system_us, resource.getrusage(resource.RUSAGE_SELF))
+    except OSError as err:
+        print(f"pipeline.run.warm: cannot write {path} ({err.strerror})", file=sys.stderr)
+
+
+def _us(seconds: float) -> int:
+    """A ``getrusage`` time (a timeval as float seconds) in whole microseconds."""
+    return round(seconds * 1e6)
+
+
+def write_cpu_record(
+    path: Path, user_us: int, system_us: int, client: resource.struct_rusage
+) -> None:
+    """``path``, replaced atomically: JSON of the job's user and system microseconds
+    (``job_user_us``, ``job_system_us``: its process and the descendants it waited for, as
+    ``wait4`` counts them) and this client's own so far (``client_user_us``,
+    ``client_system_us``: ``getrusage``), read by ``pipeline.post.build_cost``."""
+    record = {
+        "job_user_us": user_us,
+        "job_system_us": system_us,
+        "client_user_us": _us(client.ru_utime),
+        "client_system_us": _us(client.ru_stime),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(record, f)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+USAGE = "usage: python -m pipeline.run.warm [--cpu RECORD.json] MODULE [ARGS...]"
 
 
 def main(argv: Sequence[str]) -> int:
@@ -462,10 +526,13 @@ def main(argv: Sequence[str]) -> int:
         if job is not None:  # in a job's process
             warm_server.run_job(*job)
         return 0
+    cpu_record = None
+    if argv[:1] == ["--cpu"] and len(argv) >= 2 and argv[1]:
+        cpu_record, argv = Path(argv[1]), argv[2:]
     if not argv or argv[0].startswith("-"):
-        print("usage: python -m pipeline.run.warm MODULE [ARGS...]", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
-    return run(argv[0], argv[1:])
+    return run(argv[0], argv[1:], cpu_record)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,12 @@ connection whose peer is its own user (``SO_PEERCRED``), forks a monitor. The mo
 receives the job (module, argv and the client's process state, descriptors attached), forks
 the job's process, tells the client that process's pid once it is ready (or why it cannot be
 made), passes on the client's go and its signals, kills the job if the client goes away, and
-sends the job's wait status back. The job's process makes itself the client's ``python -m``
-(descriptors, working directory, environment, umask, limits, nice, affinity, standard
-streams, modules, signals, in that order; any failure refuses the job, which the client then
-runs cold), waits for the go, and runs the module as ``python -m`` does, leaving by Python's
-own exit.
+sends the job's wait status back with its CPU time (``CPU``: the user and system time of the
+job's process and of the descendants it waited for, from the kernel's ``wait4``). The job's
+process makes itself the client's ``python -m`` (descriptors, working directory, environment,
+umask, limits, nice, affinity, standard streams, modules, signals, in that order; any failure
+refuses the job, which the client then runs cold), waits for the go, and runs the module as
+``python -m`` does, leaving by Python's own exit.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 INT = struct.Struct("!i")
 GO = b"G"
 FDS = b"F"
+#: A job's CPU time after its wait status: user, system microseconds (``wait4``'s rusage).
+CPU = struct.Struct("!QQ")
 #: Imported once by the server; none may be a repository module (they are read per job).
 PRELOAD = (
     "numpy",
@@ -192,21 +195,21 @@ def _monitor(conn: socket.socket) -> Job:
 
 def _relay(conn: socket.socket, pid: int, ready_r: int, go_w: int, wake_r: int) -> None:
     """Tell the client the job is ready (its pid) or why it cannot start; pass the client's
-    go and signals to the job; send back the job's wait status; kill the job if the client's
-    end closes."""
+    go and signals to the job; send back the job's wait status and CPU time; kill the job if
+    the client's end closes."""
     conn.settimeout(None)
     poller = select.poll()
     for fd in (conn.fileno(), ready_r, wake_r):
         poller.register(fd, select.POLLIN)
     phase, answer = "setup", b""  # setup -> ready (pid sent) -> running (go passed) | refused
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             with contextlib.suppress(OSError):  # the client may be gone
                 if phase == "setup":
                     _refuse(conn, answer[1:] or b"its process ended during its set-up")
                 elif phase != "refused":
-                    conn.sendall(INT.pack(status))
+                    conn.sendall(INT.pack(status) + cpu_report(usage))
             return
         for fd, _event in poller.poll():
             if fd == wake_r:
@@ -243,6 +246,12 @@ def _relay(conn: socket.socket, pid: int, ready_r: int, go_w: int, wake_r: int) 
                 for signum in data if phase == "running" else b"":
                     if 0 < signum < signal.NSIG:
                         os.kill(pid, signum)
+
+
+def cpu_report(usage: resource.struct_rusage) -> bytes:
+    """``usage``'s user and system time, in whole microseconds as the kernel counts them
+    (``ru_utime``/``ru_stime`` are timevals that Python turns into float seconds)."""
+    return CPU.pack(round(usage.ru_utime * 1e6), round(usage.ru_stime * 1e6))
 
 
 def _refuse(conn: socket.socket, reason: bytes) -> None:

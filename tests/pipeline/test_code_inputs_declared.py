@@ -48,9 +48,10 @@ def rules() -> dict[str, tuple[str, set[str]]]:
 
 
 def test_every_python_module_rule_declares_its_code_inputs(rules):
-    # at the smoke scale a job runs `python -m pipeline.run.warm X ...` (pipeline/run/warm.py)
+    # a job runs `python -m pipeline.run.warm --cpu RECORD X ...` (pipeline/parse/python_m.py)
+    warm = re.compile(r"python -m pipeline\.run\.warm --cpu \S+ ")
     scripts = {
-        name: re.findall(r"python -m (?:pipeline\.run\.warm )?([\w.]+)", cmd)
+        name: re.findall(r"python -m ([\w.]+)", warm.sub("python -m ", cmd))
         for name, (cmd, _) in rules.items()
     }
     assert sum(map(len, scripts.values())) >= 20  # the check reads the commands

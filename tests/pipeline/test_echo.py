@@ -42,7 +42,11 @@ def test_smoke_dry_run_echo_fits_a_line_and_still_counts_the_code_inputs(tmp_pat
     assert block is not None, echo[-2000:]
     inputs = re.search(r"input: (.*)", block[1])
     assert inputs is not None and re.fullmatch(r"\+\d+ code/config files", inputs[1]), block[1]
-    assert "Shell command: python -m pipeline.run.warm experiments.taylor_survival.run" in echo
+    assert re.search(
+        r"Shell command: python -m pipeline\.run\.warm --cpu \S+\.log\.cpu\.json "
+        r"experiments\.taylor_survival\.run",
+        echo,
+    ), echo[-2000:]
     # Snakemake's own echo of the same plan lists every code input: the lines the filter cuts
     full = _dry_run(work, full=True)
     assert max(len(line) for line in full.splitlines()) > LONGEST

@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.post import build_cost
+from pipeline.parse.paths import cpu_record, log_of
+from pipeline.post import build_cost, doc_blocks
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 
@@ -60,7 +61,10 @@ def test_table_shares_total_and_elapsed(root: Path):
     assert lines[6] == f"| **total** | | 5 | {total_cpu / 60:.1f} | {975 / 60:.1f} | 100.0% |"
     # first start: the MNIST job, 1000 - 60; last end: the plot, 2100
     assert f"Elapsed, first job's start to last job's end: {(2100 - 940) / 60:.1f} minutes" in text
-    assert "1 job(s) ended before their first CPU sample" in text
+    assert text.endswith(
+        "CPU-minutes: 4 job(s) Snakemake's sampled cpu_time (a lower bound, up to 30 s short a "
+        "job); 1 job(s) wall time (ended before Snakemake's first CPU sample)."
+    )
 
 
 def test_cli_prints_the_table_and_writes_the_results_file(
@@ -97,6 +101,55 @@ def test_results_file_is_tidy_with_the_build_in_its_sidecar(root: Path, tmp_path
     assert build["jobs"] == 5 and build["elapsed_min"] == pytest.approx((2100 - 940) / 60, abs=1e-3)
     assert build["first_start_utc"] == "1970-01-01T00:15:40+00:00"  # 940 s
     assert build["last_end_utc"] == "1970-01-01T00:35:00+00:00"  # 2100 s
+
+
+def record(bench: Path, job_us: tuple[int, int], client_us: tuple[int, int], at: float) -> Path:
+    """The CPU record of the job whose benchmark file is ``bench`` (under ``bench/``), its
+    mtime ``at``."""
+    root = next(p for p in bench.parents if p.name == "bench")
+    path = cpu_record(log_of(bench, root))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keys = ("job_user_us", "job_system_us", "client_user_us", "client_system_us")
+    path.write_text(json.dumps(dict(zip(keys, (*job_us, *client_us), strict=True))))
+    os.utime(path, (at, at))
+    return path
+
+
+def test_a_cpu_record_gives_the_exact_cpu_time(root: Path, tmp_path: Path):
+    """A warm job's record (beside its log) gives its CPU time: the job's wait4 time plus the
+    client's own or Snakemake's sample of the client, the larger; a record older than its
+    job's start (an earlier run's) is not read; the sidecar counts the jobs of each source."""
+    release = root / "adult_synth/default/adult_synth_release/0.tsv"
+    write(root, "adult_synth/default/adult_synth_release/0.tsv", [("600", "0.25")], 2000)  # warm
+    record(release, (579_000_001, 1_000_000), (150_000, 50_000), 1999)  # the client: 0.2 s
+    plot = root / "adult_synth/default/adult_synth_plot/job.tsv"  # s 6, cpu_time NA
+    record(plot, (4_000_000, 0), (300_000, 0), 2099)
+    stale = root / "mnist_gd/default/mnist_gd_train/0_gd_fixed_0.tsv"  # s 60, ended 1000
+    record(stale, (1, 0), (1, 0), 1000 - 60 - 3)
+    jobs = {(j.rule, j.cpu_source): j.cpu_s for j in build_cost.read_jobs("default", root)}
+    assert jobs[("adult_synth_release", "rusage")] == pytest.approx(580.000001 + 0.25, abs=1e-9)
+    assert jobs[("adult_synth_plot", "rusage")] == pytest.approx(4.3, abs=1e-9)
+    assert jobs[("mnist_gd_train", "sampled")] == 30
+    results = tmp_path / "results"
+    path = build_cost.write_results(
+        build_cost.read_jobs("default", root), "default", results / "build_cost"
+    )
+    build = json.loads(path.with_name("default.csv.json").read_text())["build"]
+    assert build["cpu_source"] == {"rusage": 2, "sampled": 3, "wall": 0}
+    assert doc_blocks.build_cost(results, "default").endswith(
+        "\n\nCPU-minutes: 2 job(s) exact (rusage of the job's process and the children it waited "
+        "for); 3 job(s) Snakemake's sampled cpu_time (a lower bound, up to 30 s short a job)."
+    )
+
+
+def test_a_bad_cpu_record_is_refused_by_name(root: Path):
+    bench = root / "adult_synth/default/adult_synth_plot/job.tsv"
+    path = record(bench, (1, 0), (1, 0), 2099)
+    for text in ["{", '{"job_user_us": 1}', json.dumps(dict.fromkeys(build_cost.RECORD_KEYS, -1))]:
+        path.write_text(text)
+        os.utime(path, (2099, 2099))
+        with pytest.raises(ValueError, match=str(path)):
+            build_cost.read_jobs("default", root)
 
 
 def test_bad_files_are_refused(tmp_path: Path):

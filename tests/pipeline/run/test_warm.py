@@ -111,6 +111,17 @@ if command == "gc_callback":  # as JAX's: a collection callback that reads its m
 if command == "random":
     import random, numpy
     print(random.random(), numpy.random.random())
+if command == "burn":  # CPU seconds in this process, then in a child it waits for
+    def burn(seconds):
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+    burn(float(args[0]))
+    child = os.fork()
+    if child == 0:
+        burn(float(args[1]))
+        os._exit(0)
+    os.waitpid(child, 0)
 """
 
 #: A second local user's actions, run as root up to its first line, which drops to that user.
@@ -242,10 +253,13 @@ def _run(
     stdin: int | None = None,
     text: str | None = None,
     timeout: float = 60,
+    cpu: Path | None = None,
     **env: str,
 ) -> Run:
-    """``python -m [pipeline.run.warm] probe ARGS`` after the shell's ``setup``, under ``wrap``."""
-    argv = [*wrap, sys.executable, "-m", *(["pipeline.run.warm"] if warm else []), "probe", *args]
+    """``python -m [pipeline.run.warm [--cpu CPU]] probe ARGS`` after the shell's ``setup``,
+    under ``wrap``."""
+    client = ["pipeline.run.warm", *(["--cpu", str(cpu)] if cpu else [])] if warm else []
+    argv = [*wrap, sys.executable, "-m", *client, "probe", *args]
     if setup:
         argv = ["sh", "-c", f'{setup}; exec "$@"', "sh", *argv]
     proc = subprocess.Popen(
@@ -418,6 +432,73 @@ def test_each_job_gets_fresh_randomness(work: Path) -> None:
     first, second = (_run(work, "random").out for _ in range(2))
     for a, b in zip(first.split(), second.split(), strict=True):
         assert a != b
+
+
+def _cpu_s(record: Path) -> tuple[float, float]:
+    """The job's and the client's CPU seconds (user + system) in a CPU record."""
+    got = json.loads(record.read_text())
+    assert set(got) == {"job_user_us", "job_system_us", "client_user_us", "client_system_us"}
+    assert all(isinstance(v, int) and v >= 0 for v in got.values())
+    job = (got["job_user_us"] + got["job_system_us"]) / 1e6
+    return job, (got["client_user_us"] + got["client_system_us"]) / 1e6
+
+
+def test_the_cpu_record_holds_the_job_and_the_children_it_waited_for(work: Path) -> None:
+    record = work / "cpu" / "burn.cpu.json"
+    run = _run(work, "burn", "0.15", "0.1", cpu=record)
+    assert run.rc == 0 and run.err == ""
+    job, client = _cpu_s(record)
+    assert 0.25 <= job < 5 and client > 0
+    assert not [p.name for p in record.parent.iterdir() if p != record]  # no temporary left
+
+
+@pytest.mark.parametrize(
+    "args", [["exit", "3"], ["kill", str(int(signal.SIGTERM))], ["raise"]], ids=" ".join
+)
+def test_a_job_with_a_cpu_record_exits_as_python_m(work: Path, args: list[str]) -> None:
+    record = work / "cpu" / f"{args[0]}.cpu.json"
+    cold = _run(work, *args, warm=False)
+    warm = _run(work, *args, cpu=record)
+    assert (warm.rc, warm.err) == (cold.rc, cold.err)
+    assert _cpu_s(record)[0] > 0
+
+
+def test_a_cold_run_leaves_no_cpu_record(work: Path) -> None:
+    record = work / "cpu" / "cold.cpu.json"
+    record.parent.mkdir(exist_ok=True)
+    record.write_text("{}")  # an earlier run's
+    run = _run(work, "exit", "0", cpu=record, FILTERLAB_WARM="off")
+    assert run.rc == 0 and not record.exists()
+
+
+@pytest.mark.parametrize("sent", [b"", b"\0" * 15], ids=["none", "short"])
+def test_a_missing_cpu_time_is_said_and_not_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sent: bytes
+) -> None:
+    from pipeline.run import warm
+
+    record = tmp_path / "job.cpu.json"
+    ours, server = socket.socketpair()
+    with ours, server:
+        server.sendall(sent)
+        server.close()
+        warm._record_cpu(ours, record)  # noqa: SLF001
+    assert not record.exists()
+    assert "the server sent no CPU time for the job" in capsys.readouterr().err
+
+
+def test_an_unwritable_cpu_record_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipeline.run import warm
+    from pipeline.run.warm_server import CPU
+
+    (tmp_path / "file").write_text("")
+    ours, server = socket.socketpair()
+    with ours, server:
+        server.sendall(CPU.pack(1, 2))
+        warm._record_cpu(ours, tmp_path / "file" / "job.cpu.json")  # noqa: SLF001
+    assert "cannot write" in capsys.readouterr().err
 
 
 def _sleeping_job(work: Path, setup: str = "", warm: bool = True, **env: str) -> tuple[Any, int]:
