@@ -263,6 +263,11 @@ def worst_case_stopping_times(
     threshold noise, then its ``max_steps`` query noises, and numpy's ``normal(0, s)`` is
     ``0 + s * standard_normal()`` draw by draw, so the steps are the calls', bit for bit.
     """
+    if not (sx > 0 and sz > 0 and math.isfinite(sx * sz) and math.isfinite(threshold)):
+        raise ValueError(
+            "sx and sz must be positive and finite and threshold finite, got "
+            f"sx={sx!r}, sz={sz!r}, threshold={threshold!r}"
+        )
     z = rng.standard_normal((n_sim, max_steps + 1))
     noisy_threshold = threshold + sx * z[:, :1]
     above = sz * z[:, 1:] >= noisy_threshold

@@ -310,3 +310,5 @@ def test_worst_case_stopping_times_are_the_sequential_runs():
     assert got.tolist() == want
     assert 1 in want and steps + 1 in want  # both ends occur
     assert batch.random() == loop.random()
+    with pytest.raises(ValueError, match="sx and sz must be positive"):
+        worst_case_stopping_times(rho, sx, -sz, n_sim, steps, batch)
