@@ -9,6 +9,7 @@ the reduction of eps < 0 to the dual pair) is written out in docs/proofs/gdp_dom
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -92,16 +93,19 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
     """
     log_p = up_sum(np.log(pld.probs), 1.0 + np.abs(np.log(pld.probs)))
 
-    def evaluate(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def mixture(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         shifted = sum_down(x[:, None], -pld.losses)
         lo, hi = log_hockey_stick_bounds(shifted, nu)
         slope_up, slope_down = _slope_bounds(shifted, nu, lo, hi)
         with np.errstate(over="ignore", invalid="ignore"):
             terms = up_sum(hi + log_p, 1.0 + np.abs(hi) + np.abs(log_p))
-        return terms, slope_up, slope_down, log_hockey_stick_bounds(x, mu)[0]
+        return terms, slope_up, slope_down
 
-    grid = np.linspace(0.0, e_hi, math.ceil(e_hi / step) + 1)
-    vals = evaluate(grid)
+    def evaluate(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return (*mixture(x), log_hockey_stick_bounds(x, mu)[0])
+
+    grid, budget = _budget_on_grid(e_hi, step, mu)
+    vals = (*mixture(grid), budget)
     if not np.all(np.isfinite(vals[3])) or np.any(logsumexp(vals[0], axis=-1) > vals[3]):
         return False  # violated at a grid point (or delta_mu below the doubles)
     xl, xr = grid[:-1], grid[1:]
@@ -133,6 +137,19 @@ def _side_certified(nu: float, mu: float, pld: Pld, e_hi: float, step: float) ->
         s_l, s_r = s_up[:, :-1].reshape(-1, k), s_down[:, 1:].reshape(-1, k)
         u_l, u_r = up[:, :-1].ravel(), up[:, 1:].ravel()
     return False
+
+
+@functools.lru_cache(maxsize=64)
+def _budget_on_grid(e_hi: float, step: float, mu: float) -> tuple[np.ndarray, np.ndarray]:
+    """The grid of :func:`_side_certified` on [0, e_hi] (spacing <= step) and log delta_mu
+    rounded down on it (:func:`log_hockey_stick_bounds`), read-only. Cached: a residue's
+    bisection checks every candidate nu against the same budget mu, mostly on the same
+    e_hi, so the same arrays (the same bytes) serve its checks."""
+    grid = np.linspace(0.0, e_hi, math.ceil(e_hi / step) + 1)
+    log_delta_mu = log_hockey_stick_bounds(grid, mu)[0]
+    grid.flags.writeable = False
+    log_delta_mu.flags.writeable = False
+    return grid, log_delta_mu
 
 
 def _slope_bounds(

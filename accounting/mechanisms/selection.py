@@ -14,6 +14,7 @@ relative on the documented grid.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
@@ -313,13 +314,23 @@ def permute_and_flip_probabilities(
     """
     scores = _checks.score_vector("scores", scores)
     logp = _log_weights(scores, eps, sensitivity, 2.0)
-    nodes, weights = np.polynomial.legendre.leggauss(max(1, math.ceil(scores.size / 2)))
+    nodes, weights = _gauss_legendre(max(1, math.ceil(scores.size / 2)))
     u = 0.5 * (nodes + 1.0)
     terms = np.log1p(-np.outer(u, np.exp(logp)))  # (nodes, d)
     others = terms.sum(axis=1, keepdims=True) - terms
     top = others.max(axis=0)
     integral = np.log(0.5 * weights @ np.exp(others - top)) + top
     return np.exp(logp + integral)
+
+
+@functools.lru_cache(maxsize=64)
+def _gauss_legendre(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """numpy's n-node Gauss-Legendre rule (read-only), cached: its eigenvalue solve costs
+    O(n^3), and a table evaluates the same d at every eps (same arrays, same bytes)."""
+    nodes, weights = np.polynomial.legendre.leggauss(n)
+    nodes.flags.writeable = False
+    weights.flags.writeable = False
+    return nodes, weights
 
 
 def permute_and_flip(

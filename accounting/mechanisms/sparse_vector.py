@@ -387,14 +387,10 @@ class GaussianAboveThreshold:
     def rdp(self, alpha: float) -> float:
         """Zhu-Wang RDP at one order (LPB Thm. 7, exact moment where Prop. 10 fails; see
         :func:`gaussian_above_threshold_rdp_nonnegative`, whose value this is): valid at every
-        real alpha > 1, so conversions can optimise the order continuously (``rdp_to_eps``)."""
-        return gaussian_above_threshold_rdp(
-            alpha,
-            sigma_threshold=self.sigma_threshold,
-            sigma_query=self.sigma_query,
-            sensitivity=self.sensitivity,
-            gamma=2.0,
-            log_stopping_moment=self._log_moment,
+        real alpha > 1, so conversions can optimise the order continuously (``rdp_to_eps``).
+        Cached: every conversion of the curve tabulates it on the same order grid."""
+        return _rdp(
+            alpha, self.sigma_threshold, self.sigma_query, self.sensitivity, self._log_moment
         )
 
     def rdp_curve(self, orders: Iterable[float] = DEFAULT_ORDERS) -> RenyiCurve:
@@ -415,6 +411,26 @@ class GaussianAboveThreshold:
         return _expost_eps(
             steps, halted, self.sigma_threshold, self.sigma_query, self.sensitivity, self.threshold
         )
+
+
+@functools.lru_cache(maxsize=65536)
+def _rdp(
+    alpha: float,
+    sigma_threshold: float,
+    sigma_query: float,
+    sensitivity: float,
+    log_moment: float,
+) -> float:
+    """:meth:`GaussianAboveThreshold.rdp`, memoised: the exact (Fraction) value is the same
+    for equal arguments, so a cache hit returns the bytes a fresh evaluation would."""
+    return gaussian_above_threshold_rdp(
+        alpha,
+        sigma_threshold=sigma_threshold,
+        sigma_query=sigma_query,
+        sensitivity=sensitivity,
+        gamma=2.0,
+        log_stopping_moment=log_moment,
+    )
 
 
 @functools.lru_cache(maxsize=65536)

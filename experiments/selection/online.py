@@ -121,8 +121,8 @@ def account(
     # per-instance shares whose n_days copies sum to at most the budget exactly (the filters
     # compare exact sums)
     per_delta = equal_share(delta, n_days)
-    eps_max = rdp_to_pdp(mech.rdp, per_delta)
-    eps_max_paper = rdp_to_pdp(mech.rdp, delta)
+    eps_max = _pdp_eps(mech, per_delta)
+    eps_max_paper = _pdp_eps(mech, delta)
     fsrc = FilteredSelfReportingComposition(eps_budget, delta=delta)
     if not n_days * delta < 1.0:
         raise ValueError(
@@ -136,7 +136,7 @@ def account(
     # delta''/n_days per instance as before, within the room delta - delta'' exactly
     room = min(Fraction(filt.delta_pp), Fraction(delta) - Fraction(filt.delta_pp))
     filter_delta = equal_share(room, n_days)
-    filter_eps = rdp_to_eps(mech.rdp, filter_delta, method="improved").eps
+    filter_eps = _dp_eps(mech, filter_delta)
     out: dict[str, list[float]] = {k: [] for k in Spend.__dataclass_fields__}
     for k, inst in enumerate(instances):
         requests: tuple[tuple[Filter[Any, Any], object], ...] = (
@@ -159,6 +159,20 @@ def account(
             fsrc.observe(loss)
             fsrc_paper.observe(loss)
     return Spend(**{k: np.array(v) for k, v in out.items()})
+
+
+@functools.cache
+def _pdp_eps(mech: GaussianAboveThreshold, delta: float) -> float:
+    """eps_max of one instance at delta (``rdp_to_pdp`` of its curve, LPB Sec. 2); cached,
+    since every run of a job asks for the same (a pure function of the mechanism)."""
+    return rdp_to_pdp(mech.rdp, delta)
+
+
+@functools.cache
+def _dp_eps(mech: GaussianAboveThreshold, delta: float) -> float:
+    """eps at delta of one instance (``rdp_to_eps``, method "improved", Balle et al. 2020,
+    Thm. 21); cached as ``_pdp_eps``."""
+    return rdp_to_eps(mech.rdp, delta, method="improved").eps
 
 
 @functools.cache

@@ -16,7 +16,6 @@ from accounting.curves.rdp import rdp_to_eps
 from accounting.mechanisms.gaussian import gaussian_eps
 from accounting.mechanisms.laplace import laplace_eps
 from accounting.mechanisms.selection import (
-    gaussian_above_threshold,
     gaussian_above_threshold_expost_eps,
     gaussian_report_noisy_max_eps,
     laplace_report_noisy_max_eps,
@@ -256,17 +255,23 @@ def calibration_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataF
 def worst_case_stopping_times(
     threshold: float, sx: float, sz: float, n_sim: int, max_steps: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Halting steps of ``n_sim`` runs on the all-zero stream; max_steps + 1 if none halts."""
-    zeros = np.zeros(max_steps)
-    return np.array(
-        [
-            gaussian_above_threshold(
-                zeros, threshold=threshold, sigma_threshold=sx, sigma_query=sz, rng=rng
-            )
-            or max_steps + 1
-            for _ in range(n_sim)
-        ]
-    )
+    """Halting steps of ``n_sim`` runs of Gaussian Above Threshold (LPB Alg. 3) on the
+    all-zero stream; max_steps + 1 if none halts.
+
+    The runs are drawn in one array from the stream that ``n_sim`` calls of
+    :func:`~accounting.mechanisms.selection.gaussian_above_threshold` read: each run its
+    threshold noise, then its ``max_steps`` query noises, and numpy's ``normal(0, s)`` is
+    ``0 + s * standard_normal()`` draw by draw, so the steps are the calls', bit for bit.
+    """
+    if not (sx > 0 and sz > 0 and math.isfinite(sx * sz) and math.isfinite(threshold)):
+        raise ValueError(
+            "sx and sz must be positive and finite and threshold finite, got "
+            f"sx={sx!r}, sz={sz!r}, threshold={threshold!r}"
+        )
+    z = rng.standard_normal((n_sim, max_steps + 1))
+    noisy_threshold = threshold + sx * z[:, :1]
+    above = sz * z[:, 1:] >= noisy_threshold
+    return np.where(above.any(axis=1), above.argmax(axis=1) + 1, max_steps + 1)
 
 
 def heatmap_table(job: Job, p: Params, rng: np.random.Generator) -> pd.DataFrame:

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq, minimize_scalar
 from scipy.special import log_ndtr, logsumexp, ndtri_exp
 
+from accounting._outward import log_hockey_stick_bounds
 from accounting.audit import AuditResult, Promise, randomized_response_laws
 from accounting.costs import EpsDelta, Gdp, PureDP, RenyiCurve, Zcdp
 from accounting.curves.gdp import (
@@ -34,7 +35,11 @@ from accounting.curves.gdp import (
     pure_dp_mu,
     smallest_dominating_mu,
 )
-from accounting.curves.gdp_domination import _is_symmetric, composition_dominated
+from accounting.curves.gdp_domination import (
+    _budget_on_grid,
+    _is_symmetric,
+    composition_dominated,
+)
 from accounting.curves.pld import Pld
 from accounting.filters.base import Query, run_interaction
 from accounting.filters.gdp import GdpFilter, GdpResidueFilter, gdp_residue
@@ -143,6 +148,24 @@ def test_residue_for_asymmetric_finite_query() -> None:
     eps = np.linspace(-6, 12, 181)
     composed = np.exp(gdp_composed_log_delta(eps, nu, ASYMMETRIC))
     assert np.all(composed <= gdp_delta(eps, mu) + 1e-15)
+
+
+def test_cached_budget_grid_is_the_fresh_one_and_read_only() -> None:
+    """composition_dominated's grid and log delta_mu are cached per (e_hi, step, mu) (issue
+    44): each entry equals a fresh evaluation of its own key, cannot be written, and a
+    decision is the same with the cache cold or warm."""
+    for e_hi, step, mu in ((4.0, 0.05, 1.5), (4.0, 0.05, 2.0), (4.0, 0.1, 1.5)):
+        grid, budget = _budget_on_grid(e_hi, step, mu)
+        fresh = np.linspace(0.0, e_hi, math.ceil(e_hi / step) + 1)
+        assert np.array_equal(grid, fresh)
+        assert np.array_equal(budget, log_hockey_stick_bounds(fresh, mu)[0])
+        with pytest.raises(ValueError, match="read-only"):
+            budget[0] = 0.0
+    nu = gdp_residue(1.5, ASYMMETRIC)
+    _budget_on_grid.cache_clear()
+    cold = [composition_dominated(x, 1.5, ASYMMETRIC) for x in (nu, nu * 1.01)]
+    warm = [composition_dominated(x, 1.5, ASYMMETRIC) for x in (nu, nu * 1.01)]
+    assert cold == warm == [True, False]
 
 
 def test_residue_of_gaussian_query_is_exact_and_errors() -> None:

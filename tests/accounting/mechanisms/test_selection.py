@@ -408,6 +408,23 @@ def test_permute_and_flip_probabilities():
     assert np.all(np.abs(draws / 20_000 - base) < 4 * se)
 
 
+def test_permute_and_flip_rule_is_cached_read_only_and_unchanged():
+    """The Gauss-Legendre rule is cached per node count (issue 44): the cached arrays are
+    numpy's, read-only (a caller cannot corrupt the cache), and a repeat call gives the
+    same probabilities bit for bit."""
+    from accounting.mechanisms.selection import _gauss_legendre
+
+    nodes, weights = _gauss_legendre(7)
+    fresh_nodes, fresh_weights = np.polynomial.legendre.leggauss(7)
+    assert np.array_equal(nodes, fresh_nodes) and np.array_equal(weights, fresh_weights)
+    assert _gauss_legendre(7) is _gauss_legendre(7)
+    with pytest.raises(ValueError, match="read-only"):
+        nodes[0] = 0.0
+    scores = np.random.default_rng(3).random(13)
+    first = permute_and_flip_probabilities(scores, 0.4, sensitivity=0.01)
+    assert np.array_equal(first, permute_and_flip_probabilities(scores, 0.4, sensitivity=0.01))
+
+
 def test_samplers_are_seeded_and_pick_the_clear_winner():
     scores = np.array([0.0, 0.0, 100.0, 0.0])
     for sample in (

@@ -11,6 +11,7 @@ import pytest
 from autodp import mechanism_zoo, rdp_bank
 
 from accounting.mechanisms.sparse_vector import (
+    GaussianAboveThreshold,
     gaussian_above_threshold_rdp,
     gaussian_above_threshold_rdp_nonnegative,
     gaussian_above_threshold_rdp_numeric,
@@ -162,6 +163,33 @@ def test_gamma_search_improves_on_gamma_two():
     assert gaussian_above_threshold_rdp_numeric(
         4.0, **kwargs
     ) <= gaussian_above_threshold_rdp_numeric(4.0, **kwargs, gamma=2.0)
+
+
+def test_cached_instance_rdp_equals_a_fresh_evaluation():
+    """GaussianAboveThreshold.rdp is memoised (issue 44): each instance, asked twice, gets
+    the value of a fresh Thm. 7 evaluation of its own parameters (instances that differ in one
+    parameter share no cache entry)."""
+    base = {"threshold": 0.33, "sigma_threshold": 0.1, "sigma_query": 0.1 * SQRT3}
+    mechs = [
+        GaussianAboveThreshold(**base, sensitivity=1e-3),
+        GaussianAboveThreshold(**base, sensitivity=2e-3),
+        GaussianAboveThreshold(**{**base, "threshold": 0.05}, sensitivity=1e-3),
+        GaussianAboveThreshold(**{**base, "sigma_query": 0.2}, sensitivity=1e-3),
+    ]
+    for mech in mechs:
+        fresh = {
+            alpha: gaussian_above_threshold_rdp_nonnegative(
+                alpha,
+                sigma_threshold=mech.sigma_threshold,
+                sigma_query=mech.sigma_query,
+                sensitivity=mech.sensitivity,
+                threshold=mech.threshold,
+            )
+            for alpha in (1.5, 2.0, 37.25)
+        }
+        for _ in range(2):
+            assert {alpha: mech.rdp(alpha) for alpha in fresh} == fresh
+    assert len({mech.rdp(2.0) for mech in mechs}) == len(mechs)
 
 
 def test_rdp_bad_input():

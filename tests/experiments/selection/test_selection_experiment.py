@@ -288,3 +288,27 @@ def test_heatmap_exante_is_autodps_conversion():
 
     theirs = converter.rdp_to_approxdp(rdp)(1e-5)  # optimised over continuous orders
     assert ours == pytest.approx(theirs, rel=1e-9)
+
+
+def test_worst_case_stopping_times_are_the_sequential_runs():
+    """The heatmap's runs, drawn in one array (issue 44), halt where n_sim sequential
+    gaussian_above_threshold calls on the same stream halt (unhalted runs: max_steps + 1),
+    and leave the stream where the calls leave it."""
+    from accounting.mechanisms.selection import gaussian_above_threshold
+    from experiments.selection.tables import worst_case_stopping_times
+
+    rho, sx, sz, n_sim, steps = 0.5, 0.25, 0.25 * math.sqrt(3.0), 400, 12
+    batch, loop = np.random.default_rng(8), np.random.default_rng(8)
+    got = worst_case_stopping_times(rho, sx, sz, n_sim, steps, batch)
+    want = [
+        gaussian_above_threshold(
+            np.zeros(steps), threshold=rho, sigma_threshold=sx, sigma_query=sz, rng=loop
+        )
+        or steps + 1
+        for _ in range(n_sim)
+    ]
+    assert got.tolist() == want
+    assert 1 in want and steps + 1 in want  # both ends occur
+    assert batch.random() == loop.random()
+    with pytest.raises(ValueError, match="sx and sz must be positive"):
+        worst_case_stopping_times(rho, sx, -sz, n_sim, steps, batch)
