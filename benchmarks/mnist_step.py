@@ -18,11 +18,11 @@ same batch, chunk by chunk, on the same weights:
 * ``torch.func``: ``vmap(grad(loss))`` over ``functional_call`` gives the per-sample
   gradients, then the same clipped sum;
 * ``floor``: the NON-private forward and backward of the same chunks (summed loss,
-  ``.backward()``), the cost any private step pays at least; with the model's compiled ReLU
-  and max-pooling (``experiments/mnist_gd/max_pool.py``: torch's values and gradients bit
-  for bit, faster on CPU), which ours uses too, and with torch's own ReLU and pooling
-  (reported beside it; torch.func runs with torch's, its transforms do not see into the
-  kernel).
+  ``.backward()``), the cost any private step pays at least; with the model's compiled
+  kernels, which ours uses too (``experiments/mnist_gd/max_pool.py``: ReLU and max-pooling,
+  torch's values and gradients bit for bit; ``conv_input_grad.py``: conv2's input gradient),
+  and with torch's own layers (reported beside it; torch.func and Opacus run with torch's:
+  their transforms and hooks do not see into the kernels).
 
 Opacus's conv grad sampler returns wrong per-sample gradients in channels-last (its ghost route
 gave sums 5.5e-2 away), so both Opacus routes run in the contiguous layout; torch.func and the
@@ -195,17 +195,20 @@ def routes(args: argparse.Namespace, device: torch.device) -> dict[str, Callable
     torch.manual_seed(0)
     reference = MnistConvNet()
 
-    def model(layout: str, compiled_pool: bool = True) -> MnistConvNet:
-        m = MnistConvNet(compiled_pool)
+    def model(layout: str, compiled: bool = True) -> MnistConvNet:
+        m = MnistConvNet(compiled)
         m.load_state_dict(reference.state_dict())
         return m.to(device, memory_format=LAYOUTS[layout])
 
     x = {name: x_cpu.to(device).contiguous(memory_format=f) for name, f in LAYOUTS.items()}
     models = {layout: model(layout) for layout in LAYOUTS}
-    torch_pool = {layout: model(layout, compiled_pool=False) for layout in LAYOUTS}
-    hooks = GradSampleModule(model("contiguous"), loss_reduction="sum")
+    torch_pool = {layout: model(layout, compiled=False) for layout in LAYOUTS}
+    hooks = GradSampleModule(model("contiguous", compiled=False), loss_reduction="sum")
     ghost = GradSampleModuleFastGradientClipping(
-        model("contiguous"), max_grad_norm=args.clip, use_ghost_clipping=True, loss_reduction="sum"
+        model("contiguous", compiled=False),
+        max_grad_norm=args.clip,
+        use_ghost_clipping=True,
+        loss_reduction="sum",
     )
     out: dict[str, Callable[[int], Sums]] = {
         "opacus hooks, contiguous": lambda c: opacus_hooks(hooks, x["contiguous"], y, args.clip, c),
@@ -223,7 +226,7 @@ def routes(args: argparse.Namespace, device: torch.device) -> dict[str, Callable
         out[f"floor (non-private), {layout}"] = lambda c, lay=layout: floor(
             models[lay], x[lay], y, c
         )
-        torch_floor = f"floor (non-private, torch's ReLU and pooling), {layout}"
+        torch_floor = f"floor (non-private, torch's own layers), {layout}"
         out[torch_floor] = lambda c, lay=layout: floor(torch_pool[lay], x[lay], y, c)
     return out
 

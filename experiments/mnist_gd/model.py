@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from experiments.mnist_gd.conv_input_grad import CompiledConv2d
 from experiments.mnist_gd.max_pool import relu_max_pool2d, torch_relu_max_pool2d
 
 MNIST_MEAN = 0.1307
@@ -23,15 +24,18 @@ MNIST_STD = 0.3081
 class MnistConvNet(nn.Module):
     """Opacus MNIST example CNN (26,010 parameters). Each conv layer's ReLU and max-pooling
     run as one compiled kernel (:func:`experiments.mnist_gd.max_pool.relu_max_pool2d`) where
-    that applies (the same values and gradients as ``F.relu`` then ``F.max_pool2d``, faster);
-    ``compiled_pool=False`` keeps torch's two calls (for torch.func, whose transforms do not
-    see into the kernel)."""
+    that applies (the same values and gradients as ``F.relu`` then ``F.max_pool2d``, faster),
+    and conv2's input gradient comes from a compiled kernel
+    (:class:`experiments.mnist_gd.conv_input_grad.CompiledConv2d`: the same forward, other
+    float sums than oneDNN's, faster). ``compiled=False`` keeps torch's own calls (for
+    torch.func, whose transforms do not see into the kernels, and Opacus, whose hooks know
+    ``nn.Conv2d`` itself)."""
 
-    def __init__(self, compiled_pool: bool = True) -> None:
+    def __init__(self, compiled: bool = True) -> None:
         super().__init__()
-        self.relu_pool = relu_max_pool2d if compiled_pool else torch_relu_max_pool2d
+        self.relu_pool = relu_max_pool2d if compiled else torch_relu_max_pool2d
         self.conv1 = nn.Conv2d(1, 16, 8, 2, padding=3)
-        self.conv2 = nn.Conv2d(16, 32, 4, 2)
+        self.conv2 = (CompiledConv2d if compiled else nn.Conv2d)(16, 32, 4, 2)
         self.fc1 = nn.Linear(32 * 4 * 4, 32)
         self.fc2 = nn.Linear(32, 10)
 
