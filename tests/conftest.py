@@ -11,6 +11,14 @@ start early and the short ones fill in around them, instead of one long test run
 the end. Each worker's OpenMP/BLAS pools (torch, numpy) get its share of the
 cores (set before either is imported), so that workers do not oversubscribe them; a job that
 Snakemake starts gets its rule's threads as before.
+
+No test talks to a SLURM controller except those marked ``slurm`` (`make test-cluster`, which
+sets FILTERLAB_SLURM=1). Elsewhere ``SLURM_CONF=/dev/null``: the SLURM executor plugin runs
+``scontrol show config`` when Snakemake imports it (every Snakemake start, every warm
+server's start), and where the SLURM client is installed but no controller answers (this
+machine after `make cluster-down`) each such call waited ~9 s for the controller; with an
+empty configuration it fails at once, as on a machine without SLURM (the plugin then reads no
+MinJobAge either way).
 """
 
 import os
@@ -20,6 +28,8 @@ import pytest
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 if _WORKERS > 1:
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
+if os.environ.get("FILTERLAB_SLURM") != "1":
+    os.environ["SLURM_CONF"] = os.devnull
 
 from hypothesis import settings  # noqa: E402
 from time_report import TimeReport  # noqa: E402

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import pytest
+from snakemake_command import snakemake_cmd
 from workflow_copy import copy_workflow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,9 +57,13 @@ def _env(work: Path) -> dict[str, str]:
     return env
 
 
-def _snakemake(work: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+def _snakemake(
+    work: Path, *args: str, timeout: int = 300, warm: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Snakemake in ``work``, cold (``python -m snakemake``) or ``warm`` (a dry run: no job
+    for a signal to miss, and no ~1.6 CPU-s of imports)."""
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", *args],
+        snakemake_cmd(*args) if warm else [sys.executable, "-m", "snakemake", *args],
         cwd=work,
         env=_env(work),
         capture_output=True,
@@ -81,7 +86,9 @@ def _jobs(dry_run: str) -> dict[str, list[str]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("scale", SCALES)
 def test_slurm_profile_dry_run_plans_every_scale(work, scale):
-    result = _snakemake(work, "--profile", "profiles/slurm", "-n", "--config", f"scale={scale}")
+    result = _snakemake(
+        work, "--profile", "profiles/slurm", "-n", "--config", f"scale={scale}", warm=True
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     jobs = _jobs(result.stdout)
     assert {"all", "taylor_survival_run", "fetch_raw", "selection_rnm_mc_job"} <= set(jobs)

@@ -52,9 +52,10 @@ def _planned(dry_run: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
+    """The copy with the Taylor figures and TABLES built: up to date, as each test's exact
+    plan (no job beyond the edit's) and the first test's undone edit check."""
     work = copy_workflow(tmp_path_factory.mktemp("config_rerun"))
     _snakemake(work, "--cores", "2", targets=(TARGET, *TABLES))
-    assert "Nothing to be done" in _snakemake(work, "-n", targets=(TARGET, *TABLES))
     return work
 
 

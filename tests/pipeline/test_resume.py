@@ -163,13 +163,13 @@ def test_every_rule_has_a_log_under_logs(work):
 
 @pytest.mark.slow
 def test_unknown_config_key_is_a_clear_error(work):
-    typo = _run(work, sys.executable, "-m", "snakemake", "-n", "--config", "scal=smoke")
+    typo = _run(work, *snakemake_cmd("-n", "--config", "scal=smoke"))
     assert typo.returncode != 0
     message = typo.stderr + typo.stdout
     assert "unknown --config key(s) ['scal']" in message and "valid keys: scale" in message
-    bad = _run(work, sys.executable, "-m", "snakemake", "-n", "--config", "scale=huge")
+    bad = _run(work, *snakemake_cmd("-n", "--config", "scale=huge"))
     assert bad.returncode != 0 and "scale must be one of" in bad.stderr + bad.stdout
-    bad = _run(work, sys.executable, "-m", "snakemake", "-n", "--config", "missing_data=maybe")
+    bad = _run(work, *snakemake_cmd("-n", "--config", "missing_data=maybe"))
     message = bad.stderr + bad.stdout
     assert bad.returncode != 0 and "missing_data must be 'fail' or 'skip'" in message
 

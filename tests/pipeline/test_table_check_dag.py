@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from snakemake_command import snakemake_cmd
+from snakemake_command import python_m_cmd, snakemake_cmd
 from workflow_copy import copy_workflow
 
 COUNTS = "results/residue_filters/smoke/counts.csv"
@@ -30,9 +30,10 @@ def _run(work: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def _counts(work: Path, *overrides: str) -> None:
-    """The counts table written by `python -m experiments.residue_filters.run` in ``work``."""
+    """The counts table written by `python -m experiments.residue_filters.run` in ``work``
+    (started warm: the server imports no repository module, so an edited run.py is read)."""
     args = ["scale=smoke", "table=counts", *overrides, f"out={COUNTS}"]
-    run = _run(work, [sys.executable, "-m", "experiments.residue_filters.run", *args])
+    run = _run(work, python_m_cmd("experiments.residue_filters.run", *args))
     assert run.returncode == 0, run.stderr[-3000:]
 
 
@@ -74,7 +75,7 @@ def test_an_edit_of_a_param_read_but_not_declared_stops_the_pipeline(work: Path)
     cut = text.replace(declared, 'Table(counts_table, reads=("seed",))')
     run_py.write_text(cut)
     args = ["scale=smoke", "table=counts", f"out={COUNTS}"]
-    job = _run(work, [sys.executable, "-m", "experiments.residue_filters.run", *args])
+    job = _run(work, python_m_cmd("experiments.residue_filters.run", *args))
     assert job.returncode != 0
     assert "table 'counts' read params.counts, which its Table(" in job.stderr
     assert not (work / COUNTS).exists()

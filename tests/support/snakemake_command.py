@@ -1,4 +1,4 @@
-"""How the tests start Snakemake: warm, through pipeline/run/warm.py.
+"""How the tests start Snakemake and experiment modules: warm, through pipeline/run/warm.py.
 
 A Snakemake start imports Snakemake, numpy, pandas and Hydra before it reads the Snakefile
 (~1.6 of a dry run's ~4 CPU-s on the 2-core machine); the suite starts ~40. Started as
@@ -14,6 +14,12 @@ from __future__ import annotations
 import sys
 
 
+def python_m_cmd(module: str, *args: str) -> list[str]:
+    """The command line of ``python -m MODULE ARGS``, started warm (an experiment's job or
+    plot: the libraries' ~1.3 CPU-s of imports already done), as the smoke build runs it."""
+    return [sys.executable, "-m", "pipeline.run.warm", module, *args]
+
+
 def snakemake_cmd(*args: str) -> list[str]:
     """The command line of ``snakemake ARGS``, started warm."""
-    return [sys.executable, "-m", "pipeline.run.warm", "snakemake", *args]
+    return python_m_cmd("snakemake", *args)

@@ -7,7 +7,6 @@ import dataclasses
 import math
 import re
 import subprocess
-import sys
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -20,7 +19,7 @@ import yaml
 from fake_adult import DOMAIN, fake_adult, write_fake
 from hydra import compose, initialize_config_dir
 from metric_keys import assert_declared
-from snakemake_command import snakemake_cmd
+from snakemake_command import python_m_cmd, snakemake_cmd
 
 from accounting.mechanisms.threshold_checks import svt_check_noise_for_split
 from experiments.adult_synth.checks import accepted_index
@@ -394,13 +393,11 @@ def test_smoke_every_stage_and_figures(tmp_path):
     stage("table3")
     out = tmp_path / "figs"
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
+        python_m_cmd(
             "experiments.adult_synth.plot",
             *(str(res / f"{t}.csv") for t in ("releases", "checks", "baseline", "table3")),
             str(out),
-        ],
+        ),
         check=True,
         cwd=REPO,
     )

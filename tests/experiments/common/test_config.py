@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from snakemake_command import python_m_cmd
 
 from experiments.common.config import CONFIG_DIR, compose_config, load_params
 from experiments.taylor_survival.schema import Params as TaylorParams
@@ -84,9 +85,10 @@ def test_unknown_top_level_override_is_refused_by_hydra() -> None:
         compose_config("taylor_survival", "smoke", ["params.sigmass=[1.0]"])
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m module args`` in the repository root, warm."""
     return subprocess.run(
-        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        python_m_cmd(module, *args), cwd=ROOT, capture_output=True, text=True, check=False
     )
 
 

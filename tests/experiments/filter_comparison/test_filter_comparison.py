@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from snakemake_command import python_m_cmd
 
 from accounting.curves.gdp import gdp_budget
 from accounting.curves.rdp import rdp_usable_orders
@@ -117,16 +117,14 @@ def test_gaussian_prices_are_rounded_up(sigma):
 
 def test_smoke_workload_runs_and_plots(tmp_path):
     out = tmp_path / "c.csv"
-    cmd = [
-        sys.executable,
-        "-m",
+    cmd = python_m_cmd(
         "experiments.filter_comparison.run",
         "scale=smoke",
         "table=c",
         "params.max_queries=60",
         f"out={out}",
         f"hydra.run.dir={tmp_path / 'hydra'}",
-    ]
+    )
     subprocess.run(cmd, cwd=REPO, check=True, capture_output=True, timeout=300)
     table = pd.read_csv(out)
     ran = table.dropna(subset=["admitted"])

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from snakemake_command import python_m_cmd
 
 from accounting.curves.gdp import gdp_tradeoff
 from experiments.common.config import compose_config, load_params
@@ -106,14 +106,7 @@ def test_plot_writes_every_figure(tables: dict[str, pd.DataFrame], tmp_path: Pat
 def test_hydra_app_writes_table_and_sidecar(tmp_path: Path) -> None:
     out = tmp_path / "fig2.csv"
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "experiments.residue_filters.run",
-            "scale=smoke",
-            "table=fig2",
-            f"out={out}",
-        ],
+        python_m_cmd("experiments.residue_filters.run", "scale=smoke", "table=fig2", f"out={out}"),
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -123,14 +116,12 @@ def test_hydra_app_writes_table_and_sidecar(tmp_path: Path) -> None:
     sidecar = json.loads(out.with_name("fig2.csv.json").read_text())
     assert sidecar["config"]["scale"]["name"] == "smoke"
     bad = subprocess.run(
-        [
-            sys.executable,
-            "-m",
+        python_m_cmd(
             "experiments.residue_filters.run",
             "scale=smoke",
             "table=nope",
             f"out={tmp_path / 'x.csv'}",
-        ],
+        ),
         cwd=ROOT,
         capture_output=True,
     )

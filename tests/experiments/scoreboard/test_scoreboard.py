@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from metric_keys import assert_declared
+from snakemake_command import python_m_cmd
 
 from experiments.common.config import CONFIG_DIR, compose_config, load_params
 from experiments.residue_filters.metrics import metrics as residue_metrics
@@ -391,15 +391,13 @@ def test_smoke_run_writes_the_board_and_its_figure(tmp_path):
     (results / "taylor_survival" / "smoke").mkdir(parents=True)
     taylor_table().to_csv(results / "taylor_survival" / "smoke" / "survival.csv", index=False)
     out = tmp_path / "board.csv"
-    cmd = [
-        sys.executable,
-        "-m",
+    cmd = python_m_cmd(
         "experiments.scoreboard.run",
         "scale=smoke",
         f"params.results_root={results}",
         f"out={out}",
         f"hydra.run.dir={tmp_path / 'hydra'}",
-    ]
+    )
     subprocess.run(cmd, cwd=REPO, check=True, capture_output=True, timeout=120)
     board = pd.read_csv(out, keep_default_na=False)
     assert tuple(board.columns) == COLUMNS

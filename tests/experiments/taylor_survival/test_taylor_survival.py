@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import optimize, stats
+from snakemake_command import python_m_cmd
 
 from accounting.analysis import horizon, survival
 from accounting.analysis.realisation_gaussian import gaussian_first_step_ok, gaussian_kappa
@@ -260,16 +261,13 @@ def test_eq15_is_algorithm_1_with_zero_relaxation():
 def test_cli_tables_and_figures(tmp_path):
     """The Hydra entry points write the tables (with sidecars) and the plot reads them back."""
     import subprocess
-    import sys
 
     root = Path(__file__).resolve().parents[3]
     outs = {}
     for table in ("survival", "puredp"):
         outs[table] = tmp_path / f"{table}.csv"
         subprocess.run(
-            [
-                sys.executable,
-                "-m",
+            python_m_cmd(
                 "experiments.taylor_survival.run",
                 "scale=smoke",
                 f"table={table}",
@@ -280,7 +278,7 @@ def test_cli_tables_and_figures(tmp_path):
                 "params.plot_eps=[10]",
                 "params.n_paths=500",
                 "params.puredp.n_paths=50",
-            ],
+            ),
             cwd=root,
             check=True,
             capture_output=True,
