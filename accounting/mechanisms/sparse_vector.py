@@ -267,14 +267,8 @@ def gaussian_above_threshold_rdp_nonnegative(
     the published value wherever Prop. 10 holds, never below what Thm. 6 certifies.
     Numbers and details: ``docs/proofs/gaussian_svt_moment_bound.md``.
     """
-    return gaussian_above_threshold_rdp(
-        alpha,
-        sigma_threshold=sigma_threshold,
-        sigma_query=sigma_query,
-        sensitivity=sensitivity,
-        gamma=2.0,
-        log_stopping_moment=_nonnegative_moment(sigma_threshold, sigma_query, threshold, published),
-    )
+    moment = _nonnegative_moment(sigma_threshold, sigma_query, threshold, published)
+    return _rdp(alpha, sigma_threshold, sigma_query, sensitivity, moment)
 
 
 def _nonnegative_moment(

@@ -118,3 +118,14 @@ def load(source: str, name: str) -> ctypes.CDLL:
     if not target.is_file():
         _build(source, compiler, flags, target)
     return ctypes.CDLL(str(target))
+
+
+@cache
+def builds(source: str, name: str) -> bool:
+    """Whether :func:`load` builds and loads ``source`` here (False where no C compiler is
+    found or compiling fails: the caller then takes its torch route)."""
+    try:
+        load(source, name)
+    except RuntimeError:
+        return False
+    return True

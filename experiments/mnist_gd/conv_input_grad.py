@@ -6,8 +6,8 @@ output gradient b (N, H', W', O) channels-last, the input gradient is
     gin[i, ph s_h + a, pw s_w + q, c] = sum_(ph, pw, a, q) sum_o W[o, c, a, q] b[i, ph, pw, o].
 
 The backward of every step's conv2 (the gradient its output passes on to conv1's) needs it,
-private or not. oneDNN's backward-data took ~2.2-2.5 ms of a 256-image chunk on one thread of
-the 2-core EPYC VM, this kernel ~1.4 ms (benchmarks/README.md).
+private or not. oneDNN's backward-data took ~2.2-3.1 ms of a 256-image chunk on one thread of
+the 2-core EPYC VM, this kernel ~1.4-1.5 ms (benchmarks/README.md).
 
 Same bytes on every machine: each element of gin starts at +0.0 and adds, for a = 0 .. k_h - 1,
 then ph, then pw, then q ascending (every term whose window covers it), the sum over o
@@ -107,16 +107,6 @@ def _library() -> ctypes.CDLL:
     return lib
 
 
-@cache
-def _built() -> bool:
-    """Whether the kernel is built here (else torch computes the gradient)."""
-    try:
-        _library()
-    except RuntimeError:
-        return False
-    return True
-
-
 def conv2d_input_grad(
     grad: torch.Tensor, weight: torch.Tensor, stride: tuple[int, int], size: tuple[int, int]
 ) -> torch.Tensor:
@@ -176,7 +166,7 @@ class CompiledConv2d(nn.Conv2d):
             and self.dilation == (1, 1)
             and self.groups == 1
             and self.padding_mode == "zeros"
-            and _built()
+            and compiled.builds(SOURCE, "conv_input_grad")
         ):
             return super()._conv_forward(input, weight, bias)
         stride = (self.stride[0], self.stride[1])

@@ -24,8 +24,8 @@ At stride 1 along a row (the MNIST CNN's pools), both loops run over whole rows:
 element of every output of a row is one contiguous run of an input row (wo C floats in
 channels-last), and the 2x2 window's four elements are compared in registers; each output or
 input gets the same operations in the same order as one at a time. With ReLU read by two
-integer operations on the bits, the MNIST CNN's pooling and its backward take ~1.0 ms of a
-256-image chunk, down from ~2.6 ms (one thread, the EPYC VM; benchmarks/README.md).
+integer operations on the bits, the MNIST CNN's pooling and its backward take ~1.0-1.4 ms of
+a 256-image chunk, down from ~2.5-3.6 ms (one thread, the EPYC VM; benchmarks/README.md).
 
 It runs only where it applies (CPU float32 channels-last contiguous input, no padding, window
 of at most 255 elements) and a C compiler is found (:mod:`experiments.mnist_gd.compiled`);
@@ -223,18 +223,8 @@ def _applies(x: torch.Tensor, kernel: int, stride: int) -> bool:
         and 1 <= kernel <= min(x.shape[2], x.shape[3])
         and kernel * kernel <= 255
         and stride >= 1
-        and _built()
+        and compiled.builds(SOURCE, "pool")
     )
-
-
-@cache
-def _built() -> bool:
-    """Whether the kernel is built here (else torch pools, with the same results)."""
-    try:
-        _library()
-    except RuntimeError:
-        return False
-    return True
 
 
 def torch_relu_max_pool2d(x: torch.Tensor, kernel: int, stride: int) -> torch.Tensor:
