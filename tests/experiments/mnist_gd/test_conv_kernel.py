@@ -154,3 +154,10 @@ def test_a_missing_compiler_is_named(monkeypatch):
     monkeypatch.setenv("CC", "no-such-compiler-here")
     with pytest.raises(RuntimeError, match="params.conv_method=patches"):
         compiled._compiler()
+
+
+def test_a_kernel_that_cannot_build_steps_aside(monkeypatch):
+    source = "int filterlab_probe(void) { return 1; }\n"
+    assert compiled.builds(source, "probe")
+    monkeypatch.setenv("CC", "no-such-compiler-here")
+    assert not compiled.builds(source + "/* without a compiler */\n", "probe")
