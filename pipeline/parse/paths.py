@@ -35,11 +35,15 @@ def log_of(bench: Path, bench_root: Path) -> Path:
     return (folder if exp == "data" else folder / scale) / f"{name}.log"
 
 
+#: What a job's CPU record adds to its log's name (:func:`cpu_record`).
+CPU_RECORD_SUFFIX = ".cpu.json"
+
+
 def cpu_record(log: Path) -> Path:
     """``<log>.cpu.json``: the CPU time of the job whose log is ``log``, written by
     ``python -m pipeline.run.warm --cpu`` (the Snakefile's ``PYTHON_M``,
     pipeline/parse/python_m.py) and read by ``python -m pipeline.post.build_cost``."""
-    return log.with_name(log.name + ".cpu.json")
+    return log.with_name(log.name + CPU_RECORD_SUFFIX)
 
 
 def figure_caption(root: str | Path, stem: str) -> str:

@@ -19,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-PYTHON_M = "python -m pipeline.run.warm --cpu {log:q}.cpu.json"
+from pipeline.parse.paths import CPU_RECORD_SUFFIX
+
+PYTHON_M = "python -m pipeline.run.warm --cpu {log:q}" + CPU_RECORD_SUFFIX
 
 
 def refuse_unfilled(rules: Iterable[Any]) -> None:

@@ -141,8 +141,7 @@ def read_job(path: Path, root: Path) -> JobCost:
     record = cpu_record(log_of(path, root))
     if len(rows) == 1 and record.is_file() and record.stat().st_mtime >= end - wall - START_SLACK_S:
         job, client = read_cpu_record(record)
-        sampled = _number(rows[0]["cpu_time"], path, "cpu_time") or 0.0
-        cpu, source = job + max(client, sampled), "rusage"
+        cpu, source = job + max(client, c or 0.0), "rusage"  # c: the one row's sample
     return JobCost(parts[0], parts[2], wall, cpu, source, end)
 
 

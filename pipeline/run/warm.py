@@ -87,7 +87,16 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from pipeline.run import warm_server
-from pipeline.run.warm_server import CPU, FDS, GO, INT, THREAD_VARS, WAIT_S, recv_exact
+from pipeline.run.warm_server import (
+    CPU,
+    FDS,
+    GO,
+    INT,
+    THREAD_VARS,
+    WAIT_S,
+    microseconds,
+    recv_exact,
+)
 
 ENV = "FILTERLAB_WARM"
 
@@ -487,11 +496,6 @@ def _record_cpu(sock: socket.socket, path: Path) -> None:
         print(f"pipeline.run.warm: cannot write {path} ({err.strerror})", file=sys.stderr)
 
 
-def _us(seconds: float) -> int:
-    """A ``getrusage`` time (a timeval as float seconds) in whole microseconds."""
-    return round(seconds * 1e6)
-
-
 def write_cpu_record(
     path: Path, user_us: int, system_us: int, client: resource.struct_rusage
 ) -> None:
@@ -499,22 +503,17 @@ def write_cpu_record(
     (``job_user_us``, ``job_system_us``: its process and the descendants it waited for, as
     ``wait4`` counts them) and this client's own so far (``client_user_us``,
     ``client_system_us``: ``getrusage``), read by ``pipeline.post.build_cost``."""
+    # imported here, by the client only: the server imports no repository module
+    from experiments.common.atomic import atomic_path
+
     record = {
         "job_user_us": user_us,
         "job_system_us": system_us,
-        "client_user_us": _us(client.ru_utime),
-        "client_system_us": _us(client.ru_stime),
+        "client_user_us": microseconds(client.ru_utime),
+        "client_system_us": microseconds(client.ru_stime),
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(record, f)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(record))
 
 
 USAGE = "usage: python -m pipeline.run.warm [--cpu RECORD.json] MODULE [ARGS...]"

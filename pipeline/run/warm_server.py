@@ -248,10 +248,15 @@ def _relay(conn: socket.socket, pid: int, ready_r: int, go_w: int, wake_r: int) 
                         os.kill(pid, signum)
 
 
+def microseconds(seconds: float) -> int:
+    """A ``ru_utime``/``ru_stime`` (a timeval that Python turns into float seconds) in whole
+    microseconds, as the kernel counts them."""
+    return round(seconds * 1e6)
+
+
 def cpu_report(usage: resource.struct_rusage) -> bytes:
-    """``usage``'s user and system time, in whole microseconds as the kernel counts them
-    (``ru_utime``/``ru_stime`` are timevals that Python turns into float seconds)."""
-    return CPU.pack(round(usage.ru_utime * 1e6), round(usage.ru_stime * 1e6))
+    """``usage``'s user and system time, in whole microseconds (``CPU``)."""
+    return CPU.pack(microseconds(usage.ru_utime), microseconds(usage.ru_stime))
 
 
 def _refuse(conn: socket.socket, reason: bytes) -> None:
