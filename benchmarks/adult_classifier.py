@@ -1,13 +1,17 @@
-"""CPU time of the Adult release job's classifier fit: row-major against column-major features.
+"""CPU time of the Adult release job's classifier fit: dense row-major, dense column-major
+and sparse (CSC) one-hot features.
 
 Each Adult release or baseline job (experiments/adult_synth/synthesis.py, ``accuracies``)
 fits a GradientBoostingClassifier to the one-hot features of every synthetic set; at the
-default scale those fits are most of a job's CPU (issue 44). The trees read one feature over
-a node's rows at a time, so the layout of the feature matrix decides how far apart in memory
-those reads are. This script fits the same classifier to the training part's features in both
-layouts, interleaved, reports the median CPU time of the process (``time.process_time``, so
-other work on a shared machine does not distort it) and the ratio, and checks that both
-layouts give the same trees and predictions, byte for byte.
+default scale those fits are most of a job's CPU (issue 44). The dense splitter reads one
+feature over a node's rows at a time, so the layout decides how far apart in memory those
+reads are; the sparse splitter reads only the feature's nonzero entries in the node. This
+script fits the same classifier to the training part's features in the three forms,
+interleaved, and reports the median CPU time of the process (``time.process_time``, so other
+work on a shared machine does not distort it) and the ratio to row-major. It checks that both
+dense layouts give the same trees and predictions, byte for byte, and reports how the sparse
+fit compares: whether its predictions of the validation part are the same labels, and the
+largest difference of its decision function from the dense fit's.
 
     python -m benchmarks.adult_classifier --repeats 3
 
@@ -27,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.ensemble import GradientBoostingClassifier
 
 from experiments.adult_synth.data import load, one_hot, split
@@ -55,8 +60,11 @@ def random_frame(rows: int, domain: dict[str, int], rng: np.random.Generator) ->
     return pd.DataFrame({c: rng.integers(0, k, rows) for c, k in domain.items()})
 
 
-def fit_once(x: np.ndarray, y: np.ndarray, trees: int) -> tuple[float, bytes]:
-    """CPU seconds of one fit, and the fitted trees and predictions as bytes."""
+def fit_once(
+    x: np.ndarray | sparse.csc_matrix, y: np.ndarray, trees: int, held_out: np.ndarray
+) -> tuple[float, bytes, np.ndarray, np.ndarray]:
+    """CPU seconds of one fit; its trees and predictions as bytes; its labels and decision
+    function on ``held_out``."""
     started = time.process_time()
     clf = GradientBoostingClassifier(n_estimators=trees, random_state=7).fit(x, y)
     seconds = time.process_time() - started
@@ -64,7 +72,13 @@ def fit_once(x: np.ndarray, y: np.ndarray, trees: int) -> tuple[float, bytes]:
         (t.tree_.feature.tobytes(), t.tree_.threshold.tobytes(), t.tree_.value.tobytes())
         for t in clf.estimators_[:, 0]
     ]
-    return seconds, pickle.dumps((fitted, clf.predict(np.ascontiguousarray(x)).tobytes()))
+    labels = clf.predict(held_out)
+    return (
+        seconds,
+        pickle.dumps((fitted, labels.tobytes())),
+        labels,
+        clf.decision_function(held_out),
+    )
 
 
 def main() -> None:
@@ -81,19 +95,31 @@ def main() -> None:
     if args.random_rows:
         domain = ADULT_SIZES
         train = random_frame(args.random_rows, domain, rng)
+        val = random_frame(args.random_rows, domain, rng)
     else:
         frame, domain = load(args.data, args.domain, TARGET)
-        train = split(frame, domain, TARGET, 0.4, 0.4, rng).train
+        parts = split(frame, domain, TARGET, 0.4, 0.4, rng)
+        train, val = parts.train, parts.val
     x = one_hot(train, domain, TARGET)
     y = train[TARGET].to_numpy()
-    layouts = {"row-major (C)": x, "column-major (F)": np.asfortranarray(x)}
+    held_out = one_hot(val, domain, TARGET)
+    layouts = {
+        "row-major (C)": x,
+        "column-major (F)": np.asfortranarray(x),
+        "sparse (CSC)": sparse.csc_matrix(x),
+    }
     times: dict[str, list[float]] = {name: [] for name in layouts}
-    results = set()
+    dense_results = set()
+    labels: dict[str, np.ndarray] = {}
+    decisions: dict[str, np.ndarray] = {}
     for _ in range(args.repeats):
         for name, features in layouts.items():
-            seconds, fitted = fit_once(features, y, args.trees)
+            seconds, fitted, labels[name], decisions[name] = fit_once(
+                features, y, args.trees, held_out
+            )
             times[name].append(seconds)
-            results.add(fitted)
+            if name != "sparse (CSC)":
+                dense_results.add(fitted)
     print(f"{x.shape[0]} rows x {x.shape[1]} features, {args.trees} trees, {args.repeats} repeats")
     print()
     print("| layout | median CPU s | ratio to row-major |")
@@ -102,7 +128,14 @@ def main() -> None:
     for name, runs in times.items():
         median = statistics.median(runs)
         print(f"| {name} | {median:.2f} | {median / base:.2f} |")
-    print(f"\nsame trees and predictions in both layouts: {len(results) == 1}")
+    print(f"\nsame trees and predictions in both dense layouts: {len(dense_results) == 1}")
+    dense, sparse_fit = "column-major (F)", "sparse (CSC)"
+    same = bool(np.array_equal(labels[dense], labels[sparse_fit]))
+    gap = float(np.max(np.abs(decisions[dense] - decisions[sparse_fit])))
+    print(
+        f"sparse against dense, {len(held_out)} validation rows: same labels {same}, "
+        f"largest decision-function difference {gap:.3g}"
+    )
 
 
 if __name__ == "__main__":

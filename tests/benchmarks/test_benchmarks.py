@@ -28,7 +28,7 @@ SCRIPTS = sorted(p.stem for p in (ROOT / "benchmarks").glob("[!_]*.py"))
 TINY = {
     "adult_classifier": (
         ["--random-rows", "200", "--trees", "2", "--repeats", "1"],
-        r"^\| column-major \(F\) \| [\d.]+ \| [\d.]+ \|$",
+        r"^\| sparse \(CSC\) \| [\d.]+ \| [\d.]+ \|$",
     ),
     "compose_gaussians": (
         ["--k", "2", "--repeats", "1"],
