@@ -1,21 +1,29 @@
-"""Per-example weight gradients of a convolution on CPU, by a small C kernel compiled on first use.
+"""Per-example gradient norms and clipped sums on CPU, by a small C kernel compiled on first use.
 
-For example i, a conv layer with input x_i (H, W, C) (already padded) and output gradient
-b_i (H', W', O), both channels-last, has the weight gradient
+For example i, a conv layer with input x_i (H, W, C) (zero-padded) and output gradient
+b_i (H', W', O), both channels-last, has the weight and bias gradients
 
-    g_i[kh, kw, c, o] = sum_{ph, pw} x_i[ph s_h + kh, pw s_w + kw, c] b_i[ph, pw, o].
+    g_i[kh, kw, c, o] = sum_{ph, pw} x_i[ph s_h + kh, pw s_w + kw, c] b_i[ph, pw, o],
+    gb_i[o] = sum_{ph, pw} b_i[ph, pw, o].
 
 The kernel forms it with no patch matrix: for a few (kw, c) columns of one kernel row at a
 time it keeps the partial sums of a block of 8-32 output channels in vector registers while
-it runs over the output positions, reading the input where it lies. On the MNIST CNN
-(chunk 256, one thread of the 2-core EPYC VM) that is 1.1 ms for conv1 and 1.8 ms for conv2,
-where gathering the patches and one batched matmul took 4-6 ms (benchmarks/README.md).
+it runs over the output positions, reading the input where it lies (a padded layer's
+example is first copied into a zero-bordered buffer). On the MNIST CNN (chunk 256, one thread
+of the 2-core EPYC VM) that is 1.1 ms for conv1 and 1.3 ms for conv2, where gathering the
+patches and one batched matmul took 4-6 ms (benchmarks/README.md). The same pass forms each
+example's whole squared norm, the linear layers' by the norm trick ||a_i||^2 ||b_i||^2, so a
+chunk needs no other per-example operation: one call per chunk, where the norm trick and the
+bias sums in torch took ~0.5 ms of a 256-image chunk (benchmarks/README.md).
 
 Same bytes on every machine: each g_i[kh, kw, c, o] is summed over (ph, pw) in row-major
-order, starting from +0.0, one float32 product and one float32 sum per term: the source uses
-GCC/Clang vector extensions (elementwise IEEE arithmetic) and is compiled without
-contraction or reassociation, so the vector width and the blocking do not change a bit;
-``test_conv_kernel.py`` checks it against that sum written out in torch.
+order, starting from +0.0, one float32 product and one float32 sum per term, and each
+gb_i[o] likewise; every sum of squares is in double, of squares exact in double, in a fixed
+order (``sum_squares``): the source uses GCC/Clang vector extensions (elementwise IEEE
+arithmetic) and is compiled without contraction or reassociation, so the vector width and
+the blocking do not change a bit; ``test_conv_kernel.py`` checks it against those sums
+written out in torch. (The torch reductions it replaces are not the same bytes on every CPU:
+ATen picks its vector width, and with it the order of a sum, at run time.)
 
 It is compiled on first use (:mod:`experiments.mnist_gd.compiled`: where the shared object
 lives, and why the flags keep every bit).
@@ -135,34 +143,88 @@ static double example_grad(const float *x, const float *b, float *g, const long 
   return sum_squares(g, rows * cols * o);
 }
 
-static long x_size(const long *d) { return d[0] * d[1] * d[2]; }
-static long b_size(const long *d) { return d[3] * d[4] * d[5]; }
-static long g_size(const long *d) { return d[6] * d[7] * d[2] * d[5]; }
+/* the float32 sums over the positions of b (ho, wo, o), row-major, from +0.0: the bias
+   gradient gb (o); returns its sum of squares. Up to 32 channels at a time stay in
+   registers, each channel its own chain of sums. */
+static double bias_grad(const float *restrict b, float *restrict gb, const long *d) {
+  const long positions = d[3] * d[4], o = d[5];
+  long o0 = 0;
+  for (; o0 + 32 <= o; o0 += 32) {
+    v8 acc[4] = {BC(0.0f), BC(0.0f), BC(0.0f), BC(0.0f)};
+    for (long p = 0; p < positions; p++)
+      _Pragma("GCC unroll 4") for (int v = 0; v < 4; v++) acc[v] +=
+          *(const v8 *)(b + p * o + o0 + 8 * v);
+    _Pragma("GCC unroll 4") for (int v = 0; v < 4; v++) *(v8 *)(gb + o0 + 8 * v) = acc[v];
+  }
+  for (; o0 + 8 <= o; o0 += 8) {
+    v8 acc = BC(0.0f);
+    for (long p = 0; p < positions; p++) acc += *(const v8 *)(b + p * o + o0);
+    *(v8 *)(gb + o0) = acc;
+  }
+  for (; o0 < o; o0++) {
+    float acc = 0.0f;
+    for (long p = 0; p < positions; p++) acc += b[p * o + o0];
+    gb[o0] = acc;
+  }
+  return sum_squares(gb, o);
+}
 
-/* Example by example: the weight gradients of `layers` conv layers (dims d + 10 l) into
-   their scratch buffers, ||g_i|| = sqrt(other_sq[i] + sum of the layers' squares) (double,
-   rounded to float), w_i = min(1, m_i / max(||g_i||, clip_floor)) (float), and
-   total[l] += w_i g_i (one product and one sum per element, examples in order). */
-void clipped_sums(long n, long layers, const float *const *x, const float *const *b,
-                  const long *d, float *const *scratch, float *const *total,
-                  const float *other_sq, const float *max_norms, float clip_floor,
-                  float *norms, float *scales) {
+/* example i's input of a conv layer as example_grad reads it: in place when the layer does
+   not pad, else copied into the interior of `padded`, whose border stays zero */
+static const float *conv_input(const float *x, const long *d, float *padded) {
+  const long h = d[0], w = d[1], c = d[2], ph = d[10], pw = d[11];
+  if (!ph && !pw) return x;
+  const long rows = h - 2 * ph, row = (w - 2 * pw) * c;
+  for (long r = 0; r < rows; r++) {
+    const float *src = x + r * row;
+    float *dst = padded + ((r + ph) * w + pw) * c;
+    for (long k = 0; k < row; k++) dst[k] = src[k];
+  }
+  return padded;
+}
+
+/* Example by example. ||g_i||^2, in double: for each linear layer (dims 3 l: d_in, d_out,
+   bias), ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias), then for each conv layer (dims
+   d + 13 l: the padded h, w and c, ho, wo, o, kh, kw, sh, sw, ph, pw, bias) its weight
+   gradient's sum of squares (+ its bias gradient's); every sum of squares by sum_squares.
+   ||g_i|| = sqrt rounded to float, w_i = min(1, m_i / max(||g_i||, clip_floor)) (float),
+   and for each conv layer total[l] += w_i g_i and bias_total[l] += w_i gb_i (one product
+   and one sum per element, examples in order). */
+void clipped_sums(long n, long nlin, const float *const *la, const float *const *lb,
+                  const long *ld, long nconv, const float *const *x, const float *const *b,
+                  const long *d, float *const *padded, float *const *scratch,
+                  float *const *bias_scratch, float *const *total, float *const *bias_total,
+                  const float *max_norms, float clip_floor, float *norms, float *scales) {
   for (long i = 0; i < n; i++) {
-    double s = other_sq[i];
-    for (long l = 0; l < layers; l++) {
-      const long *dl = d + 10 * l;
-      s += example_grad(x[l] + i * x_size(dl), b[l] + i * b_size(dl), scratch[l], dl);
+    double s = 0.0;
+    for (long l = 0; l < nlin; l++) {
+      const long d_in = ld[3 * l], d_out = ld[3 * l + 1];
+      const double sb = sum_squares(lb[l] + i * d_out, d_out);
+      s += sum_squares(la[l] + i * d_in, d_in) * sb;
+      if (ld[3 * l + 2]) s += sb;
+    }
+    for (long l = 0; l < nconv; l++) {
+      const long *dl = d + 13 * l, h = dl[0] - 2 * dl[10], w = dl[1] - 2 * dl[11];
+      const float *xi = conv_input(x[l] + i * h * w * dl[2], dl, padded[l]);
+      const float *bi = b[l] + i * dl[3] * dl[4] * dl[5];
+      s += example_grad(xi, bi, scratch[l], dl);
+      if (dl[12]) s += bias_grad(bi, bias_scratch[l], dl);
     }
     const float norm = (float)sqrt(s);
-    float w = max_norms[i] / (norm > clip_floor ? norm : clip_floor);
-    if (w > 1.0f) w = 1.0f;
+    float wi = max_norms[i] / (norm > clip_floor ? norm : clip_floor);
+    if (wi > 1.0f) wi = 1.0f;
     norms[i] = norm;
-    scales[i] = w;
-    for (long l = 0; l < layers; l++) {
-      const long size = g_size(d + 10 * l);
+    scales[i] = wi;
+    for (long l = 0; l < nconv; l++) {
+      const long *dl = d + 13 * l, size = dl[6] * dl[7] * dl[2] * dl[5];
       float *restrict t = total[l];
       const float *restrict g = scratch[l];
-      for (long k = 0; k < size; k++) t[k] += w * g[k];
+      for (long k = 0; k < size; k++) t[k] += wi * g[k];
+      if (dl[12]) {
+        float *restrict tb = bias_total[l];
+        const float *restrict gb = bias_scratch[l];
+        for (long k = 0; k < dl[5]; k++) tb[k] += wi * gb[k];
+      }
     }
   }
 }
@@ -175,7 +237,9 @@ def _library() -> ctypes.CDLL:
     lib.clipped_sums.restype = None
     lib.clipped_sums.argtypes = (
         [ctypes.c_long, ctypes.c_long]
-        + [ctypes.c_void_p] * 7
+        + [ctypes.c_void_p] * 3
+        + [ctypes.c_long]
+        + [ctypes.c_void_p] * 9
         + [ctypes.c_float]
         + [ctypes.c_void_p] * 2
     )
@@ -183,13 +247,25 @@ def _library() -> ctypes.CDLL:
 
 
 class ConvLayer(NamedTuple):
-    """One conv layer of a chunk: padded input x (N, H, W, C) and output gradients b
-    (N, H', W', O), contiguous channels-last float32 on CPU, kernel and stride sizes."""
+    """One conv layer of a chunk: input x (N, H, W, C), not padded, and output gradients b
+    (N, H', W', O), contiguous channels-last float32 on CPU; kernel, stride and zero-padding
+    sizes, and whether the layer has a bias."""
 
     x: torch.Tensor
     b: torch.Tensor
     kernel: tuple[int, int]
     stride: tuple[int, int]
+    padding: tuple[int, int] = (0, 0)
+    bias: bool = False
+
+
+class LinearLayer(NamedTuple):
+    """One linear layer of a chunk: inputs a (N, d_in) and output gradients b (N, d_out),
+    contiguous float32 on CPU, and whether the layer has a bias."""
+
+    a: torch.Tensor
+    b: torch.Tensor
+    bias: bool = False
 
 
 def _check(t: torch.Tensor, name: str, dtype: torch.dtype = torch.float32) -> None:
@@ -198,60 +274,90 @@ def _check(t: torch.Tensor, name: str, dtype: torch.dtype = torch.float32) -> No
 
 
 def _dims(layer: ConvLayer) -> tuple[int, ...]:
-    """(H, W, C, H', W', O, k_h, k_w, s_h, s_w), the kernel's ``d``, once checked."""
+    """(H + 2 p_h, W + 2 p_w, C, H', W', O, k_h, k_w, s_h, s_w, p_h, p_w, bias), the
+    kernel's ``d``, once checked."""
     x, b = layer.x, layer.b
     _check(x, "x")
     _check(b, "b")
     if x.dim() != 4 or b.dim() != 4 or b.shape[0] != x.shape[0]:
         raise ValueError(f"x (N, H, W, C) and b (N, H', W', O) disagree: {x.shape}, {b.shape}")
     (_, h, w, c), (_, ho, wo, o) = x.shape, b.shape
-    (kh, kw), (sh, sw) = layer.kernel, layer.stride
-    if min(kh, kw, sh, sw) < 1:
-        raise ValueError(f"kernel and stride must be >= 1, got {layer.kernel}, {layer.stride}")
+    (kh, kw), (sh, sw), (ph, pw) = layer.kernel, layer.stride, layer.padding
+    if min(kh, kw, sh, sw) < 1 or min(ph, pw) < 0:
+        raise ValueError(
+            f"kernel and stride must be >= 1 and padding >= 0, got {layer.kernel}, "
+            f"{layer.stride}, {layer.padding}"
+        )
+    h, w = h + 2 * ph, w + 2 * pw
     if (ho - 1) * sh + kh > h or (wo - 1) * sw + kw > w:
         raise ValueError(f"b's {ho}x{wo} positions do not fit x's {h}x{w} with this kernel")
-    return (h, w, c, ho, wo, o, kh, kw, sh, sw)
+    return (h, w, c, ho, wo, o, kh, kw, sh, sw, ph, pw, int(layer.bias))
+
+
+def _linear_dims(layer: LinearLayer, n: int) -> tuple[int, int, int]:
+    """(d_in, d_out, bias), once checked."""
+    _check(layer.a, "a")
+    _check(layer.b, "b")
+    if layer.a.dim() != 2 or layer.b.dim() != 2 or {layer.a.shape[0], layer.b.shape[0]} != {n}:
+        raise ValueError(
+            f"a linear layer's a (N, d_in) and b (N, d_out) must hold the {n} examples, got "
+            f"{tuple(layer.a.shape)}, {tuple(layer.b.shape)}"
+        )
+    return (layer.a.shape[1], layer.b.shape[1], int(layer.bias))
 
 
 def clipped_sums(
-    layers: Sequence[ConvLayer],
-    other_sq: torch.Tensor,
+    convs: Sequence[ConvLayer],
+    linears: Sequence[LinearLayer],
     max_norms: torch.Tensor,
     clip_floor: float,
     totals: Sequence[torch.Tensor],
+    bias_totals: Sequence[torch.Tensor],
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Clip and sum a chunk example by example, the per-example conv gradients never leaving
-    the cache: ``totals[l] += w_i g_{l,i}`` (shape (k_h, k_w, C, O) each, float32, one
-    product and one sum per element, examples in order) with ||g_i||^2 = ``other_sq[i]``
-    (the squared norms of every other parameter, float32) + the conv layers' sums of squares
-    (float64), ||g_i|| rounded to float32 and w_i = min(1, m_i / max(||g_i||, clip_floor)) in
-    float32. Returns the norms ||g_i|| and the scales w_i, float32 (N,)."""
-    if not layers or len(totals) != len(layers):
-        raise ValueError("clipped_sums needs one total per conv layer, and at least one layer")
-    dims = [_dims(layer) for layer in layers]
-    n = layers[0].x.shape[0]
-    if any(layer.x.shape[0] != n for layer in layers):
-        raise ValueError("every layer must hold the same examples")
-    for name, t in (("other_sq", other_sq), ("max_norms", max_norms)):
-        _check(t, name)
-        if t.shape != (n,):
-            raise ValueError(f"{name} must have shape {(n,)}, got {tuple(t.shape)}")
-    for total, d in zip(totals, dims, strict=True):
+    the cache: ``totals[l] += w_i g_{l,i}`` (shape (k_h, k_w, C, O) each) and
+    ``bias_totals[l] += w_i gb_{l,i}`` (shape (O,); the layer's bias gradient, the float32 sum
+    of its output gradients over the positions in row-major order; left as it is where the
+    layer has no bias), float32, one product and one sum per element, examples in order.
+    ||g_i||^2 (float64) adds, layer after layer, each linear layer's ||a_i||^2 ||b_i||^2 (the
+    norm trick; + ||b_i||^2 for its bias), then each conv layer's sum of squares of its weight
+    and bias gradients; ||g_i|| is rounded to float32 and w_i = min(1, m_i / max(||g_i||,
+    clip_floor)) in float32. Returns the norms ||g_i|| and the scales w_i, float32 (N,), N the
+    length of ``max_norms``."""
+    if len(totals) != len(convs) or len(bias_totals) != len(convs):
+        raise ValueError("clipped_sums needs one total and one bias total per conv layer")
+    _check(max_norms, "max_norms")
+    if max_norms.dim() != 1:
+        raise ValueError(f"max_norms must have shape (N,), got {tuple(max_norms.shape)}")
+    n = max_norms.shape[0]
+    dims = [_dims(layer) for layer in convs]
+    if any(layer.x.shape[0] != n for layer in convs):
+        raise ValueError(f"every conv layer must hold the {n} examples of max_norms")
+    linear_dims = [_linear_dims(layer, n) for layer in linears]
+    for total, bias_total, d in zip(totals, bias_totals, dims, strict=True):
         _check(total, "totals")
+        _check(bias_total, "bias_totals")
         if total.shape != (d[6], d[7], d[2], d[5]):
             raise ValueError(f"a total must have shape {(d[6], d[7], d[2], d[5])}")
+        if bias_total.shape != (d[5],):
+            raise ValueError(f"a bias total must have shape {(d[5],)}")
+    padded = [torch.zeros(d[0], d[1], d[2]) if d[10] or d[11] else torch.empty(0) for d in dims]
     scratch = [torch.empty(d[6] * d[7] * d[2] * d[5]) for d in dims]
+    bias_scratch = [torch.empty(d[5]) for d in dims]
     norms = torch.empty(n)
     scales = torch.empty(n)
 
     def pointers(ts: Sequence[torch.Tensor]) -> ctypes.Array[ctypes.c_void_p]:
-        return (ctypes.c_void_p * len(ts))(*(t.data_ptr() for t in ts))
+        return (ctypes.c_void_p * max(1, len(ts)))(*(t.data_ptr() for t in ts))
 
-    flat = (ctypes.c_long * (10 * len(dims)))(*(v for d in dims for v in d))
+    flat = (ctypes.c_long * (13 * len(dims)))(*(v for d in dims for v in d))
+    flat_linear = (ctypes.c_long * max(1, 3 * len(linears)))(*(v for d in linear_dims for v in d))
     _library().clipped_sums(
-        n, len(layers), pointers([layer.x for layer in layers]),
-        pointers([layer.b for layer in layers]), flat, pointers(scratch), pointers(totals),
-        other_sq.data_ptr(), max_norms.data_ptr(), clip_floor, norms.data_ptr(),
+        n, len(linears), pointers([layer.a for layer in linears]),
+        pointers([layer.b for layer in linears]), flat_linear, len(convs),
+        pointers([layer.x for layer in convs]), pointers([layer.b for layer in convs]), flat,
+        pointers(padded), pointers(scratch), pointers(bias_scratch), pointers(totals),
+        pointers(bias_totals), max_norms.data_ptr(), clip_floor, norms.data_ptr(),
         scales.data_ptr(),
     )  # fmt: skip
     return norms, scales

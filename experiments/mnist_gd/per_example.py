@@ -16,11 +16,11 @@ to the layer *outputs* (no parameter gradients) give a and b for every layer; fr
   the batch as the group dimension (``grouped``: conv1; conv2 takes the ghost norm) or
   unfold + batched matmul (``unfold``, Opacus's route);
 * ``kernel`` (CPU): a compiled C kernel (:mod:`experiments.mnist_gd.conv_kernel`) forms each
-  example's conv weight gradients from the padded channels-last input and output gradients in
-  place (no patch matrix), its norm and scale, and adds its clipped gradient, example by
-  example, so the per-example gradients never leave the cache (:func:`_kernel_chunk`); the
-  linear layers and conv biases take the norm trick. Its sums are a fixed sequence of float32
-  operations, the same bytes on every CPU;
+  example's conv weight and bias gradients from the channels-last input and output gradients
+  in place (no patch matrix), its whole norm (the linear layers by the norm trick) and scale,
+  and adds its clipped conv gradients, example by example, so the per-example gradients never
+  leave the cache (:func:`_kernel_chunk`). Its sums are a fixed sequence of float32 and
+  float64 operations, the same bytes on every CPU;
 * the clipped sum sum_i w_i g_i with w_i = min(1, m_i / ||g_i||) comes from the same a and b
   ("book-keeping" reuse, Bu et al. 2023): (w * b)^T a for a linear layer, the same product
   with the stored input patches for a ghost-norm conv layer, a weighted sum of the stored
@@ -117,10 +117,15 @@ class _Capture:
             h.remove()
 
 
-def _linear_sq_norms(layer: nn.Linear, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """||g_i||^2 of a linear layer on (batch, features) inputs: ||a_i||^2 ||b_i||^2 (+ bias)."""
+def _check_linear_input(a: torch.Tensor) -> None:
+    """The norm trick needs (batch, features) inputs."""
     if a.dim() != 2:
         raise ValueError("linear layers must see (batch, features) inputs (no sequence dims)")
+
+
+def _linear_sq_norms(layer: nn.Linear, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """||g_i||^2 of a linear layer on (batch, features) inputs: ||a_i||^2 ||b_i||^2 (+ bias)."""
+    _check_linear_input(a)
     sq = a.square().sum(1) * b.square().sum(1)
     if layer.bias is not None:
         sq = sq + b.square().sum(1)
@@ -276,7 +281,6 @@ class Workspace:
     def __init__(self) -> None:
         self.store: dict[tuple[int, str], torch.Tensor] = {}
         self.offsets: dict[tuple[object, ...], torch.Tensor] = {}
-        self.layouts: dict[tuple[int, str], tuple[int, ...]] = {}
 
     def get(self, key: tuple[int, str], shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
         size = math.prod(shape)
@@ -289,20 +293,6 @@ class Workspace:
         ):
             buf = self.store[key] = torch.empty(size, dtype=like.dtype, device=like.device)
         return buf[:size].view(shape)
-
-    def bordered(
-        self, key: tuple[int, str], shape: tuple[int, ...], like: torch.Tensor
-    ) -> torch.Tensor:
-        """Like :meth:`get`, for a buffer whose caller writes only an interior: it is zeroed
-        when it is allocated or when its per-example shape (``shape[1:]``) changes, so every
-        element the caller never writes is 0 (chunks of fewer examples view a prefix of it,
-        with the same per-example layout)."""
-        before = self.store.get(key)
-        out = self.get(key, shape, like)
-        if self.store[key] is not before or self.layouts.get(key) != shape[1:]:
-            self.store[key].zero_()
-            self.layouts[key] = shape[1:]
-        return out
 
 
 #: A patch whose contiguous runs are at least this many floats is copied, not index_select'ed.
@@ -443,26 +433,19 @@ def _kernel_applies(layers: Sequence[nn.Linear | nn.Conv2d], x: torch.Tensor) ->
     )
 
 
-def _kernel_layer(
-    layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor, work: Workspace, index: int
-) -> conv_kernel.ConvLayer:
-    """A conv layer's chunk as the kernel reads it: the input channels-last, padded into a
-    zero-bordered buffer of the workspace (:meth:`Workspace.bordered`) where the layer pads
-    (an unpadded channels-last input is read where it is), the output gradients
-    channels-last."""
+def _kernel_conv(layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor) -> conv_kernel.ConvLayer:
+    """A conv layer's chunk as the kernel reads it: input and output gradients channels-last
+    (a view where they are, a copy otherwise); the kernel pads each example itself."""
     assert not isinstance(layer.padding, str)  # numeric: _check_layers refuses the rest
-    ph, pw = layer.padding
-    n, c, h, w = a.shape
-    x = a.permute(0, 2, 3, 1)
-    if ph or pw or not x.is_contiguous():
-        padded = work.bordered((index, "padded"), (n, h + 2 * ph, w + 2 * pw, c), a)
-        padded[:, ph : ph + h, pw : pw + w, :].copy_(x)
-        x = padded
-    by_position = b.permute(0, 2, 3, 1)
-    if not by_position.is_contiguous():
-        by_position = by_position.contiguous()
-    kh, kw = layer.kernel_size
-    return conv_kernel.ConvLayer(x, by_position, (kh, kw), (layer.stride[0], layer.stride[1]))
+    x, by_position = a.permute(0, 2, 3, 1), b.permute(0, 2, 3, 1)
+    return conv_kernel.ConvLayer(
+        x if x.is_contiguous() else x.contiguous(),
+        by_position if by_position.is_contiguous() else by_position.contiguous(),
+        (layer.kernel_size[0], layer.kernel_size[1]),
+        (layer.stride[0], layer.stride[1]),
+        (layer.padding[0], layer.padding[1]),
+        layer.bias is not None,
+    )
 
 
 def _kernel_chunk(
@@ -470,36 +453,35 @@ def _kernel_chunk(
     inputs: Sequence[torch.Tensor],
     backprops: Sequence[torch.Tensor],
     max_norms: torch.Tensor,
-    work: Workspace,
 ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
-    """One chunk by the compiled kernel (``kernel``): the norm trick for the linear layers
-    and the conv biases (float32, in layer order), then :func:`conv_kernel.clipped_sums`
-    forms each example's conv weight gradients, its norm and scale and adds its clipped
-    gradient, example by example; the linear layers' and biases' clipped sums follow from
-    the scales. Returns the norms, the scales and the chunk's sums in parameter order."""
-    other = torch.zeros(max_norms.shape[0], dtype=torch.float32)
+    """One chunk by the compiled kernel (``kernel``): :func:`conv_kernel.clipped_sums` forms
+    each example's norm (the norm trick for the linear layers, the conv layers' weight and
+    bias gradients in place) and scale, and adds its clipped conv gradients, example by
+    example; the linear layers' clipped sums follow from the scales. Returns the norms, the
+    scales and the chunk's sums in parameter order."""
     convs: list[conv_kernel.ConvLayer] = []
-    biases: list[torch.Tensor] = []
-    for index, (layer, a, b) in enumerate(zip(layers, inputs, backprops, strict=True)):
+    linears: list[conv_kernel.LinearLayer] = []
+    for layer, a, b in zip(layers, inputs, backprops, strict=True):
         if isinstance(layer, nn.Linear):
-            other += _linear_sq_norms(layer, a, b)
-            continue
-        convs.append(_kernel_layer(layer, a, b, work, index))
-        if layer.bias is not None:
-            bias = b.sum((2, 3))
-            biases.append(bias)
-            other += bias.square().sum(1)
+            _check_linear_input(a)
+            linears.append(
+                conv_kernel.LinearLayer(a.contiguous(), b.contiguous(), layer.bias is not None)
+            )
+        else:
+            convs.append(_kernel_conv(layer, a, b))
     totals = [torch.zeros(*conv.kernel, conv.x.shape[3], conv.b.shape[3]) for conv in convs]
-    norms, w = conv_kernel.clipped_sums(convs, other, max_norms, _CLIP_FLOOR, totals)
+    bias_totals = [torch.zeros(conv.b.shape[3]) for conv in convs]
+    norms, w = conv_kernel.clipped_sums(convs, linears, max_norms, _CLIP_FLOOR, totals, bias_totals)
     grads: list[torch.Tensor] = []
-    conv_totals, conv_biases = iter(totals), iter(biases)
+    conv_totals, conv_biases = iter(totals), iter(bias_totals)
     for layer, a, b in zip(layers, inputs, backprops, strict=True):
         if isinstance(layer, nn.Linear):
             grads += _weighted_grads(layer, a, b, None, w)
             continue
         grads.append(next(conv_totals).permute(3, 2, 0, 1).contiguous())  # (C_out, C_in, k, k)
+        bias = next(conv_biases)
         if layer.bias is not None:
-            grads.append(w @ next(conv_biases))
+            grads.append(bias)
     return norms, w, grads
 
 
@@ -551,7 +533,7 @@ def clipped_gradient_sum(
             n_correct += (logits.detach().argmax(1) == y[start:stop]).sum()
             if fused:
                 norm, w, grads = _kernel_chunk(
-                    layers, capture.inputs, backprops, max_norms[start:stop].contiguous(), work
+                    layers, capture.inputs, backprops, max_norms[start:stop].contiguous()
                 )
                 norms[start:stop] = norm
                 scales[start:stop] = w
