@@ -10,7 +10,7 @@ The kernel forms it with no patch matrix: for a few (kw, c) columns of one kerne
 time it keeps the partial sums of a block of 8-32 output channels in vector registers while
 it runs over the output positions, reading the input where it lies (a padded layer's
 example is first copied into a zero-bordered buffer). On the MNIST CNN (chunk 256, one thread
-of the 2-core EPYC VM) that is 1.1 ms for conv1 and 1.3 ms for conv2, where gathering the
+of the 2-core EPYC VM) that is 1.1 ms for conv1 and 1.3-1.5 ms for conv2, where gathering the
 patches and one batched matmul took 4-6 ms (benchmarks/README.md). The same pass forms each
 example's whole squared norm, the linear layers' by the norm trick ||a_i||^2 ||b_i||^2, so a
 chunk needs no other per-example operation: one call per chunk, where the norm trick and the
