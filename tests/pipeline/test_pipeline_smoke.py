@@ -3,9 +3,10 @@
 The build is the shared ``smoke_build`` (tests/support/smoke_build.py): a temporary folder
 holding symlinks to the sources (Snakefile, config, experiments, accounting,
 data/manifest.yaml), so nothing in the working tree is touched and new experiments are picked
-up without editing this test; built once and inspected by each test here. Takes about a
-minute without experiments (data preprocessing) plus each experiment's smoke run; the smoke
-scale must keep the whole DAG under 10 minutes on 2 cores.
+up without editing this test; built once and inspected by each test here (the config-rerun
+tests edit a copy of it). Takes about a minute without experiments (data preprocessing) plus
+each experiment's smoke run; the smoke scale must keep the whole DAG under 10 minutes on 2
+cores.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +30,7 @@ from hash_seed_jobs import (
 )
 from smoke_build import BUILD_HASH_SEED, check, local_mirror
 from smoke_checks import check_mnist_smoke, check_selection_rnm_bounds
+from workflow_copy import copy_workflow, run_snakemake
 
 #: A column name that looks like a wall time (step_s, seconds_per_query, wall_time, ...).
 WALL_TIME = re.compile(r"(^|_)(s|secs?|seconds|wall|elapsed|duration)(_|$)").search
@@ -149,3 +152,112 @@ def test_job_bytes_do_not_depend_on_the_hash_seed(
     assert pairs, f"{experiment} wrote no table"
     for first, second in pairs:
         assert first.read_bytes() == second.read_bytes(), f"{experiment}: {first.name} differs"
+
+
+# A config edit reruns only the tables whose own params changed (issue 32 item 4). Every table
+# used to depend on its experiment's whole config (files as inputs, mtime): adding a sigma to
+# the Taylor survival sweep also reran the unrelated `puredp` table. Every run rule now takes
+# its config files as `ancient` inputs and a digest of the params its table reads (its registry
+# entry's `reads`, Snakefile `table_digest`) as a param, which Snakemake's params trigger
+# compares. Checked on an editable copy of the workflow holding this build's outputs and
+# Snakemake's records of them (params included: `--touch` records none, so the trigger could
+# not fire): each edit plans exactly its table's jobs and what reads them (the figure, the
+# merge). (These tests built the same Taylor figures and tables again in a folder of their own,
+# ~12 CPU-s, before they used this build.)
+
+RERUN_TARGET = "figures/taylor_survival/smoke/survival.png"
+RERUN_SCALE_FILE = "config/taylor_survival/scale/smoke.yaml"
+#: Tables of two more experiments (cheap, no raw data) whose own params are edited below.
+RERUN_TABLES = (
+    "results/selection/smoke/heatmap.csv",
+    "results/selection/smoke/threshold_sweep.csv",
+    "results/residue_filters/smoke/fig1.csv",
+    "results/residue_filters/smoke/counts.csv",
+)
+#: (file, text, edited text): one table's own param in each of them, edited together.
+RERUN_EDITS = (
+    ("config/selection/scale/smoke.yaml", "  t_max: 6\n", "  t_max: 7\n"),  # heatmap
+    ("config/residue_filters/scale/smoke.yaml", "  mus: [1.0, 2.0]", "  mus: [1.0, 3.0]"),
+)
+
+
+def _rerun_dry_run(work: Path, targets: tuple[str, ...] = (RERUN_TARGET,)) -> str:
+    return run_snakemake(work, ["-n", "--config", "scale=smoke", "--", *targets], timeout=500)
+
+
+def _planned(dry_run: str) -> set[str]:
+    """``rule`` or ``rule[wildcards]`` of every job a dry run plans."""
+    jobs = set()
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", dry_run):
+        name = re.match(r"(?:local)?rule (\w+):", block)
+        if name:
+            wildcards = re.search(r"wildcards: (.*)", block)
+            jobs.add(name[1] + (f"[{wildcards[1].strip()}]" if wildcards else ""))
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def rerun_copy(smoke_build, tmp_path_factory) -> Path:
+    """A copy of the sources (the build's are links to the working tree) with the build's
+    tables, figures, logs (benchmark records are outputs) and Snakemake's metadata, times
+    kept: up to date as built, as each test's exact plan (no job beyond the edit's) and the
+    first test's undone-edit check require."""
+    work = copy_workflow(tmp_path_factory.mktemp("config_rerun"))
+    for name in ("results", "figures", "logs", ".snakemake/metadata"):
+        shutil.copytree(smoke_build.work / name, work / name)
+    return work
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "table"),
+    [
+        ("sigmas: [2.0, 3.0]", "sigmas: [2.0, 3.0, 4.0]", "survival"),  # the issue's edit
+        ("puredp: {t_max: 16, n_paths: 400}", "puredp: {t_max: 16, n_paths: 500}", "puredp"),
+    ],
+)
+def test_config_edit_reruns_only_the_table_whose_params_changed(rerun_copy, old, new, table):
+    path = rerun_copy / RERUN_SCALE_FILE
+    original = path.read_text()
+    assert old in original
+    path.write_text(original.replace(old, new))
+    try:
+        planned = _planned(_rerun_dry_run(rerun_copy))
+    finally:
+        path.write_text(original)
+    assert planned == {f"taylor_survival_run[table={table}]", "taylor_survival_plot"}
+    assert "Nothing to be done" in _rerun_dry_run(rerun_copy)  # the edit undone: up to date
+
+
+def test_code_edit_still_reruns_both_tables(rerun_copy):
+    path = rerun_copy / "experiments/taylor_survival/tables.py"
+    original, stat = path.read_text(), path.stat()
+    path.write_text(original + "\n# edited\n")
+    try:
+        planned = _planned(_rerun_dry_run(rerun_copy))
+    finally:
+        path.write_text(original)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert planned == {
+        "taylor_survival_run[table=survival]",
+        "taylor_survival_run[table=puredp]",
+        "taylor_survival_plot",
+    }
+
+
+def test_edits_of_one_tables_params_rerun_only_that_table_in_other_experiments(rerun_copy):
+    """Selection's heatmap and the residue filters' counts: their jobs (and the heatmap's
+    merge) rerun; threshold_sweep and fig1, of the same config files, do not."""
+    originals = {name: (rerun_copy / name).read_text() for name, _, _ in RERUN_EDITS}
+    try:
+        for name, old, new in RERUN_EDITS:
+            assert originals[name].count(old) == 1, (name, old)
+            (rerun_copy / name).write_text(originals[name].replace(old, new))
+        planned = _planned(_rerun_dry_run(rerun_copy, RERUN_TABLES))
+    finally:
+        for name, text in originals.items():
+            (rerun_copy / name).write_text(text)
+    assert planned == {
+        "selection_job[table=heatmap, job=0]",
+        "selection_merge[table=heatmap]",
+        "residue_filters_run[table=counts]",
+    }

@@ -74,7 +74,7 @@ def test_a_direct_run_with_overrides_is_stale():
 
 
 def test_an_edit_of_a_declared_key_is_left_to_snakemake():
-    """Its params trigger reruns the job (tests/pipeline/test_config_rerun.py)."""
+    """Its params trigger reruns the job (tests/pipeline/test_pipeline_smoke.py)."""
     record = _record(_edited("counts.mus", [3.0]))
     assert table_verdict(COUNTS, record, EXPECTED, TABLES["counts"].reads, (), "smoke") is None
 
