@@ -244,6 +244,14 @@ def _env(work: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def _interruptible() -> None:
+    """In a client's process before its exec: SIGINT at its default, whatever this test process
+    inherited (a test run started as a shell's background job ignores it, and an ignored
+    disposition survives exec; a shell cannot reset it, so the tests that want a client that
+    ignores SIGINT say so with their ``setup``)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run(
     work: Path,
     *args: str,
@@ -270,6 +278,7 @@ def _run(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_interruptible,  # noqa: PLW1509 (async-signal-safe, and no threads here)
     )
     try:
         out, err = proc.communicate(text, timeout=timeout)
@@ -512,6 +521,7 @@ def _sleeping_job(work: Path, setup: str = "", warm: bool = True, **env: str) ->
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_interruptible,  # noqa: PLW1509 (async-signal-safe, and no threads here)
     )
     assert client.stdout is not None
     return client, int(client.stdout.readline())
