@@ -350,14 +350,15 @@ def clipped_sums(
     def pointers(ts: Sequence[torch.Tensor]) -> ctypes.Array[ctypes.c_void_p]:
         return (ctypes.c_void_p * max(1, len(ts)))(*(t.data_ptr() for t in ts))
 
-    flat = (ctypes.c_long * (13 * len(dims)))(*(v for d in dims for v in d))
-    flat_linear = (ctypes.c_long * max(1, 3 * len(linears)))(*(v for d in linear_dims for v in d))
+    def longs(dims: Sequence[tuple[int, ...]], width: int) -> ctypes.Array[ctypes.c_long]:
+        return (ctypes.c_long * max(1, width * len(dims)))(*(v for d in dims for v in d))
+
     _library().clipped_sums(
         n, len(linears), pointers([layer.a for layer in linears]),
-        pointers([layer.b for layer in linears]), flat_linear, len(convs),
-        pointers([layer.x for layer in convs]), pointers([layer.b for layer in convs]), flat,
-        pointers(padded), pointers(scratch), pointers(bias_scratch), pointers(totals),
-        pointers(bias_totals), max_norms.data_ptr(), clip_floor, norms.data_ptr(),
-        scales.data_ptr(),
+        pointers([layer.b for layer in linears]), longs(linear_dims, 3), len(convs),
+        pointers([layer.x for layer in convs]), pointers([layer.b for layer in convs]),
+        longs(dims, 13), pointers(padded), pointers(scratch), pointers(bias_scratch),
+        pointers(totals), pointers(bias_totals), max_norms.data_ptr(), clip_floor,
+        norms.data_ptr(), scales.data_ptr(),
     )  # fmt: skip
     return norms, scales

@@ -437,10 +437,9 @@ def _kernel_conv(layer: nn.Conv2d, a: torch.Tensor, b: torch.Tensor) -> conv_ker
     """A conv layer's chunk as the kernel reads it: input and output gradients channels-last
     (a view where they are, a copy otherwise); the kernel pads each example itself."""
     assert not isinstance(layer.padding, str)  # numeric: _check_layers refuses the rest
-    x, by_position = a.permute(0, 2, 3, 1), b.permute(0, 2, 3, 1)
     return conv_kernel.ConvLayer(
-        x if x.is_contiguous() else x.contiguous(),
-        by_position if by_position.is_contiguous() else by_position.contiguous(),
+        a.permute(0, 2, 3, 1).contiguous(),  # a view where it already is (contiguous is a no-op)
+        b.permute(0, 2, 3, 1).contiguous(),
         (layer.kernel_size[0], layer.kernel_size[1]),
         (layer.stride[0], layer.stride[1]),
         (layer.padding[0], layer.padding[1]),
