@@ -14,7 +14,11 @@ of the 2-core EPYC VM) that is 1.1 ms for conv1 and 1.3-1.5 ms for conv2, where 
 patches and one batched matmul took 4-6 ms (benchmarks/README.md). The same pass forms each
 example's whole squared norm, the linear layers' by the norm trick ||a_i||^2 ||b_i||^2, so a
 chunk needs no other per-example operation: one call per chunk, where the norm trick and the
-bias sums in torch took ~0.5 ms of a 256-image chunk (benchmarks/README.md).
+bias sums in torch took ~0.5 ms of a 256-image chunk (benchmarks/README.md). A chunk's inputs
+and output gradients (~16 MB at 512 images) no longer sit in a core's cache when the pass
+reads them, so while it forms one example's gradient it prefetches, a slice per kernel row,
+those of the example two ahead into L2: ~4% of the whole private step (benchmarks/README.md).
+A prefetch is a hint that moves no value.
 
 Same bytes on every machine: each g_i[kh, kw, c, o] is summed over (ph, pw) in row-major
 order, starting from +0.0, one float32 product and one float32 sum per term, and each
@@ -82,12 +86,15 @@ static inline v4d squares(const float *p) {
       _Pragma("GCC unroll 16") for (int v = 0; v < NV; v++)                                  \
         *(v8 *)(gp + q * o + 8 * v) = acc[q][v];                                             \
   }
-/* 32 output channels: 4 columns (16 accumulators) where AVX-512VL gives 32 vector
-   registers, else 2 (8 of AVX2's 16): the same sums either way, conv2 1.46 against 1.78 ms */
+/* 32 output channels: 6 columns (24 accumulators) where AVX-512VL gives 32 vector
+   registers, the columns left over 4 at a time, else 2 (8 of AVX2's 16): the same sums
+   either way (conv2 1.46 ms against 1.78 with 4 columns against 2; 6 columns gain another
+   ~1% of the whole step, benchmarks/README.md) */
 #if defined(__AVX512VL__)
+BLOCK(4, 6)
 BLOCK(4, 4)
-#define BLK32 blk_4_4
-#define JB32 4
+#define BLK32 blk_4_6
+#define JB32 6
 #else
 BLOCK(4, 2)
 #define BLK32 blk_4_2
@@ -122,10 +129,25 @@ static double sum_squares(const float *g, long size) {
   return ((t[0] + t[1]) + (t[2] + t[3])) + tail;
 }
 
-/* one example's weight gradient g (kh, kw, c, o) of one layer; returns its sum of squares */
-static double example_grad(const float *x, const float *b, float *g, const long *d) {
+/* part `part` of `parts` of the `floats` floats at p (NULL: none) towards the cache: a hint
+   that changes no value, only where a later read finds the line (L2, not L1: it is read an
+   example later) */
+static void prefetch_part(const float *p, long floats, long part, long parts) {
+  if (!p) return;
+  const char *c = (const char *)p;
+  const long lo = floats * 4 * part / parts, hi = floats * 4 * (part + 1) / parts;
+  for (long k = lo & ~63L; k < hi; k += 64) __builtin_prefetch(c + k, 0, 1);
+}
+
+/* one example's weight gradient g (kh, kw, c, o) of one layer; returns its sum of squares.
+   While it runs, kernel row by kernel row, the next layer input xn (xf floats) and output
+   gradients bn (bf floats) this layer will read are prefetched a slice at a time */
+static double example_grad(const float *x, const float *b, float *g, const long *d,
+                           const float *xn, long xf, const float *bn, long bf) {
   const long o = d[5], rows = d[6], cols = d[7] * d[2];
   for (long kh = 0; kh < rows; kh++) {
+    prefetch_part(xn, xf, kh, rows);
+    prefetch_part(bn, bf, kh, rows);
     for (long o0 = 0; o0 < o;) {
       const long left = o - o0, nv = left >= 32 ? 4 : left >= 16 ? 2 : left >= 8 ? 1 : 0;
       const long jb = nv == 4 ? JB32 : nv == 2 ? 4 : 8, width = nv ? 8 * nv : left;
@@ -135,6 +157,9 @@ static double example_grad(const float *x, const float *b, float *g, const long 
         else if (nv == 2) blk_2_4(x, b, g, d, kh, j, o0);
         else blk_1_8(x, b, g, d, kh, j, o0);
       }
+#if defined(__AVX512VL__)
+      for (; nv == 4 && j + 4 <= cols; j += 4) blk_4_4(x, b, g, d, kh, j, o0);
+#endif
       for (; j < cols; j++)
         for (long oi = o0; oi < o0 + width; oi++) one(x, b, g, d, kh, j, oi);
       o0 += width;
@@ -183,6 +208,10 @@ static const float *conv_input(const float *x, const long *d, float *padded) {
   return padded;
 }
 
+/* examples ahead whose conv inputs and output gradients are prefetched (benchmarks/README.md:
+   1 to 4 measured alike) */
+#define AHEAD 2
+
 /* Example by example. ||g_i||^2, in double: for each linear layer (dims 3 l: d_in, d_out,
    bias), ||a_i||^2 ||b_i||^2 (+ ||b_i||^2 for the bias), then for each conv layer (dims
    d + 13 l: the padded h, w and c, ho, wo, o, kh, kw, sh, sw, ph, pw, bias) its weight
@@ -205,9 +234,10 @@ void clipped_sums(long n, long nlin, const float *const *la, const float *const 
     }
     for (long l = 0; l < nconv; l++) {
       const long *dl = d + 13 * l, h = dl[0] - 2 * dl[10], w = dl[1] - 2 * dl[11];
-      const float *xi = conv_input(x[l] + i * h * w * dl[2], dl, padded[l]);
-      const float *bi = b[l] + i * dl[3] * dl[4] * dl[5];
-      s += example_grad(xi, bi, scratch[l], dl);
+      const long xf = h * w * dl[2], bf = dl[3] * dl[4] * dl[5], ahead = i + AHEAD < n;
+      const float *xi = conv_input(x[l] + i * xf, dl, padded[l]), *bi = b[l] + i * bf;
+      s += example_grad(xi, bi, scratch[l], dl, ahead ? x[l] + (i + AHEAD) * xf : 0, xf,
+                        ahead ? b[l] + (i + AHEAD) * bf : 0, bf);
       if (dl[12]) s += bias_grad(bi, bias_scratch[l], dl);
     }
     const float norm = (float)sqrt(s);

@@ -12,7 +12,7 @@ import os
 import pytest
 import torch
 
-from experiments.mnist_gd import compiled
+from experiments.mnist_gd import compiled, conv_kernel
 from experiments.mnist_gd.conv_kernel import ConvLayer, LinearLayer, clipped_sums
 from experiments.mnist_gd.per_example import Workspace, clipped_gradient_sum
 
@@ -66,7 +66,8 @@ def _sum_sq(t: torch.Tensor) -> float:
     ("c", "o", "k", "s", "pad"),
     [
         (1, 16, (8, 8), (2, 2), (3, 3)),  # MNIST conv1: 4-column blocks of 16 channels, padded
-        (16, 32, (4, 4), (2, 2), (0, 0)),  # MNIST conv2: 4-column (AVX-512VL) or 2-column blocks
+        (16, 32, (4, 4), (2, 2), (0, 0)),  # MNIST conv2: 6-column then 4 (AVX-512VL), or 2-column
+        (11, 32, (2, 1), (1, 2), (0, 0)),  # 11 columns: 6 + 4 + 1 one by one (AVX-512VL), or 2s + 1
         (3, 40, (3, 2), (1, 2), (1, 0)),  # 32 + 8 channels, ragged columns, rows padded
         (2, 13, (2, 3), (3, 1), (0, 2)),  # 8 + 5 channels: a vector block, then one by one
         (5, 7, (1, 1), (1, 1), (0, 0)),  # fewer than 8 channels: one by one
@@ -243,3 +244,64 @@ def test_a_kernel_that_cannot_build_steps_aside(monkeypatch):
     assert compiled.builds(source, "probe")
     monkeypatch.setenv("CC", "no-such-compiler-here")
     assert not compiled.builds(source + "/* without a compiler */\n", "probe")
+
+
+def _mnist_chunk(n: int) -> tuple[list[ConvLayer], list[LinearLayer], torch.Tensor]:
+    """An MNIST-shaped chunk: conv1 (padded, 16 channels), conv2 (32), fc1 and fc2, with
+    ReLU-like zeros in the output gradients and per-example bounds that clip some."""
+    gen = torch.Generator().manual_seed(7)
+
+    def grad(*shape: int) -> torch.Tensor:
+        b = torch.randn(*shape, generator=gen)
+        return b * (torch.rand(*shape, generator=gen) < 0.3)
+
+    convs = [
+        ConvLayer(torch.randn(n, 28, 28, 1, generator=gen), grad(n, 14, 14, 16), (8, 8), (2, 2),
+                  (3, 3), True),
+        ConvLayer(torch.randn(n, 13, 13, 16, generator=gen).relu(), grad(n, 5, 5, 32), (4, 4),
+                  (2, 2), (0, 0), True),
+    ]  # fmt: skip
+    linears = [
+        LinearLayer(torch.randn(n, 512, generator=gen), grad(n, 32), True),
+        LinearLayer(torch.randn(n, 32, generator=gen), grad(n, 10), True),
+    ]
+    bounds = torch.rand(n, generator=gen) * 40
+    bounds[1::2] = math.inf  # examples 1, 3, ... unclipped
+    return convs, linears, bounds
+
+
+@pytest.fixture(scope="module")
+def kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One private kernel folder for the builds at every vector width."""
+    return str(tmp_path_factory.mktemp("kernels"))
+
+
+@pytest.mark.parametrize("n", [1, 3, 9])
+def test_same_bytes_whatever_the_vector_width(n, kernel_cache, monkeypatch):
+    """The kernel built for SSE only, for AVX2 and for AVX-512VL (each where this CPU runs it)
+    returns the same bytes, examples with and without the prefetch of those ahead: the
+    blocking and the vector width change no sum."""
+    convs, linears, bounds = _mnist_chunk(n)
+    monkeypatch.setenv(compiled.ENV, kernel_cache)
+    native = compiled._cpu_has
+    levels = {"sse": set(), "avx2": {"avx2"}, "avx512vl": {"avx2", "avx512f", "avx512vl"}}
+    results = {}
+    for level, allowed in levels.items():
+        if not all(native(feature) for feature in allowed):
+            continue
+        monkeypatch.setattr(compiled, "_cpu_has", lambda feature, ok=allowed: feature in ok)
+        compiled.load.cache_clear()
+        conv_kernel._library.cache_clear()
+        totals = [torch.zeros(8, 8, 1, 16), torch.zeros(4, 4, 16, 32)]
+        bias_totals = [torch.zeros(16), torch.zeros(32)]
+        out = clipped_sums(convs, linears, bounds, 1e-30, totals, bias_totals)
+        results[level] = [*out, *totals, *bias_totals]
+    monkeypatch.setattr(compiled, "_cpu_has", native)
+    compiled.load.cache_clear()
+    conv_kernel._library.cache_clear()
+    assert "sse" in results
+    scales = results["sse"][1]
+    assert bool((scales[::2] < 1).all()) and bool((scales[1::2] == 1).all())
+    for level, values in results.items():
+        for got, want in zip(values, results["sse"], strict=True):
+            assert torch.equal(got, want), level
