@@ -130,8 +130,8 @@ static double sum_squares(const float *g, long size) {
 }
 
 /* part `part` of `parts` of the `floats` floats at p (NULL: none) towards the cache: a hint
-   that changes no value, only where a later read finds the line (L2, not L1: it is read an
-   example later) */
+   that changes no value, only where a later read finds the line (L2, not L1: it is read
+   examples later) */
 static void prefetch_part(const float *p, long floats, long part, long parts) {
   if (!p) return;
   const char *c = (const char *)p;
@@ -140,8 +140,8 @@ static void prefetch_part(const float *p, long floats, long part, long parts) {
 }
 
 /* one example's weight gradient g (kh, kw, c, o) of one layer; returns its sum of squares.
-   While it runs, kernel row by kernel row, the next layer input xn (xf floats) and output
-   gradients bn (bf floats) this layer will read are prefetched a slice at a time */
+   Kernel row by kernel row, it prefetches a slice of the same layer's input xn (xf floats)
+   and output gradients bn (bf floats) of an example ahead (NULL: none) */
 static double example_grad(const float *x, const float *b, float *g, const long *d,
                            const float *xn, long xf, const float *bn, long bf) {
   const long o = d[5], rows = d[6], cols = d[7] * d[2];
