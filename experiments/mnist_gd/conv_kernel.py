@@ -170,7 +170,8 @@ static double example_grad(const float *x, const float *b, float *g, const long 
 
 /* the float32 sums over the positions of b (ho, wo, o), row-major, from +0.0: the bias
    gradient gb (o); returns its sum of squares. Up to 32 channels at a time stay in
-   registers, each channel its own chain of sums. */
+   registers, each channel its own chain of sums (16 at a time: two chains side by side, so
+   conv1's 16 channels do not wait on one chain's latency). */
 static double bias_grad(const float *restrict b, float *restrict gb, const long *d) {
   const long positions = d[3] * d[4], o = d[5];
   long o0 = 0;
@@ -180,6 +181,13 @@ static double bias_grad(const float *restrict b, float *restrict gb, const long 
       _Pragma("GCC unroll 4") for (int v = 0; v < 4; v++) acc[v] +=
           *(const v8 *)(b + p * o + o0 + 8 * v);
     _Pragma("GCC unroll 4") for (int v = 0; v < 4; v++) *(v8 *)(gb + o0 + 8 * v) = acc[v];
+  }
+  for (; o0 + 16 <= o; o0 += 16) {
+    v8 acc[2] = {BC(0.0f), BC(0.0f)};
+    for (long p = 0; p < positions; p++)
+      _Pragma("GCC unroll 2") for (int v = 0; v < 2; v++) acc[v] +=
+          *(const v8 *)(b + p * o + o0 + 8 * v);
+    _Pragma("GCC unroll 2") for (int v = 0; v < 2; v++) *(v8 *)(gb + o0 + 8 * v) = acc[v];
   }
   for (; o0 + 8 <= o; o0 += 8) {
     v8 acc = BC(0.0f);
