@@ -168,32 +168,25 @@ static double example_grad(const float *x, const float *b, float *g, const long 
   return sum_squares(g, rows * cols * o);
 }
 
+/* channels o0 .. o0+8nv-1 of the bias gradient: nv chains of sums side by side in registers */
+static inline void bias_block(const float *restrict b, float *restrict gb, long positions,
+                              long o, long o0, int nv) {
+  v8 acc[4] = {BC(0.0f), BC(0.0f), BC(0.0f), BC(0.0f)};
+  for (long p = 0; p < positions; p++)
+    for (int v = 0; v < nv; v++) acc[v] += *(const v8 *)(b + p * o + o0 + 8 * v);
+  for (int v = 0; v < nv; v++) *(v8 *)(gb + o0 + 8 * v) = acc[v];
+}
+
 /* the float32 sums over the positions of b (ho, wo, o), row-major, from +0.0: the bias
-   gradient gb (o); returns its sum of squares. Up to 32 channels at a time stay in
-   registers, each channel its own chain of sums (16 at a time: two chains side by side, so
-   conv1's 16 channels do not wait on one chain's latency). */
+   gradient gb (o); returns its sum of squares. Each channel is its own chain of sums; 32, 16
+   or 8 channels at a time run side by side (so conv1's 16 do not wait on one chain's
+   latency). */
 static double bias_grad(const float *restrict b, float *restrict gb, const long *d) {
   const long positions = d[3] * d[4], o = d[5];
   long o0 = 0;
-  for (; o0 + 32 <= o; o0 += 32) {
-    v8 acc[4] = {BC(0.0f), BC(0.0f), BC(0.0f), BC(0.0f)};
-    for (long p = 0; p < positions; p++)
-      _Pragma("GCC unroll 4") for (int v = 0; v < 4; v++) acc[v] +=
-          *(const v8 *)(b + p * o + o0 + 8 * v);
-    _Pragma("GCC unroll 4") for (int v = 0; v < 4; v++) *(v8 *)(gb + o0 + 8 * v) = acc[v];
-  }
-  for (; o0 + 16 <= o; o0 += 16) {
-    v8 acc[2] = {BC(0.0f), BC(0.0f)};
-    for (long p = 0; p < positions; p++)
-      _Pragma("GCC unroll 2") for (int v = 0; v < 2; v++) acc[v] +=
-          *(const v8 *)(b + p * o + o0 + 8 * v);
-    _Pragma("GCC unroll 2") for (int v = 0; v < 2; v++) *(v8 *)(gb + o0 + 8 * v) = acc[v];
-  }
-  for (; o0 + 8 <= o; o0 += 8) {
-    v8 acc = BC(0.0f);
-    for (long p = 0; p < positions; p++) acc += *(const v8 *)(b + p * o + o0);
-    *(v8 *)(gb + o0) = acc;
-  }
+  for (; o0 + 32 <= o; o0 += 32) bias_block(b, gb, positions, o, o0, 4);
+  for (; o0 + 16 <= o; o0 += 16) bias_block(b, gb, positions, o, o0, 2);
+  for (; o0 + 8 <= o; o0 += 8) bias_block(b, gb, positions, o, o0, 1);
   for (; o0 < o; o0++) {
     float acc = 0.0f;
     for (long p = 0; p < positions; p++) acc += b[p * o + o0];
